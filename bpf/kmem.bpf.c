@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Page and slab allocation counts, attributed to the thread that allocates. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "filter.bpf.h"
+#include "stats.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pg_kmem_stats);
+} kmem_stats SEC(".maps");
+
+static __always_inline struct pg_kmem_stats *current_stats(void)
+{
+	__u32 zero = 0;
+
+	if (!pg_current_is_tracked())
+		return NULL;
+	return bpf_map_lookup_elem(&kmem_stats, &zero);
+}
+
+/* A failed allocation fires the tracepoint too, with no page. */
+static __always_inline void on_page_alloc(bool allocated, unsigned int order)
+{
+	struct pg_kmem_stats *stats;
+
+	if (!allocated)
+		return;
+	stats = current_stats();
+	if (!stats)
+		return;
+	stats->page_allocs++;
+	stats->pages += 1ULL << (order & 63);
+}
+
+static __always_inline void on_kmalloc(void)
+{
+	struct pg_kmem_stats *stats = current_stats();
+
+	if (stats)
+		stats->kmalloc++;
+}
+
+static __always_inline void on_kmem_cache_alloc(void)
+{
+	struct pg_kmem_stats *stats = current_stats();
+
+	if (stats)
+		stats->kmem_cache_alloc++;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(kmem_page_alloc_tp_btf, struct page *page, unsigned int order)
+{
+	on_page_alloc(page != NULL, order);
+	return 0;
+}
+
+SEC("raw_tp/mm_page_alloc")
+int BPF_PROG(kmem_page_alloc_raw_tp, struct page *page, unsigned int order)
+{
+	on_page_alloc(page != NULL, order);
+	return 0;
+}
+
+SEC("tracepoint/kmem/mm_page_alloc")
+int kmem_page_alloc_tracepoint(struct trace_event_raw_mm_page_alloc *ctx)
+{
+	on_page_alloc(ctx->pfn != -1UL, ctx->order);
+	return 0;
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmem_kmalloc_tp_btf)
+{
+	on_kmalloc();
+	return 0;
+}
+
+SEC("raw_tp/kmalloc")
+int BPF_PROG(kmem_kmalloc_raw_tp)
+{
+	on_kmalloc();
+	return 0;
+}
+
+SEC("tracepoint/kmem/kmalloc")
+int kmem_kmalloc_tracepoint(void *ctx)
+{
+	on_kmalloc();
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(kmem_cache_alloc_tp_btf)
+{
+	on_kmem_cache_alloc();
+	return 0;
+}
+
+SEC("raw_tp/kmem_cache_alloc")
+int BPF_PROG(kmem_cache_alloc_raw_tp)
+{
+	on_kmem_cache_alloc();
+	return 0;
+}
+
+SEC("tracepoint/kmem/kmem_cache_alloc")
+int kmem_cache_alloc_tracepoint(void *ctx)
+{
+	on_kmem_cache_alloc();
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

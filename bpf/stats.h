@@ -1,0 +1,25 @@
+/* Per-CPU aggregates of each probe, one map value per CPU (key 0 of a
+ * BPF_MAP_TYPE_PERCPU_ARRAY), so an event costs one inlined array lookup and
+ * a reset is one map update. Shared with the user side: __u64 only. */
+#ifndef PERFGATE_STATS_H
+#define PERFGATE_STATS_H
+
+#include "histogram.h"
+
+struct pg_runqlat_stats {
+	__u64 hist[PG_HIST_BUCKETS]; /* ns from wakeup/preemption to running */
+};
+
+struct pg_syscalls_stats {
+	__u64 count;                 /* completed syscalls */
+	__u64 hist[PG_HIST_BUCKETS]; /* ns from sys_enter to sys_exit */
+};
+
+struct pg_kmem_stats {
+	__u64 pages;             /* pages allocated (sum of 1 << order) */
+	__u64 page_allocs;       /* mm_page_alloc events that returned a page */
+	__u64 kmalloc;           /* kmem:kmalloc events */
+	__u64 kmem_cache_alloc;  /* kmem:kmem_cache_alloc events */
+};
+
+#endif

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Follows the workload's process tree: a thread created by a tracked thread is
+ * tracked (sched_process_fork runs in the parent's context, before the child
+ * can run), and every thread leaves the map when it exits. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "filter.bpf.h"
+
+static __always_inline void on_fork(__u32 child_tid)
+{
+	__u64 parent = bpf_get_current_pid_tgid();
+	__u32 parent_tid = (__u32)parent;
+	__u32 *parent_tgid = bpf_map_lookup_elem(&pg_tracked, &parent_tid);
+	__u32 value;
+
+	if (!parent_tgid)
+		return;
+	/* The child's tgid is not known in every variant; record the parent's,
+	 * which is the child's for a thread and informative for a process. */
+	value = *parent_tgid;
+	bpf_map_update_elem(&pg_tracked, &child_tid, &value, BPF_ANY);
+}
+
+static __always_inline void on_exit(void)
+{
+	__u32 tid = pg_current_tid();
+
+	bpf_map_delete_elem(&pg_tracked, &tid);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tracker_fork_tp_btf, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(child->pid);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(tracker_fork_raw_tp, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(BPF_CORE_READ(child, pid));
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int tracker_fork_tracepoint(struct trace_event_raw_sched_process_fork *ctx)
+{
+	on_fork(ctx->child_pid);
+	return 0;
+}
+
+/* sched_process_exit runs in the exiting thread's context. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tracker_exit_tp_btf)
+{
+	on_exit();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(tracker_exit_raw_tp)
+{
+	on_exit();
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int tracker_exit_tracepoint(void *ctx)
+{
+	on_exit();
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

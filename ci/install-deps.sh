@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package that perfgate's build, tests and main job need,
+# and mounts tracefs. Idempotent; safe to run on every CI start.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev
+  fio procps util-linux
+  python3 python3-junitparser libxml2-utils
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi
+
+# perfgate needs tracefs for tracepoint attach; mount it where the kernel expects it.
+if [ ! -e /sys/kernel/tracing/events ]; then
+  $SUDO mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null \
+    || echo "install-deps: warning: could not mount tracefs at /sys/kernel/tracing" >&2
+fi

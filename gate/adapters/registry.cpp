@@ -1,0 +1,35 @@
+#include <memory>
+
+#include "adapters/adapter.h"
+#include "adapters/command.h"
+
+namespace perfgate {
+
+namespace {
+
+// The one table of workload kinds.
+const std::vector<std::unique_ptr<WorkloadAdapter>>& Adapters() {
+  static const auto* table = [] {
+    auto* t = new std::vector<std::unique_ptr<WorkloadAdapter>>();
+    t->push_back(std::make_unique<CommandAdapter>());
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+const WorkloadAdapter* FindAdapter(const std::string& kind) {
+  for (const auto& a : Adapters()) {
+    if (a->kind() == kind) return a.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> AdapterKinds() {
+  std::vector<std::string> kinds;
+  for (const auto& a : Adapters()) kinds.push_back(a->kind());
+  return kinds;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,111 @@
+#include "baseline/store.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+
+namespace perfgate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool SafeComponent(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.size() > 128) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  return name.find("..") == std::string::npos;
+}
+
+}  // namespace
+
+std::string BaselinePath(const std::string& dir, const std::string& suite, const std::string& scenario) {
+  if (!SafeComponent(suite)) throw InputError("suite name \"" + suite + "\" cannot name a baseline directory");
+  if (!SafeComponent(scenario)) throw InputError("scenario name \"" + scenario + "\" cannot name a baseline file");
+  return (fs::path(dir) / suite / (scenario + ".json")).string();
+}
+
+Baseline ParseBaseline(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  }
+  if (!j.is_object()) throw InputError(file + ": $: expected an object");
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
+    throw InputError(file + ": $.schema_version: missing or not an integer");
+  }
+  if (j["schema_version"].get<int64_t>() != kBaselineSchemaVersion) {
+    throw InputError(file + ": $.schema_version: unsupported baseline schema version " +
+                     std::to_string(j["schema_version"].get<int64_t>()) + " (this perfgate reads " +
+                     std::to_string(kBaselineSchemaVersion) + ")");
+  }
+  Baseline b;
+  if (!j.contains("suite") || !j["suite"].is_string()) throw InputError(file + ": $.suite: missing or not a string");
+  b.suite = j["suite"].get<std::string>();
+  if (!j.contains("scenario")) throw InputError(file + ": $: missing key \"scenario\"");
+  b.scenario = ScenarioFromJson(j["scenario"], file, "$.scenario");
+  if (j.contains("environment")) b.environment = EnvironmentFromJson(j["environment"], file, "$.environment");
+  if (b.scenario.repetitions.empty()) throw InputError(file + ": $.scenario.repetitions: a baseline needs repetitions");
+  for (size_t i = 0; i < b.scenario.repetitions.size(); ++i) {
+    if (!b.scenario.repetitions[i].failure.empty()) {
+      throw InputError(file + ": $.scenario.repetitions[" + std::to_string(i) + "]: a baseline holds only successful repetitions");
+    }
+  }
+  return b;
+}
+
+std::optional<Baseline> LoadBaseline(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return std::nullopt;
+    throw InputError(file + ": cannot read baseline: " + std::strerror(errno));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseBaseline(buffer.str(), file);
+}
+
+std::string SerializeBaseline(const Baseline& b) {
+  ScenarioResult stored = b.scenario;
+  stored.checks.clear();  // verdicts belong to a comparison, not to the baseline
+  json j = {{"schema_version", kBaselineSchemaVersion},
+            {"suite", b.suite},
+            {"environment", ToJson(b.environment)},
+            {"scenario", ToJson(stored)}};
+  // nlohmann::json objects are std::map-backed: keys come out sorted.
+  return j.dump(2) + "\n";
+}
+
+void SaveBaseline(const std::string& file, const Baseline& b) {
+  if (b.scenario.repetitions.empty()) throw InfraError(file + ": refusing to store a baseline without repetitions");
+  std::error_code ec;
+  fs::create_directories(fs::path(file).parent_path(), ec);
+  if (ec) throw InfraError(fs::path(file).parent_path().string() + ": cannot create directory: " + ec.message());
+  WriteFileAtomic(file, SerializeBaseline(b));
+}
+
+std::map<std::string, Baseline> LoadBaselines(const std::string& dir, const RunResults& results) {
+  std::map<std::string, Baseline> out;
+  for (const auto& s : results.scenarios) {
+    std::string file = BaselinePath(dir, results.suite, s.name);
+    if (auto b = LoadBaseline(file)) out.emplace(s.name, std::move(*b));
+  }
+  return out;
+}
+
+}  // namespace perfgate

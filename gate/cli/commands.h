@@ -1,0 +1,35 @@
+// The perfgate subcommands. Each returns the process exit code (DESIGN.md);
+// errors arrive as perfgate::Error and main() prints them as one line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+struct RunCommandOptions {
+  std::string suite_file;
+  std::vector<std::string> scenarios;
+  std::string baseline_dir = "baselines";
+  std::string out_dir = "perfgate-out";
+  std::optional<int> repetitions;
+  bool update_baseline = false;
+  bool strict = false;
+  bool fdr = false;
+  bool quiet = false;
+  std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
+};
+
+int RunCommand(const RunCommandOptions& options);
+int BaselineRecordCommand(const RunCommandOptions& options);
+int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
+                   bool strict);
+int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict);
+int ProbesCommand();
+int DoctorCommand(bool fix);
+
+// Parses argv and dispatches; the whole of main().
+int PerfgateMain(int argc, char** argv);
+
+}  // namespace perfgate

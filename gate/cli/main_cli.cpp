@@ -1,0 +1,97 @@
+// Command-line parsing: every option is declared here, once, with its help.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+
+namespace {
+
+void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
+  cmd->add_option("suite", o.suite_file, "Suite file (JSON, comments allowed)")->required();
+  cmd->add_option("--scenario", o.scenarios, "Run only this scenario (repeatable)");
+  cmd->add_option("--baseline-dir", o.baseline_dir, "Directory of stored baselines")->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
+      ->capture_default_str();
+  cmd->add_option("--reps", o.repetitions, "Measured repetitions per scenario (overrides the suite)")
+      ->check(CLI::Range(2, 100000));
+  cmd->add_flag("--strict", o.strict, "Inconclusive checks fail the run (exit 1)");
+  cmd->add_flag("--fdr", o.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
+  cmd->add_flag("--quiet", o.quiet, "Do not print per-repetition progress");
+  cmd->add_option("--attach-types", o.attach_types,
+                  "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
+      ->delimiter(',');
+}
+
+}  // namespace
+
+int PerfgateMain(int argc, char** argv) {
+  CLI::App app{"perfgate: a performance-regression gate for CI, on eBPF", "perfgate"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(PERFGATE_VERSION));
+
+  RunCommandOptions run_opts;
+  auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
+  AddRunOptions(run, run_opts);
+  run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
+
+  RunCommandOptions record_opts;
+  auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");
+  baseline->require_subcommand(1);
+  auto* record = baseline->add_subcommand("record", "Run a suite and store the result as its baseline");
+  AddRunOptions(record, record_opts);
+
+  std::string compare_base, compare_results, compare_out = "perfgate-out";
+  bool compare_strict = false;
+  auto* compare = app.add_subcommand("compare", "Compare a results file with a baseline (or another results file)");
+  compare->add_option("baseline", compare_base, "Baseline file or results.json")->required()->check(CLI::ExistingFile);
+  compare->add_option("results", compare_results, "Candidate results.json")->required()->check(CLI::ExistingFile);
+  compare->add_option("--out", compare_out, "Output directory")->capture_default_str();
+  compare->add_flag("--strict", compare_strict, "Inconclusive checks fail");
+
+  std::string report_results, report_out = "perfgate-out";
+  bool report_strict = false;
+  auto* report = app.add_subcommand("report", "Re-render the reports of a results.json");
+  report->add_option("results", report_results, "results.json")->required()->check(CLI::ExistingFile);
+  report->add_option("--out", report_out, "Output directory")->capture_default_str();
+  report->add_flag("--strict", report_strict, "Inconclusive checks fail");
+
+  auto* probes = app.add_subcommand("probes", "List the probe catalog and the attach type chosen on this kernel");
+
+  bool doctor_fix = false;
+  auto* doctor = app.add_subcommand("doctor", "Check BTF, tracefs, privileges, cgroups and attach types");
+  doctor->add_flag("--fix", doctor_fix, "Fix what can be fixed (mount tracefs)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "perfgate: %s (see perfgate --help)\n", e.what());
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+
+  try {
+    if (*run) return RunCommand(run_opts);
+    if (*record) return BaselineRecordCommand(record_opts);
+    if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict);
+    if (*report) return ReportCommand(report_results, report_out, report_strict);
+    if (*probes) return ProbesCommand();
+    if (*doctor) return DoctorCommand(doctor_fix);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "perfgate: error: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfgate: internal error: %s\n", e.what());
+    return static_cast<int>(ExitCode::kInfra);
+  }
+  return static_cast<int>(ExitCode::kBadInput);
+}
+
+}  // namespace perfgate

@@ -1,0 +1,216 @@
+// run, baseline record, compare, report: suite → runner → compare → reports.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+
+#include "adapters/adapter.h"
+#include "baseline/store.h"
+#include "cli/commands.h"
+#include "compare/compare.h"
+#include "config/suite.h"
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+#include "probes/probe.h"
+#include "report/reporter.h"
+#include "run/runner.h"
+
+namespace perfgate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop.store(true); }
+
+// SIGINT/SIGTERM end the current repetition (workload killed), keep what was
+// measured and exit 3; no SA_RESTART so blocking waits notice at once.
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+std::string SelfDir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+SuiteVocabulary Vocabulary() {
+  SuiteVocabulary v;
+  for (const auto& p : ProbeCatalog()) v.probes.push_back(p.name);
+  v.workload_kinds = AdapterKinds();
+  return v;
+}
+
+Suite LoadSuiteFile(const std::string& file) { return LoadSuite(file, Vocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir()}); }
+
+std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) {
+  std::vector<AttachType> out;
+  for (const auto& n : names) {
+    bool found = false;
+    for (AttachType t : {AttachType::kFentry, AttachType::kTpBtf, AttachType::kRawTp, AttachType::kTracepoint,
+                         AttachType::kKprobe, AttachType::kUprobe, AttachType::kPerfEvent}) {
+      if (ToString(t) == n) {
+        out.push_back(t);
+        found = true;
+      }
+    }
+    if (!found) throw InputError("--attach-types: unknown attach type \"" + n + "\"");
+  }
+  return out;
+}
+
+// Baselines for the scenarios that will run, loaded before anything runs so a
+// corrupt file fails fast (exit 2) instead of after minutes of measuring.
+std::map<std::string, Baseline> LoadSuiteBaselines(const Suite& suite, const RunCommandOptions& o) {
+  std::map<std::string, Baseline> out;
+  for (const auto& s : suite.scenarios) {
+    if (!o.scenarios.empty() && std::find(o.scenarios.begin(), o.scenarios.end(), s.name) == o.scenarios.end()) continue;
+    if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, suite.name, s.name))) out.emplace(s.name, std::move(*b));
+  }
+  return out;
+}
+
+void Finish(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
+            std::optional<Environment> baseline_env, bool strict, bool fdr) {
+  CompareOptions co;
+  co.fdr = fdr;
+  EvaluateChecks(results, baselines, co);
+  results.baseline_environment = std::move(baseline_env);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, strict);
+}
+
+void PrintSummary(const RunResults& r, const std::string& out_dir) {
+  int counts[5] = {0, 0, 0, 0, 0};
+  for (const auto& s : r.scenarios) {
+    for (const auto& c : s.checks) counts[static_cast<int>(c.verdict)]++;
+    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", s.error.c_str());
+    for (const auto& c : s.checks) {
+      if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
+        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), s.name.c_str(),
+                     c.spec.name.c_str(), c.message.c_str());
+      }
+    }
+  }
+  std::printf("perfgate: %s%s — %d passed, %d regressed, %d improved, %d inconclusive, %d errors; reports in %s\n",
+              ToString(r.verdict).c_str(), r.partial ? " (partial run)" : "", counts[0], counts[1], counts[2],
+              counts[3], counts[4], out_dir.c_str());
+}
+
+RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o) {
+  InstallStopHandlers();
+  RunOptions ro;
+  ro.scenarios = o.scenarios;
+  ro.repetitions = o.repetitions;
+  ro.allowed_attach_types = ParseAttachTypes(o.attach_types);
+  ro.stop = &g_stop;
+  ro.quiet = o.quiet;
+  // Keep what was measured so far if perfgate is stopped: a partial results.json.
+  ro.on_scenario_done = [&](const RunResults& so_far) {
+    RunResults partial = so_far;
+    partial.partial = true;
+    fs::create_directories(o.out_dir);
+    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
+  };
+  RunResults results = RunSuite(suite, ro);
+  if (g_stop.load()) results.partial = true;
+  return results;
+}
+
+std::map<std::string, ScenarioResult> Scenarios(const std::map<std::string, Baseline>& baselines) {
+  std::map<std::string, ScenarioResult> out;
+  for (const auto& [name, b] : baselines) out.emplace(name, b.scenario);
+  return out;
+}
+
+std::optional<Environment> FirstEnvironment(const std::map<std::string, Baseline>& baselines) {
+  if (baselines.empty()) return std::nullopt;
+  return baselines.begin()->second.environment;
+}
+
+}  // namespace
+
+int RunCommand(const RunCommandOptions& o) {
+  Suite suite = LoadSuiteFile(o.suite_file);
+  auto baselines = LoadSuiteBaselines(suite, o);
+  RunResults results = MeasureSuite(suite, o);
+  Finish(results, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
+  WriteReports(results, o.out_dir);
+  PrintSummary(results, o.out_dir);
+  if (o.update_baseline && !results.partial) {
+    for (const auto& s : results.scenarios) {
+      if (!s.error.empty()) continue;
+      SaveBaseline(BaselinePath(o.baseline_dir, suite.name, s.name), {suite.name, results.environment, s});
+    }
+  }
+  return results.exit_code;
+}
+
+int BaselineRecordCommand(const RunCommandOptions& o) {
+  Suite suite = LoadSuiteFile(o.suite_file);
+  RunResults results = MeasureSuite(suite, o);
+  // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
+  Finish(results, {}, std::nullopt, o.strict, o.fdr);
+  WriteReports(results, o.out_dir);
+  if (results.partial) {
+    std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
+    return 3;
+  }
+  int stored = 0;
+  for (const auto& s : results.scenarios) {
+    if (!s.error.empty()) {
+      std::fprintf(stderr, "perfgate: error: %s (baseline not written)\n", s.error.c_str());
+      continue;
+    }
+    std::string file = BaselinePath(o.baseline_dir, suite.name, s.name);
+    SaveBaseline(file, {suite.name, results.environment, s});
+    std::printf("perfgate: baseline %s (%zu repetitions)\n", file.c_str(), s.repetitions.size());
+    ++stored;
+  }
+  for (const auto& s : results.scenarios) {
+    if (!s.error.empty()) return 3;
+  }
+  return stored > 0 ? 0 : 3;
+}
+
+int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
+                   bool strict) {
+  RunResults candidate = ReadResultsFile(results_file);
+  nlohmann::json bj = ReadJsonFile(baseline_file);
+  std::map<std::string, ScenarioResult> baselines;
+  std::optional<Environment> env;
+  if (bj.is_object() && bj.contains("scenario")) {
+    Baseline b = ParseBaseline(bj.dump(), baseline_file);
+    env = b.environment;
+    baselines.emplace(b.scenario.name, std::move(b.scenario));
+  } else {
+    RunResults base = ResultsFromJson(bj, baseline_file);
+    env = base.environment;
+    for (auto& s : base.scenarios) baselines.emplace(s.name, std::move(s));
+  }
+  Finish(candidate, baselines, env, strict, false);
+  WriteReports(candidate, out_dir);
+  PrintSummary(candidate, out_dir);
+  return candidate.exit_code;
+}
+
+int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict) {
+  RunResults results = ReadResultsFile(results_file);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, strict);
+  WriteReports(results, out_dir);
+  PrintSummary(results, out_dir);
+  return results.exit_code;
+}
+
+}  // namespace perfgate

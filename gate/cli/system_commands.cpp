@@ -1,0 +1,135 @@
+// probes and doctor: what this kernel and this process can do.
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "metrics/error.h"
+#include "probes/probe.h"
+
+namespace perfgate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kTracefs = "/sys/kernel/tracing";
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+constexpr int kCapSysAdmin = 21;
+
+bool HasCapability(int cap) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      return (mask >> cap) & 1ULL;
+    }
+  }
+  return false;
+}
+
+bool Privileged() { return geteuid() == 0 || HasCapability(kCapSysAdmin) || (HasCapability(kCapBpf) && HasCapability(kCapPerfmon)); }
+
+bool TracefsMounted() { return fs::exists(std::string(kTracefs) + "/events"); }
+
+void Line(bool ok, const std::string& what, const std::string& detail) {
+  std::printf("%-8s %-22s %s\n", ok ? "ok" : "missing", what.c_str(), detail.c_str());
+}
+
+}  // namespace
+
+int ProbesCommand() {
+  bool privileged = Privileged();
+  std::vector<AttachSupport> support;
+  if (privileged) support = ProbeAttachSupport();
+  std::printf("attach types on this kernel:\n");
+  for (const auto& s : support) {
+    std::printf("  %-11s %s\n", ToString(s.type).c_str(), s.supported ? "yes" : ("no: " + s.reason).c_str());
+  }
+  if (!privileged) std::printf("  (unknown: needs root or CAP_BPF+CAP_PERFMON to probe)\n");
+  std::printf("\nprobes:\n");
+  for (const auto& info : ProbeCatalog()) {
+    std::printf("  %s — %s\n", info.name.c_str(), info.description.c_str());
+    std::string metrics;
+    for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ", ") + m;
+    std::printf("    metrics: %s\n", metrics.c_str());
+    if (!privileged) continue;
+    auto probe = CreateProbe(info.name);
+    try {
+      ProbeOptions options;
+      options.scope = ProbeScope::kSystem;
+      probe->Attach(options, nullptr);
+      for (const auto& hook : probe->Report().hooks) {
+        std::string rejected;
+        for (const auto& r : hook.rejected) rejected += (rejected.empty() ? " (not: " : "; ") + r;
+        if (!rejected.empty()) rejected += ")";
+        std::printf("    hook %-22s %-11s %s%s\n", hook.hook.c_str(), hook.attach_type.c_str(), hook.target.c_str(),
+                    rejected.c_str());
+      }
+      probe->Detach();
+    } catch (const Error& e) {
+      std::printf("    cannot attach: %s\n", e.what());
+    }
+  }
+  return 0;
+}
+
+int DoctorCommand(bool fix) {
+  bool essential_ok = true;
+  bool btf = fs::exists("/sys/kernel/btf/vmlinux");
+  Line(btf, "BTF", btf ? "/sys/kernel/btf/vmlinux" : "no /sys/kernel/btf/vmlinux: use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+  essential_ok &= btf;
+
+  bool privileged = Privileged();
+  Line(privileged, "privileges",
+       privileged ? (geteuid() == 0 ? "root" : "CAP_BPF + CAP_PERFMON")
+                  : "not root: run perfgate with sudo, or grant CAP_BPF,CAP_PERFMON (setcap) to the binary");
+  essential_ok &= privileged;
+
+  bool tracefs = TracefsMounted();
+  if (!tracefs && fix) {
+    if (mount("nodev", kTracefs, "tracefs", 0, nullptr) == 0) {
+      tracefs = TracefsMounted();
+    } else {
+      std::printf("         (mount failed: %s)\n", std::strerror(errno));
+    }
+  }
+  Line(tracefs, "tracefs",
+       tracefs ? kTracefs
+               : std::string("not mounted at ") + kTracefs + ": run `perfgate doctor --fix` or `mount -t tracefs nodev " +
+                     kTracefs + "`");
+  essential_ok &= tracefs;
+
+  bool cgroup2 = fs::exists("/sys/fs/cgroup/cgroup.controllers") || fs::exists("/sys/fs/cgroup/unified/cgroup.procs");
+  Line(cgroup2, "cgroup v2",
+       cgroup2 ? (fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified (hybrid)")
+               : "no cgroup v2 hierarchy: mount -t cgroup2 none /sys/fs/cgroup/unified");
+  bool memcg = fs::exists("/sys/fs/cgroup/memory") || fs::exists("/sys/fs/cgroup/cgroup.controllers");
+  Line(memcg, "memory cgroup", memcg ? "available" : "no memory controller: memory-limited scenarios cannot run");
+
+  if (!privileged) {
+    Line(false, "attach types", "unknown: probing needs privileges");
+    return 3;
+  }
+  bool any_tracepoint = false;
+  for (const auto& s : ProbeAttachSupport()) {
+    Line(s.supported, "attach " + ToString(s.type), s.supported ? "works" : s.reason);
+    any_tracepoint |= s.supported && (s.type == AttachType::kRawTp || s.type == AttachType::kTracepoint ||
+                                      s.type == AttachType::kTpBtf);
+  }
+  essential_ok &= any_tracepoint;
+  BpfStatsEnabler stats;
+  Line(stats.enabled(), "BPF run-time stats", stats.enabled() ? "available" : stats.reason());
+  std::printf("%s\n", essential_ok ? "perfgate can run here" : "perfgate cannot run probes here: fix what is missing");
+  return essential_ok ? 0 : 3;
+}
+
+}  // namespace perfgate

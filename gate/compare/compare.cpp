@@ -1,0 +1,397 @@
+#include "compare/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "stats/descriptive.h"
+#include "stats/mann_whitney.h"
+#include "stats/multiple_testing.h"
+#include "stats/power.h"
+#include "stats/relative_change.h"
+
+namespace perfgate {
+
+namespace {
+
+using Repetitions = std::vector<const MetricSet*>;
+
+// Only successful measured repetitions are independent samples of the workload.
+Repetitions MeasuredRepetitions(const ScenarioResult& scenario) {
+  Repetitions reps;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (!rep.warmup && rep.failure.empty()) reps.push_back(&rep.metrics);
+  }
+  return reps;
+}
+
+const Metric* FindMetric(const Repetitions& reps, const std::string& name) {
+  for (const MetricSet* metrics : reps) {
+    if (auto it = metrics->find(name); it != metrics->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::vector<double> StatisticValues(const Repetitions& reps, const std::string& name, const std::string& statistic) {
+  std::vector<double> values;
+  values.reserve(reps.size());
+  for (const MetricSet* metrics : reps) {
+    auto it = metrics->find(name);
+    if (it == metrics->end()) continue;
+    if (std::optional<double> v = StatisticValue(it->second, statistic); v && std::isfinite(*v)) values.push_back(*v);
+  }
+  return values;
+}
+
+// ---- "did you mean" --------------------------------------------------------
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string Join(const std::vector<std::string>& names, const std::string& separator) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : separator) + name;
+  return joined;
+}
+
+std::string MissingMetricMessage(const std::string& metric, const std::string& scenario, const Repetitions& reps) {
+  std::set<std::string> present;
+  for (const MetricSet* metrics : reps) {
+    for (const auto& [name, _] : *metrics) present.insert(name);
+  }
+  std::string message = "metric " + metric + " not measured in scenario " + scenario;
+  std::vector<std::pair<size_t, std::string>> close;
+  const size_t tolerance = std::max<size_t>(2, metric.size() / 3);
+  for (const std::string& name : present) {
+    if (size_t distance = EditDistance(metric, name); distance <= tolerance) close.emplace_back(distance, name);
+  }
+  std::sort(close.begin(), close.end());
+  if (!close.empty()) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < close.size() && i < 3; ++i) names.push_back(close[i].second);
+    return message + "; did you mean " + Join(names, " or ") + "?";
+  }
+  if (present.empty()) return message + "; no metrics were measured";
+  return message + "; measured: " + Join({present.begin(), present.end()}, ", ");
+}
+
+// ---- formatting ------------------------------------------------------------
+
+std::string Printf(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+std::string FormatNumber(double value) {
+  const bool integral = std::fabs(value) < 1e15 && value == std::round(value);
+  return Printf(integral || std::fabs(value) >= 1e4 ? "%.0f" : "%.4g", value);
+}
+
+// "0.512 s", "91234/s" for a counted unit ("count/s"), "3 /op".
+std::string FormatQuantity(double value, const std::string& unit) {
+  if (unit.empty()) return FormatNumber(value);
+  if (unit.rfind("count", 0) == 0) return FormatNumber(value) + unit.substr(5);
+  return FormatNumber(value) + " " + unit;
+}
+
+std::string FormatSignedPct(double pct) { return Printf("%+.1f", pct); }
+std::string FormatPct(double pct) { return Printf("%.3g", pct) + " %"; }
+std::string FormatP(double p) { return Printf("%.2g", p); }
+
+std::string Subject(const CheckResult& check) { return check.spec.metric + " " + check.statistic; }
+
+// ---- resolving a check -----------------------------------------------------
+
+void SetError(CheckResult& check, std::string message) {
+  check.verdict = Verdict::kError;
+  check.message = std::move(message);
+}
+
+// Statistic, unit, direction and candidate values; false (verdict error) when
+// the check cannot be evaluated at all.
+bool ResolveCandidate(CheckResult& check, const std::string& scenario, const Repetitions& reps) {
+  const Metric* metric = FindMetric(reps, check.spec.metric);
+  if (metric == nullptr) {
+    SetError(check, MissingMetricMessage(check.spec.metric, scenario, reps));
+    return false;
+  }
+  check.statistic = check.spec.statistic.empty() ? DefaultStatistic(metric->kind) : check.spec.statistic;
+  check.unit = StatisticUnit(*metric, check.statistic);
+  check.better = metric->better;
+  const std::vector<std::string> allowed = StatisticsFor(metric->kind);
+  if (std::find(allowed.begin(), allowed.end(), check.statistic) == allowed.end()) {
+    SetError(check, "statistic " + check.statistic + " does not apply to " + ToString(metric->kind) + " metric " +
+                        check.spec.metric + " in scenario " + scenario + "; use one of: " + Join(allowed, ", "));
+    return false;
+  }
+  check.candidate_values = StatisticValues(reps, check.spec.metric, check.statistic);
+  if (check.candidate_values.empty()) {
+    SetError(check, Subject(check) + " has no value in any repetition of scenario " + scenario +
+                        (check.statistic == "per_op" ? " (the workload reported no operation count)" : ""));
+    return false;
+  }
+  check.candidate_median = stats::Median(check.candidate_values);
+  return true;
+}
+
+// ---- budget checks ---------------------------------------------------------
+
+void EvaluateBudget(CheckResult& check) {
+  const CheckSpec& spec = check.spec;
+  if (!spec.max && !spec.min) {
+    SetError(check, "budget check " + spec.name + " has neither max nor min");
+    return;
+  }
+  const double median = check.candidate_median;
+  const bool over = spec.max && median > *spec.max;
+  const bool under = !over && spec.min && median < *spec.min;
+  check.verdict = over || under ? Verdict::kRegression : Verdict::kPass;
+
+  // Name the bound that decided, or the one nearer to being crossed.
+  const bool use_max = over || (!under && spec.max.has_value());
+  const double bound = use_max ? *spec.max : *spec.min;
+  const auto beyond = std::count_if(check.candidate_values.begin(), check.candidate_values.end(),
+                                    [&](double v) { return use_max ? v > bound : v < bound; });
+  const char* relation = over ? " > " : under ? " < " : use_max ? " <= " : " >= ";
+  check.message = Subject(check) + " " + FormatQuantity(median, check.unit) + relation + "budget " +
+                  FormatQuantity(bound, check.unit);
+  if (beyond > 0 && static_cast<size_t>(beyond) < check.candidate_values.size()) {
+    check.message += " (median of " + std::to_string(check.candidate_values.size()) + " repetitions; " +
+                     std::to_string(beyond) + (use_max ? " above)" : " below)");
+  }
+}
+
+// ---- regression checks -----------------------------------------------------
+
+// Evidence of one regression check, before the family-wise adjustment.
+struct Evidence {
+  CheckResult* check = nullptr;
+  double p_worse = 1;   // one-sided towards the bad direction (two-sided without one)
+  double p_better = 1;  // one-sided towards the good direction (1 without one)
+  double cv = 0;        // pooled robust coefficient of variation
+};
+
+// The change as seen from the bad side: positive is worse. In percent.
+struct BadSideChange {
+  double estimate = 0;
+  std::optional<double> worst;  // worst end of the interval
+  double good = 0;              // the change in the good direction (-inf when none is good)
+};
+
+BadSideChange ToBadSide(const CheckResult& check) {
+  const double change = check.change_pct;
+  const auto& low = check.change_ci_low_pct;
+  const auto& high = check.change_ci_high_pct;
+  switch (check.better) {
+    case Better::kLower:
+      return {change, high, -change};
+    case Better::kHigher:
+      return {-change, low ? std::optional<double>(-*low) : std::nullopt, change};
+    case Better::kNone:
+      return {std::fabs(change), low && high ? std::optional<double>(std::max(*high, -*low)) : std::nullopt,
+              -HUGE_VAL};
+  }
+  return {};
+}
+
+double PooledVariance(double cv_a, size_t n_a, double cv_b, size_t n_b) {
+  const double dof = static_cast<double>(n_a + n_b) - 2;
+  if (dof <= 0) return 0;
+  return (cv_a * cv_a * (static_cast<double>(n_a) - 1) + cv_b * cv_b * (static_cast<double>(n_b) - 1)) / dof;
+}
+
+std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& scenario,
+                                       const ScenarioResult* baseline, double confidence) {
+  if (baseline == nullptr) {
+    check.verdict = Verdict::kInconclusive;
+    check.message = Subject(check) + ": no baseline for scenario " + scenario;
+    return std::nullopt;
+  }
+  check.baseline_values = StatisticValues(MeasuredRepetitions(*baseline), check.spec.metric, check.statistic);
+  if (check.baseline_values.empty()) {
+    check.verdict = Verdict::kInconclusive;
+    check.message = Subject(check) + ": the baseline of scenario " + scenario + " has no values of it";
+    return std::nullopt;
+  }
+  check.baseline_median = stats::Median(check.baseline_values);
+  if (!(check.baseline_median > 0)) {
+    check.verdict = Verdict::kInconclusive;
+    check.message = Subject(check) + ": baseline median " + FormatQuantity(check.baseline_median, check.unit) +
+                    " leaves a relative change undefined; use a budget check";
+    return std::nullopt;
+  }
+  const stats::RelativeChange change =
+      stats::RelativeChangeOfMedians(check.baseline_values, check.candidate_values, confidence);
+  check.change_pct = 100 * change.change;
+  if (change.low && change.high) {
+    check.change_ci_low_pct = 100 * *change.low;
+    check.change_ci_high_pct = 100 * *change.high;
+  }
+
+  Evidence evidence;
+  evidence.check = &check;
+  using stats::Alternative;
+  const auto p = [&](Alternative alternative) {
+    return stats::MannWhitneyU(check.baseline_values, check.candidate_values, alternative).p_value;
+  };
+  switch (check.better) {
+    case Better::kLower:
+      evidence.p_worse = p(Alternative::kCandidateGreater);
+      evidence.p_better = p(Alternative::kCandidateLess);
+      break;
+    case Better::kHigher:
+      evidence.p_worse = p(Alternative::kCandidateLess);
+      evidence.p_better = p(Alternative::kCandidateGreater);
+      break;
+    case Better::kNone:
+      evidence.p_worse = p(Alternative::kTwoSided);
+      break;
+  }
+  evidence.cv = std::sqrt(PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values),
+                                         check.baseline_values.size(),
+                                         stats::RobustCoefficientOfVariation(check.candidate_values),
+                                         check.candidate_values.size()));
+  return evidence;
+}
+
+struct Family {
+  size_t size = 0;
+  double alpha = 0.05;
+  std::string method;  // "Holm" or "BH"
+};
+
+std::string ResolutionLimit(const CheckResult& check, const Evidence& evidence, double per_check_alpha,
+                            double mde_pct) {
+  const std::string reps =
+      std::to_string(check.baseline_values.size()) + "+" + std::to_string(check.candidate_values.size());
+  const std::string threshold = FormatPct(check.spec.max_regression_pct);
+  if (std::isinf(mde_pct)) {
+    const auto m = static_cast<int>(check.baseline_values.size());
+    const auto n = static_cast<int>(check.candidate_values.size());
+    return "cannot resolve " + threshold + " with " + reps + " repetitions: the rank test's smallest p " +
+           FormatP(stats::SmallestOneSidedPValue(m, n)) + " cannot reach the per-check level " +
+           FormatP(per_check_alpha) + "; add repetitions";
+  }
+  return "cannot resolve " + threshold + " with " + reps + " repetitions at CV " + FormatPct(100 * evidence.cv) +
+         "; minimum detectable " + FormatPct(mde_pct);
+}
+
+void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double p_better_adjusted,
+                      const Family& family) {
+  CheckResult& check = *evidence.check;
+  const double threshold = check.spec.max_regression_pct;
+  const BadSideChange change = ToBadSide(check);
+  const bool worse_significant = p_worse_adjusted < family.alpha;
+  const bool better_significant = p_better_adjusted < family.alpha;
+
+  // Per-check level of the first Holm / BH step; a two-sided test spends half on each side.
+  double per_check_alpha = family.alpha / static_cast<double>(family.size);
+  if (check.better == Better::kNone) per_check_alpha /= 2;
+  const double mde_pct =
+      100 * stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
+                                                   static_cast<int>(check.candidate_values.size()), evidence.cv,
+                                                   per_check_alpha);
+  if (std::isfinite(mde_pct)) check.min_detectable_pct = mde_pct;
+
+  std::string tail;
+  bool report_better_p = change.good > 0;
+  if (worse_significant && change.estimate > threshold) {
+    check.verdict = Verdict::kRegression;
+    tail = " > threshold " + FormatPct(threshold);
+    report_better_p = false;
+  } else if (better_significant && change.good > threshold) {
+    check.verdict = Verdict::kImprovement;
+    tail = " improvement beyond threshold " + FormatPct(threshold);
+  } else if (change.estimate <= threshold &&
+             ((change.worst && *change.worst <= threshold) || (!worse_significant && mde_pct <= threshold))) {
+    check.verdict = Verdict::kPass;
+    tail = " within threshold " + FormatPct(threshold);
+  } else {
+    check.verdict = Verdict::kInconclusive;
+    if (!worse_significant && !(mde_pct <= threshold)) {
+      tail = "; inconclusive: " + ResolutionLimit(check, evidence, per_check_alpha, mde_pct);
+    } else if (!worse_significant) {
+      tail = "; inconclusive: beyond threshold " + FormatPct(threshold) + " but not significant";
+    } else {
+      tail = "; inconclusive: significant, but the interval reaches past threshold " + FormatPct(threshold);
+    }
+  }
+
+  check.p_value = report_better_p ? evidence.p_better : evidence.p_worse;
+  check.p_adjusted = report_better_p ? p_better_adjusted : p_worse_adjusted;
+  std::string interval;
+  if (check.change_ci_low_pct && check.change_ci_high_pct) {
+    interval = ", " + Printf("%.0f", 100 * (1 - family.alpha)) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
+               " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
+  }
+  check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
+                  FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) +
+                  " %" + interval + "), p=" + FormatP(*check.p_value) + " (" + family.method + " " +
+                  FormatP(*check.p_adjusted) + ")" + tail;
+}
+
+// Resets everything EvaluateChecks computes, so re-evaluating a run is idempotent.
+void ResetOutcome(CheckResult& check) {
+  CheckSpec spec = std::move(check.spec);
+  check = CheckResult{};
+  check.spec = std::move(spec);
+}
+
+}  // namespace
+
+void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioResult>& baseline,
+                    const CompareOptions& options) {
+  std::vector<Evidence> family;
+  for (ScenarioResult& scenario : candidate.scenarios) {
+    const Repetitions reps = MeasuredRepetitions(scenario);
+    const auto recorded = baseline.find(scenario.name);
+    const ScenarioResult* baseline_scenario = recorded == baseline.end() ? nullptr : &recorded->second;
+    for (CheckResult& check : scenario.checks) {
+      ResetOutcome(check);
+      if (!scenario.error.empty()) {
+        SetError(check, "scenario " + scenario.name + " did not run: " + scenario.error);
+        continue;
+      }
+      if (!ResolveCandidate(check, scenario.name, reps)) continue;
+      if (check.spec.type == CheckSpec::Type::kBudget) {
+        EvaluateBudget(check);
+      } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, 1 - options.alpha)) {
+        family.push_back(*evidence);
+      }
+    }
+  }
+  if (family.empty()) return;
+
+  // One family across the whole run: every regression check is a chance of a
+  // false alarm, whichever scenario it belongs to.
+  std::vector<double> p_worse, p_better;
+  for (const Evidence& evidence : family) {
+    p_worse.push_back(evidence.p_worse);
+    p_better.push_back(evidence.p_better);
+  }
+  const auto adjust = options.fdr ? stats::BenjaminiHochbergAdjust : stats::HolmAdjust;
+  const std::vector<double> worse_adjusted = adjust(p_worse);
+  const std::vector<double> better_adjusted = adjust(p_better);
+  const Family context{family.size(), options.alpha, options.fdr ? "BH" : "Holm"};
+  for (size_t i = 0; i < family.size(); ++i) {
+    DecideRegression(family[i], worse_adjusted[i], better_adjusted[i], context);
+  }
+}
+
+}  // namespace perfgate

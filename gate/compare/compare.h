@@ -1,0 +1,58 @@
+// Turns the repetitions of a run (and of its baseline) into check verdicts.
+//
+// Regression checks: the values are one statistic per repetition (a fresh
+// process each, so independent samples; for histograms the per-repetition
+// tail, e.g. p99, not a merged one). Let T be max_regression_pct, and measure
+// every change in the bad direction (lower-is-better: larger is worse;
+// higher-is-better: smaller is worse; no preferred direction: either way):
+//   d      = bad-direction change of the medians, candidate / baseline - 1
+//   d_max  = the worst end of its (1 - alpha) percentile bootstrap interval
+//   p_worse, p_better = one-sided Mann–Whitney p-values (two-sided p_worse
+//            when no direction is better), each adjusted across ALL
+//            regression checks of the run: Holm (family-wise error), or
+//            Benjamini–Hochberg when CompareOptions::fdr
+//   MDE    = minimum detectable change at power 0.8 and per-check level
+//            alpha / (number of regression checks), from the pooled robust CV
+//            (stats/power.h); infinite when the repetitions are too few for the
+//            rank test to ever reach that level
+// Verdict, first rule that holds:
+//   regression   adjusted p_worse < alpha  and  d > T
+//                (evidence that it changed, and its estimated size is beyond T)
+//   improvement  adjusted p_better < alpha  and  the good-direction change > T
+//   pass         d <= T  and  ( d_max <= T
+//                               or (adjusted p_worse >= alpha and MDE <= T) )
+//                (the interval rules out a change beyond T, or a change of T
+//                would have been detected with probability >= 0.8 and was not)
+//   inconclusive otherwise; the message says which of: not significant while
+//                the estimate exceeds T, the interval straddles T, or
+//                T is below the minimum detectable change.
+// Missing baseline scenario, metric or values -> inconclusive with the reason.
+// A baseline median <= 0 -> inconclusive (a relative threshold is undefined).
+//
+// Budget checks compare the candidate median with spec.max / spec.min:
+// beyond -> regression, else pass; the message counts the repetitions beyond.
+//
+// A metric absent from every candidate repetition, an inapplicable statistic
+// or a budget without bounds -> error, naming metric and scenario (with
+// "did you mean" candidates).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+struct CompareOptions {
+  double alpha = 0.05;
+  bool fdr = false;  // Benjamini–Hochberg instead of Holm
+};
+
+// Fills in every CheckResult of every scenario in `candidate` (their .spec is
+// already set by the runner) from the candidate's and the baseline's
+// repetitions. `baseline` maps scenario name -> recorded ScenarioResult.
+void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioResult>& baseline,
+                    const CompareOptions& options);
+
+}  // namespace perfgate

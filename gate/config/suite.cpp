@@ -1,0 +1,352 @@
+#include "config/suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+
+using nlohmann::json;
+
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// Validates one JSON object of the suite: known keys only, typed getters that
+// name the JSON path.
+class SuiteObject {
+ public:
+  SuiteObject(const json& j, const std::string& file, std::string path, std::vector<std::string> keys)
+      : j_(j), file_(file), path_(std::move(path)) {
+    if (!j_.is_object()) Fail(path_, "expected an object, got " + std::string(j_.type_name()));
+    for (const auto& [key, value] : j_.items()) {
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      std::string hint;
+      if (auto near = ClosestMatch(key, keys)) hint = " (did you mean \"" + *near + "\"?)";
+      Fail(At(key), "unknown key \"" + key + "\"" + hint);
+    }
+  }
+
+  [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
+    throw InputError(file_ + ": " + path + ": " + what);
+  }
+  std::string At(const std::string& key) const { return path_ + "." + key; }
+  bool Has(const std::string& key) const { return j_.contains(key); }
+  const json& Get(const std::string& key) const {
+    if (!j_.contains(key)) Fail(path_, "missing required key \"" + key + "\"");
+    return j_.at(key);
+  }
+  std::string String(const std::string& key) const {
+    const json& v = Get(key);
+    if (!v.is_string()) Fail(At(key), "expected a string, got " + std::string(v.type_name()));
+    return v.get<std::string>();
+  }
+  double Number(const std::string& key, double lo, double hi) const {
+    const json& v = Get(key);
+    if (!v.is_number()) Fail(At(key), "expected a number, got " + std::string(v.type_name()));
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi) {
+      std::ostringstream os;
+      os << "value " << d << " out of range [" << lo << ", " << hi << "]";
+      Fail(At(key), os.str());
+    }
+    return d;
+  }
+  int Integer(const std::string& key, int lo, int hi) const {
+    const json& v = Get(key);
+    if (!v.is_number_integer()) Fail(At(key), "expected an integer, got " + std::string(v.type_name()));
+    int64_t i = v.get<int64_t>();
+    if (i < lo || i > hi) {
+      Fail(At(key), "value " + std::to_string(i) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return static_cast<int>(i);
+  }
+  bool Bool(const std::string& key) const {
+    const json& v = Get(key);
+    if (!v.is_boolean()) Fail(At(key), "expected true or false, got " + std::string(v.type_name()));
+    return v.get<bool>();
+  }
+  const json& Array(const std::string& key) const {
+    const json& v = Get(key);
+    if (!v.is_array()) Fail(At(key), "expected an array, got " + std::string(v.type_name()));
+    return v;
+  }
+  const json& raw() const { return j_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const json& j_;
+  const std::string& file_;
+  std::string path_;
+};
+
+std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::string Lookup(const std::string& name, const SuiteVariables& vars) {
+  if (name == "suite_dir") return vars.suite_dir;
+  if (name == "perfgate_dir") return vars.perfgate_dir;
+  const char* v = std::getenv(name.c_str());
+  return v ? std::string(v) : std::string("\x01unset");
+}
+
+// Adapter kinds that take their input from keys other than argv.
+bool NeedsArgv(const std::string& kind) { return kind == "command"; }
+
+WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, const SuiteVocabulary& vocab,
+                           const SuiteVariables& vars) {
+  SuiteObject o(parent.Get(key), parent.file(), parent.At(key),
+                {"kind", "argv", "env", "cwd", "shell", "job", "dir", "tests", "iterations", "copies", "binary",
+                 "filter", "antagonist", "memory_limit_mb", "args", "scratch_dir"});
+  WorkloadSpec w;
+  w.kind = o.Has("kind") ? o.String("kind") : "command";
+  if (std::find(vocab.workload_kinds.begin(), vocab.workload_kinds.end(), w.kind) == vocab.workload_kinds.end()) {
+    std::string hint;
+    if (auto near = ClosestMatch(w.kind, vocab.workload_kinds)) hint = " (did you mean \"" + *near + "\"?)";
+    o.Fail(o.At("kind"), "unknown workload kind \"" + w.kind + "\"" + hint);
+  }
+  if (o.Has("argv")) {
+    const json& argv = o.Array("argv");
+    for (size_t i = 0; i < argv.size(); ++i) {
+      std::string where = Index(o.At("argv"), i);
+      if (!argv[i].is_string()) o.Fail(where, "expected a string");
+      w.argv.push_back(ExpandVariables(argv[i].get<std::string>(), vars, parent.file() + ": " + where));
+    }
+  }
+  if (NeedsArgv(w.kind) && w.argv.empty()) o.Fail(o.At("argv"), "a command workload needs a non-empty argv");
+  if (o.Has("env")) {
+    const json& env = o.Get("env");
+    if (!env.is_object()) o.Fail(o.At("env"), "expected an object of strings");
+    for (const auto& [name, value] : env.items()) {
+      std::string where = o.At("env") + "." + name;
+      if (!value.is_string()) o.Fail(where, "expected a string");
+      w.env[name] = ExpandVariables(value.get<std::string>(), vars, parent.file() + ": " + where);
+    }
+  }
+  if (o.Has("cwd")) w.cwd = ExpandVariables(o.String("cwd"), vars, parent.file() + ": " + o.At("cwd"));
+  if (o.Has("shell")) w.shell = o.Bool("shell");
+  for (const char* opt : {"job", "dir", "tests", "binary", "filter", "scratch_dir"}) {
+    if (o.Has(opt)) w.options[opt] = ExpandVariables(o.String(opt), vars, parent.file() + ": " + o.At(opt));
+  }
+  for (const char* opt : {"iterations", "copies", "memory_limit_mb"}) {
+    if (o.Has(opt)) w.options[opt] = std::to_string(o.Integer(opt, 1, 1 << 20));
+  }
+  if (o.Has("antagonist")) w.options["antagonist"] = o.Bool("antagonist") ? "true" : "false";
+  return w;
+}
+
+std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocabulary& vocab) {
+  std::vector<ProbeSpec> out;
+  if (!scenario.Has("probes")) return out;
+  const json& probes = scenario.Array("probes");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    std::string where = Index(scenario.At("probes"), i);
+    ProbeSpec p;
+    if (probes[i].is_string()) {
+      p.name = probes[i].get<std::string>();
+    } else {
+      SuiteObject o(probes[i], scenario.file(), where, {"name", "scope"});
+      p.name = o.String("name");
+      if (o.Has("scope")) p.scope = o.String("scope");
+      if (p.scope != "workload" && p.scope != "system") {
+        o.Fail(o.At("scope"), "expected \"workload\" or \"system\", got \"" + p.scope + "\"");
+      }
+    }
+    if (std::find(vocab.probes.begin(), vocab.probes.end(), p.name) == vocab.probes.end()) {
+      std::string hint;
+      if (auto near = ClosestMatch(p.name, vocab.probes)) hint = " (did you mean \"" + *near + "\"?)";
+      scenario.Fail(where, "unknown probe \"" + p.name + "\"" + hint);
+    }
+    if (!seen.insert(p.name).second) scenario.Fail(where, "probe \"" + p.name + "\" listed twice");
+    out.push_back(p);
+  }
+  return out;
+}
+
+CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& where) {
+  SuiteObject o(j, file, where, {"metric", "statistic", "type", "max_regression_pct", "max", "min", "name"});
+  CheckSpec c;
+  c.metric = o.String("metric");
+  static const std::regex kMetricName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
+  if (!std::regex_match(c.metric, kMetricName)) {
+    o.Fail(o.At("metric"), "\"" + c.metric + "\" is not a metric name (<source>.<name>, e.g. workload.wall_time)");
+  }
+  if (o.Has("statistic")) {
+    c.statistic = o.String("statistic");
+    static const std::vector<std::string> kStats = {"value", "count", "rate", "per_op", "p50", "p90",
+                                                    "p99",   "p99.9", "max", "mean"};
+    if (std::find(kStats.begin(), kStats.end(), c.statistic) == kStats.end()) {
+      std::string hint;
+      if (auto near = ClosestMatch(c.statistic, kStats)) hint = " (did you mean \"" + *near + "\"?)";
+      o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + hint);
+    }
+  }
+  std::string type = o.Has("type") ? o.String("type") : (o.Has("max") || o.Has("min") ? "budget" : "regression");
+  if (type == "regression") {
+    c.type = CheckSpec::Type::kRegression;
+    if (o.Has("max") || o.Has("min")) o.Fail(where, "a regression check takes max_regression_pct, not max/min");
+    if (o.Has("max_regression_pct")) c.max_regression_pct = o.Number("max_regression_pct", 0, 10000);
+  } else if (type == "budget") {
+    c.type = CheckSpec::Type::kBudget;
+    if (o.Has("max_regression_pct")) o.Fail(o.At("max_regression_pct"), "a budget check takes max and/or min");
+    if (o.Has("max")) c.max = o.Number("max", -1e300, 1e300);
+    if (o.Has("min")) c.min = o.Number("min", -1e300, 1e300);
+    if (!c.max && !c.min) o.Fail(where, "a budget check needs \"max\" or \"min\"");
+  } else {
+    std::string hint;
+    if (auto near = ClosestMatch(type, {"regression", "budget"})) hint = " (did you mean \"" + *near + "\"?)";
+    o.Fail(o.At("type"), "unknown check type \"" + type + "\"" + hint);
+  }
+  c.name = o.Has("name") ? o.String("name") : c.metric + (c.statistic.empty() ? "" : "." + c.statistic);
+  return c;
+}
+
+void ParseRepetitions(const SuiteObject& o, ScenarioSpec& s) {
+  if (!o.Has("repetitions")) return;
+  const json& r = o.Get("repetitions");
+  if (r.is_object()) {
+    SuiteObject ro(r, o.file(), o.At("repetitions"), {"min", "max"});
+    s.repetitions_min = ro.Integer("min", 2, 10000);
+    s.repetitions_max = ro.Has("max") ? ro.Integer("max", 2, 10000) : s.repetitions_min;
+    if (s.repetitions_max < s.repetitions_min) ro.Fail(ro.At("max"), "max is smaller than min");
+  } else {
+    s.repetitions_min = s.repetitions_max = o.Integer("repetitions", 2, 10000);
+  }
+}
+
+ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::string& where,
+                           const SuiteVocabulary& vocab, const SuiteVariables& vars) {
+  SuiteObject o(j, file, where, {"name", "workload", "warmup", "repetitions", "timeout_s", "probes", "checks"});
+  ScenarioSpec s;
+  s.name = o.String("name");
+  static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
+  if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
+    o.Fail(o.At("name"), "scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+  }
+  s.workload = ParseWorkload(o, "workload", vocab, vars);
+  if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
+  ParseRepetitions(o, s);
+  if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
+  s.probes = ParseProbes(o, vocab);
+  if (o.Has("checks")) {
+    const json& checks = o.Array("checks");
+    std::set<std::string> names;
+    for (size_t i = 0; i < checks.size(); ++i) {
+      std::string cw = Index(o.At("checks"), i);
+      s.checks.push_back(ParseCheck(checks[i], file, cw));
+      if (!names.insert(s.checks.back().name).second) {
+        o.Fail(cw, "duplicate check name \"" + s.checks.back().name + "\" (give one a \"name\")");
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string> ClosestMatch(const std::string& word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string ExpandVariables(const std::string& text, const SuiteVariables& vars, const std::string& where) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 2, "${") != 0) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = text.find('}', i);
+    if (end == std::string::npos) throw InputError(where + ": unterminated \"${\" in \"" + text + "\"");
+    std::string body = text.substr(i + 2, end - i - 2);
+    std::optional<std::string> fallback;
+    if (auto sep = body.find(":-"); sep != std::string::npos) {
+      fallback = body.substr(sep + 2);
+      body = body.substr(0, sep);
+    }
+    std::string value = Lookup(body, vars);
+    if (value == "\x01unset" || (value.empty() && fallback)) {
+      if (!fallback) throw InputError(where + ": variable \"" + body + "\" is not set");
+      value = *fallback;
+    }
+    out += value;
+    i = end + 1;
+  }
+  return out;
+}
+
+Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocab,
+                 const SuiteVariables& vars) {
+  json j;
+  try {
+    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  }
+  SuiteObject o(j, file, "$", {"name", "scenarios", "description"});
+  Suite suite;
+  suite.file = file;
+  suite.name = o.String("name");
+  static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
+  if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
+    o.Fail(o.At("name"), "suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+  }
+  const json& scenarios = o.Array("scenarios");
+  if (scenarios.empty()) o.Fail(o.At("scenarios"), "a suite needs at least one scenario");
+  std::set<std::string> names;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    std::string where = Index(o.At("scenarios"), i);
+    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, vars));
+    if (!names.insert(suite.scenarios.back().name).second) {
+      o.Fail(where + ".name", "duplicate scenario name \"" + suite.scenarios.back().name + "\"");
+    }
+  }
+  return suite;
+}
+
+Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocab, const SuiteVariables& vars) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file + ": cannot open suite file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  SuiteVariables with_dir = vars;
+  if (with_dir.suite_dir.empty()) {
+    with_dir.suite_dir = std::filesystem::absolute(file).parent_path().string();
+  }
+  return ParseSuite(buffer.str(), file, vocab, with_dir);
+}
+
+}  // namespace perfgate

@@ -1,0 +1,71 @@
+// Suite files: JSON with comments. LoadSuite validates everything up front and
+// reports the file and JSON path of the first error, with "did you mean" for
+// unknown keys and names.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+struct WorkloadSpec {
+  std::string kind = "command";  // adapter name
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string cwd;
+  bool shell = false;  // argv[0] is a shell command line run by /bin/sh -c
+  // Adapter-specific keys (e.g. fio "job", unixbench "dir"), validated by the adapter.
+  std::map<std::string, std::string> options;
+};
+
+struct ProbeSpec {
+  std::string name;
+  std::string scope = "workload";  // "workload" | "system"
+};
+
+struct ScenarioSpec {
+  std::string name;
+  WorkloadSpec workload;
+  int warmup = 1;
+  int repetitions_min = 5;
+  int repetitions_max = 5;
+  double timeout_s = 60;
+  std::vector<ProbeSpec> probes;
+  std::vector<CheckSpec> checks;
+};
+
+struct Suite {
+  std::string name;
+  std::string file;
+  std::vector<ScenarioSpec> scenarios;
+};
+
+// What the suite may name; filled by the CLI from the probe catalog and the adapter table.
+struct SuiteVocabulary {
+  std::vector<std::string> probes;
+  std::vector<std::string> workload_kinds;
+};
+
+// Variables usable in argv, env and cwd as ${name} or ${name:-default}: the
+// built-ins `suite_dir` and `perfgate_dir`, then the process environment.
+struct SuiteVariables {
+  std::string suite_dir;
+  std::string perfgate_dir;
+};
+
+Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, const SuiteVariables& variables);
+// Same, from text (tests, fuzzing); `file` names it in errors.
+Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocabulary,
+                 const SuiteVariables& variables);
+
+// The candidate closest to `word` by edit distance, when close enough to be a plausible typo.
+std::optional<std::string> ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
+
+// Expands ${name} and ${name:-default}; throws InputError naming `where` for an unset variable without default.
+std::string ExpandVariables(const std::string& text, const SuiteVariables& variables, const std::string& where);
+
+}  // namespace perfgate

@@ -1,0 +1,46 @@
+// The metrics model: every number perfgate measures is one Metric of one
+// repetition. Names follow DESIGN.md: "<source>.<name>", lower case.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/log_linear_histogram.h"
+
+namespace perfgate {
+
+enum class MetricKind { kScalar, kCounter, kHistogram };
+enum class Better { kLower, kHigher, kNone };
+
+struct Metric {
+  std::string name;
+  MetricKind kind = MetricKind::kScalar;
+  std::string unit;  // unit of value / of histogram samples: "s", "ns", "bytes", "count"
+  Better better = Better::kLower;
+  double value = 0;          // scalar value, or counter's event count
+  double duration_s = 0;     // counter: the time the count was taken over (rate = value / duration_s)
+  std::optional<double> ops; // counter: operations the workload reported (per_op = value / ops)
+  LogLinearHistogram hist;   // histogram samples
+};
+
+// Statistics a check may name. Scalar: "value". Counter: "count", "rate",
+// "per_op". Histogram: "p50", "p90", "p99", "p99.9", "max", "mean", "count".
+std::vector<std::string> StatisticsFor(MetricKind kind);
+// The default statistic of a kind ("value", "rate", "p50").
+std::string DefaultStatistic(MetricKind kind);
+// Value of a statistic; nullopt when it does not apply (per_op without ops, unknown name).
+std::optional<double> StatisticValue(const Metric& metric, const std::string& statistic);
+// Unit of a statistic of the metric ("ns", "1/s", "count/op").
+std::string StatisticUnit(const Metric& metric, const std::string& statistic);
+
+std::string ToString(MetricKind kind);
+std::string ToString(Better better);
+std::optional<MetricKind> ParseMetricKind(const std::string& text);
+std::optional<Better> ParseBetter(const std::string& text);
+
+// Metrics of one repetition, keyed by name.
+using MetricSet = std::map<std::string, Metric>;
+
+}  // namespace perfgate

@@ -1,0 +1,52 @@
+#include "metrics/results.h"
+
+namespace perfgate {
+
+std::string ToString(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "pass";
+    case Verdict::kRegression: return "regression";
+    case Verdict::kImprovement: return "improvement";
+    case Verdict::kInconclusive: return "inconclusive";
+    case Verdict::kError: return "error";
+  }
+  return "error";
+}
+
+std::optional<Verdict> ParseVerdict(const std::string& t) {
+  for (Verdict v : {Verdict::kPass, Verdict::kRegression, Verdict::kImprovement, Verdict::kInconclusive,
+                    Verdict::kError}) {
+    if (ToString(v) == t) return v;
+  }
+  return std::nullopt;
+}
+
+std::string ToString(CheckSpec::Type t) { return t == CheckSpec::Type::kBudget ? "budget" : "regression"; }
+
+Verdict OverallVerdict(const RunResults& results) {
+  bool regression = false, inconclusive = false, improvement = false;
+  for (const auto& s : results.scenarios) {
+    if (!s.error.empty()) return Verdict::kError;
+    for (const auto& c : s.checks) {
+      if (c.verdict == Verdict::kError) return Verdict::kError;
+      regression |= c.verdict == Verdict::kRegression;
+      inconclusive |= c.verdict == Verdict::kInconclusive;
+      improvement |= c.verdict == Verdict::kImprovement;
+    }
+  }
+  if (regression) return Verdict::kRegression;
+  if (inconclusive) return Verdict::kInconclusive;
+  if (improvement) return Verdict::kImprovement;
+  return Verdict::kPass;
+}
+
+int ExitCodeFor(const RunResults& results, bool strict) {
+  switch (OverallVerdict(results)) {
+    case Verdict::kError: return 3;
+    case Verdict::kRegression: return 1;
+    case Verdict::kInconclusive: return strict ? 1 : 0;
+    default: return results.partial ? 3 : 0;
+  }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,115 @@
+// The results model shared by compare, baseline and every reporter: one run
+// of a suite = scenarios, each with repetitions (metric sets), probe facts and
+// check verdicts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/metric.h"
+
+namespace perfgate {
+
+// What a check asks; parsed from the suite, copied into results.
+struct CheckSpec {
+  enum class Type { kRegression, kBudget };
+  Type type = Type::kRegression;
+  std::string metric;     // "workload.wall_time"
+  std::string statistic;  // "p99", "rate", "value"; empty = default of the metric's kind
+  double max_regression_pct = 5.0;  // regression
+  std::optional<double> max;        // budget
+  std::optional<double> min;        // budget
+  // Name of the testcase: "<metric>.<statistic>" unless the suite names it.
+  std::string name;
+};
+
+enum class Verdict { kPass, kRegression, kImprovement, kInconclusive, kError };
+std::string ToString(Verdict v);
+std::optional<Verdict> ParseVerdict(const std::string& text);
+std::string ToString(CheckSpec::Type t);
+
+struct CheckResult {
+  CheckSpec spec;
+  std::string statistic;  // resolved statistic
+  std::string unit;
+  Better better = Better::kLower;
+  Verdict verdict = Verdict::kError;
+  std::vector<double> baseline_values;   // one per repetition
+  std::vector<double> candidate_values;  // one per repetition
+  double baseline_median = 0;
+  double candidate_median = 0;
+  double change_pct = 0;                 // candidate vs baseline, signed; positive = larger
+  std::optional<double> change_ci_low_pct;
+  std::optional<double> change_ci_high_pct;
+  std::optional<double> p_value;         // raw p of the rank test
+  std::optional<double> p_adjusted;      // after family-wise correction
+  std::optional<double> min_detectable_pct;
+  std::string message;                   // one line: the numbers that decided the verdict
+};
+
+struct HookChoice {
+  std::string hook;         // "sched_switch"
+  std::string attach_type;  // "raw_tp", "tracepoint", ...
+  std::string target;       // the kernel object attached to, e.g. "sched:sched_switch"
+  std::vector<std::string> rejected;  // "tp_btf: <reason>"
+};
+
+struct ProbeReport {
+  std::string name;
+  std::string scope;  // "workload" | "system"
+  std::vector<HookChoice> hooks;
+  uint64_t run_count = 0;    // BPF program invocations (run-time stats)
+  uint64_t run_time_ns = 0;  // BPF program run time (run-time stats)
+  uint64_t drops = 0;
+};
+
+struct Environment {
+  std::string kernel;
+  std::string cpu_model;
+  int cpu_count = 0;
+  std::string perfgate_version;
+  std::string git_commit;
+  std::string hostname;
+  std::string timestamp;  // ISO 8601 UTC
+};
+
+struct Repetition {
+  int index = 0;
+  bool warmup = false;
+  int exit_status = 0;      // exit code, or 128+signal
+  std::string failure;      // empty when the repetition succeeded
+  MetricSet metrics;
+};
+
+struct ScenarioResult {
+  std::string name;
+  std::string workload_kind;
+  std::vector<Repetition> repetitions;  // measured ones only
+  std::vector<ProbeReport> probes;
+  std::vector<CheckResult> checks;
+  std::string error;  // infrastructure failure of the scenario; empty when it ran
+  double duration_s = 0;
+  std::string timestamp;
+};
+
+struct RunResults {
+  int schema_version = 1;
+  std::string suite;       // suite name
+  std::string suite_file;
+  Environment environment;
+  std::optional<Environment> baseline_environment;
+  std::vector<ScenarioResult> scenarios;
+  bool partial = false;   // the run was interrupted; what is here was measured
+  Verdict verdict = Verdict::kPass;
+  int exit_code = 0;
+};
+
+// Overall verdict of a run and its exit code (DESIGN.md): error → 3,
+// regression → 1, inconclusive → 1 only when strict.
+int ExitCodeFor(const RunResults& results, bool strict);
+Verdict OverallVerdict(const RunResults& results);
+
+}  // namespace perfgate

@@ -1,0 +1,444 @@
+#include "metrics/results_json.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+
+using nlohmann::json;
+
+namespace {
+
+// Reads typed fields of one JSON object and names file + path on any mismatch.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {
+    if (!j_.is_object()) Fail(path_, "expected an object");
+  }
+
+  [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
+    throw InputError(file_ + ": " + path + ": " + what);
+  }
+  std::string At(const std::string& key) const { return path_ + "." + key; }
+  bool Has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  const json& Get(const std::string& key) const {
+    if (!j_.contains(key)) Fail(path_, "missing key \"" + key + "\"");
+    return j_.at(key);
+  }
+
+  std::string String(const std::string& key, const std::string& fallback = {}) const {
+    if (!Has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_string()) Fail(At(key), "expected a string");
+    return v.get<std::string>();
+  }
+  std::string RequiredString(const std::string& key) const {
+    Get(key);
+    return String(key);
+  }
+  double Number(const std::string& key, double fallback = 0) const {
+    if (!Has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number()) Fail(At(key), "expected a number");
+    double d = v.get<double>();
+    if (!std::isfinite(d)) Fail(At(key), "number is not finite");
+    return d;
+  }
+  std::optional<double> OptionalNumber(const std::string& key) const {
+    if (!Has(key)) return std::nullopt;
+    return Number(key);
+  }
+  int64_t Integer(const std::string& key, int64_t fallback = 0) const {
+    if (!Has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number_integer()) Fail(At(key), "expected an integer");
+    return v.get<int64_t>();
+  }
+  bool Bool(const std::string& key, bool fallback = false) const {
+    if (!Has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_boolean()) Fail(At(key), "expected true or false");
+    return v.get<bool>();
+  }
+  const json& Array(const std::string& key) const {
+    static const json kEmpty = json::array();
+    if (!Has(key)) return kEmpty;
+    const json& v = j_.at(key);
+    if (!v.is_array()) Fail(At(key), "expected an array");
+    return v;
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  const json& j_;
+  const std::string& file_;
+  std::string path_;
+};
+
+std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::vector<double> NumberArray(const ObjectReader& r, const std::string& key) {
+  std::vector<double> out;
+  const json& a = r.Array(key);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) r.Fail(Index(r.At(key), i), "expected a finite number");
+    out.push_back(a[i].get<double>());
+  }
+  return out;
+}
+
+json OptionalToJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json ToJson(const CheckSpec& s) {
+  json j = {{"type", ToString(s.type)}, {"metric", s.metric}, {"name", s.name}};
+  if (!s.statistic.empty()) j["statistic"] = s.statistic;
+  if (s.type == CheckSpec::Type::kRegression) j["max_regression_pct"] = s.max_regression_pct;
+  if (s.max) j["max"] = *s.max;
+  if (s.min) j["min"] = *s.min;
+  return j;
+}
+
+CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  CheckSpec s;
+  std::string type = r.RequiredString("type");
+  if (type == "budget") s.type = CheckSpec::Type::kBudget;
+  else if (type == "regression") s.type = CheckSpec::Type::kRegression;
+  else r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
+  s.metric = r.RequiredString("metric");
+  s.statistic = r.String("statistic");
+  s.name = r.String("name", s.metric);
+  s.max_regression_pct = r.Number("max_regression_pct", s.max_regression_pct);
+  s.max = r.OptionalNumber("max");
+  s.min = r.OptionalNumber("min");
+  return s;
+}
+
+json ToJson(const CheckResult& c) {
+  return {{"spec", ToJson(c.spec)},
+          {"statistic", c.statistic},
+          {"unit", c.unit},
+          {"better", ToString(c.better)},
+          {"verdict", ToString(c.verdict)},
+          {"baseline_values", c.baseline_values},
+          {"candidate_values", c.candidate_values},
+          {"baseline_median", c.baseline_median},
+          {"candidate_median", c.candidate_median},
+          {"change_pct", c.change_pct},
+          {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
+          {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
+          {"p_value", OptionalToJson(c.p_value)},
+          {"p_adjusted", OptionalToJson(c.p_adjusted)},
+          {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
+          {"message", c.message}};
+}
+
+CheckResult CheckResultFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  CheckResult c;
+  c.spec = CheckSpecFromJson(r.Get("spec"), file, r.At("spec"));
+  c.statistic = r.String("statistic");
+  c.unit = r.String("unit");
+  auto better = ParseBetter(r.String("better", "lower"));
+  if (!better) r.Fail(r.At("better"), "expected lower, higher or none");
+  c.better = *better;
+  auto verdict = ParseVerdict(r.RequiredString("verdict"));
+  if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
+  c.verdict = *verdict;
+  c.baseline_values = NumberArray(r, "baseline_values");
+  c.candidate_values = NumberArray(r, "candidate_values");
+  c.baseline_median = r.Number("baseline_median");
+  c.candidate_median = r.Number("candidate_median");
+  c.change_pct = r.Number("change_pct");
+  c.change_ci_low_pct = r.OptionalNumber("change_ci_low_pct");
+  c.change_ci_high_pct = r.OptionalNumber("change_ci_high_pct");
+  c.p_value = r.OptionalNumber("p_value");
+  c.p_adjusted = r.OptionalNumber("p_adjusted");
+  c.min_detectable_pct = r.OptionalNumber("min_detectable_pct");
+  c.message = r.String("message");
+  return c;
+}
+
+json ToJson(const ProbeReport& p) {
+  json hooks = json::array();
+  for (const auto& h : p.hooks) {
+    hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
+  }
+  return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
+          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops}};
+}
+
+ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  ProbeReport p;
+  p.name = r.RequiredString("name");
+  p.scope = r.String("scope", "workload");
+  const json& hooks = r.Array("hooks");
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    ObjectReader h(hooks[i], file, Index(r.At("hooks"), i));
+    HookChoice c{h.String("hook"), h.String("attach_type"), h.String("target"), {}};
+    const json& rejected = h.Array("rejected");
+    for (size_t k = 0; k < rejected.size(); ++k) {
+      if (!rejected[k].is_string()) h.Fail(Index(h.At("rejected"), k), "expected a string");
+      c.rejected.push_back(rejected[k].get<std::string>());
+    }
+    p.hooks.push_back(std::move(c));
+  }
+  p.run_count = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_count")));
+  p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns")));
+  p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops")));
+  return p;
+}
+
+}  // namespace
+
+json ToJson(const Metric& m) {
+  json j = {{"kind", ToString(m.kind)}, {"unit", m.unit}, {"better", ToString(m.better)}};
+  switch (m.kind) {
+    case MetricKind::kScalar:
+      j["value"] = m.value;
+      break;
+    case MetricKind::kCounter:
+      j["count"] = m.value;
+      j["duration_s"] = m.duration_s;
+      if (m.ops) j["ops"] = *m.ops;
+      break;
+    case MetricKind::kHistogram: {
+      json buckets = json::array();
+      for (const auto& [index, count] : m.hist.buckets()) buckets.push_back({index, count});
+      j["buckets"] = buckets;
+      j["count"] = m.hist.count();
+      break;
+    }
+  }
+  return j;
+}
+
+Metric MetricFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  Metric m;
+  auto kind = ParseMetricKind(r.RequiredString("kind"));
+  if (!kind) r.Fail(r.At("kind"), "expected scalar, counter or histogram");
+  m.kind = *kind;
+  m.unit = r.String("unit");
+  auto better = ParseBetter(r.String("better", "lower"));
+  if (!better) r.Fail(r.At("better"), "expected lower, higher or none");
+  m.better = *better;
+  switch (m.kind) {
+    case MetricKind::kScalar:
+      r.Get("value");
+      m.value = r.Number("value");
+      break;
+    case MetricKind::kCounter:
+      r.Get("count");
+      m.value = r.Number("count");
+      m.duration_s = r.Number("duration_s");
+      m.ops = r.OptionalNumber("ops");
+      break;
+    case MetricKind::kHistogram: {
+      const json& buckets = r.Array("buckets");
+      for (size_t i = 0; i < buckets.size(); ++i) {
+        const json& b = buckets[i];
+        if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
+            b[0].get<uint64_t>() >= LogLinearHistogram::kBucketCount) {
+          r.Fail(Index(r.At("buckets"), i), "expected [bucket index, count] with a valid index");
+        }
+        m.hist.AddBucket(b[0].get<unsigned>(), b[1].get<uint64_t>());
+      }
+      break;
+    }
+  }
+  return m;
+}
+
+json ToJson(const Environment& e) {
+  return {{"kernel", e.kernel},
+          {"cpu_model", e.cpu_model},
+          {"cpu_count", e.cpu_count},
+          {"perfgate_version", e.perfgate_version},
+          {"git_commit", e.git_commit},
+          {"hostname", e.hostname},
+          {"timestamp", e.timestamp}};
+}
+
+Environment EnvironmentFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  Environment e;
+  e.kernel = r.String("kernel");
+  e.cpu_model = r.String("cpu_model");
+  e.cpu_count = static_cast<int>(r.Integer("cpu_count"));
+  e.perfgate_version = r.String("perfgate_version");
+  e.git_commit = r.String("git_commit");
+  e.hostname = r.String("hostname");
+  e.timestamp = r.String("timestamp");
+  return e;
+}
+
+json ToJson(const ScenarioResult& s) {
+  json reps = json::array();
+  for (const auto& rep : s.repetitions) {
+    json metrics = json::object();
+    for (const auto& [name, m] : rep.metrics) metrics[name] = ToJson(m);
+    json jr = {{"index", rep.index}, {"exit_status", rep.exit_status}, {"metrics", metrics}};
+    if (!rep.failure.empty()) jr["failure"] = rep.failure;
+    reps.push_back(std::move(jr));
+  }
+  json probes = json::array();
+  for (const auto& p : s.probes) probes.push_back(ToJson(p));
+  json checks = json::array();
+  for (const auto& c : s.checks) checks.push_back(ToJson(c));
+  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
+            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
+            {"timestamp", s.timestamp}};
+  if (!s.error.empty()) j["error"] = s.error;
+  return j;
+}
+
+ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  ScenarioResult s;
+  s.name = r.RequiredString("name");
+  s.workload_kind = r.String("workload_kind");
+  s.error = r.String("error");
+  s.duration_s = r.Number("duration_s");
+  s.timestamp = r.String("timestamp");
+  const json& reps = r.Array("repetitions");
+  for (size_t i = 0; i < reps.size(); ++i) {
+    std::string rp = Index(r.At("repetitions"), i);
+    ObjectReader rr(reps[i], file, rp);
+    Repetition rep;
+    rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
+    rep.exit_status = static_cast<int>(rr.Integer("exit_status"));
+    rep.failure = rr.String("failure");
+    const json& metrics = rr.Get("metrics");
+    if (!metrics.is_object()) rr.Fail(rr.At("metrics"), "expected an object");
+    for (const auto& [name, mj] : metrics.items()) {
+      Metric m = MetricFromJson(mj, file, rr.At("metrics") + "[\"" + name + "\"]");
+      m.name = name;
+      rep.metrics.emplace(name, std::move(m));
+    }
+    s.repetitions.push_back(std::move(rep));
+  }
+  const json& probes = r.Array("probes");
+  for (size_t i = 0; i < probes.size(); ++i) s.probes.push_back(ProbeReportFromJson(probes[i], file, Index(r.At("probes"), i)));
+  const json& checks = r.Array("checks");
+  for (size_t i = 0; i < checks.size(); ++i) s.checks.push_back(CheckResultFromJson(checks[i], file, Index(r.At("checks"), i)));
+  return s;
+}
+
+json ToJson(const RunResults& res) {
+  json scenarios = json::array();
+  for (const auto& s : res.scenarios) scenarios.push_back(ToJson(s));
+  json j = {{"schema_version", res.schema_version},
+            {"suite", res.suite},
+            {"suite_file", res.suite_file},
+            {"environment", ToJson(res.environment)},
+            {"scenarios", scenarios},
+            {"partial", res.partial},
+            {"verdict", ToString(res.verdict)},
+            {"exit_code", res.exit_code}};
+  if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
+  return j;
+}
+
+RunResults ResultsFromJson(const json& j, const std::string& file) {
+  ObjectReader r(j, file, "$");
+  RunResults res;
+  r.Get("schema_version");
+  res.schema_version = static_cast<int>(r.Integer("schema_version"));
+  if (res.schema_version != kResultsSchemaVersion) {
+    r.Fail(r.At("schema_version"), "unsupported schema version " + std::to_string(res.schema_version) +
+                                       " (this perfgate reads " + std::to_string(kResultsSchemaVersion) + ")");
+  }
+  res.suite = r.RequiredString("suite");
+  res.suite_file = r.String("suite_file");
+  if (r.Has("environment")) res.environment = EnvironmentFromJson(r.Get("environment"), file, r.At("environment"));
+  if (r.Has("baseline_environment")) {
+    res.baseline_environment = EnvironmentFromJson(r.Get("baseline_environment"), file, r.At("baseline_environment"));
+  }
+  const json& scenarios = r.Array("scenarios");
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    res.scenarios.push_back(ScenarioFromJson(scenarios[i], file, Index(r.At("scenarios"), i)));
+  }
+  res.partial = r.Bool("partial");
+  auto verdict = ParseVerdict(r.String("verdict", "pass"));
+  if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
+  res.verdict = *verdict;
+  res.exit_code = static_cast<int>(r.Integer("exit_code"));
+  return res;
+}
+
+json ReadJsonFile(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file + ": cannot open: " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return json::parse(buffer.str(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries the line and column.
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  }
+}
+
+RunResults ReadResultsFile(const std::string& file) { return ResultsFromJson(ReadJsonFile(file), file); }
+
+void WriteFileAtomic(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  fs::path target(file);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  int fd = mkstemp(name.data());
+  if (fd < 0) throw InfraError(file + ": cannot create temporary file: " + std::strerror(errno));
+  auto fail = [&](const char* what) {
+    int err = errno;
+    close(fd);
+    unlink(name.data());
+    throw InfraError(file + ": " + what + ": " + std::strerror(err));
+  };
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write failed");
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (fchmod(fd, 0644) != 0) fail("chmod failed");
+  if (fsync(fd) != 0) fail("fsync failed");
+  if (close(fd) != 0) {
+    int err = errno;
+    unlink(name.data());
+    throw InfraError(file + ": close failed: " + std::strerror(err));
+  }
+  if (rename(name.data(), file.c_str()) != 0) {
+    int err = errno;
+    unlink(name.data());
+    throw InfraError(file + ": rename failed: " + std::strerror(err));
+  }
+  // Make the rename itself durable.
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,34 @@
+// JSON form of the results model: results.json, baseline files and merged
+// shards all use it. Readers validate and name the file and JSON path of the
+// first problem (InputError).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+inline constexpr int kResultsSchemaVersion = 1;
+
+nlohmann::json ToJson(const Metric& metric);
+nlohmann::json ToJson(const ScenarioResult& scenario);
+nlohmann::json ToJson(const Environment& env);
+nlohmann::json ToJson(const RunResults& results);
+
+// `file` is only used in error messages.
+Metric MetricFromJson(const nlohmann::json& j, const std::string& file, const std::string& path);
+ScenarioResult ScenarioFromJson(const nlohmann::json& j, const std::string& file, const std::string& path);
+Environment EnvironmentFromJson(const nlohmann::json& j, const std::string& file, const std::string& path);
+RunResults ResultsFromJson(const nlohmann::json& j, const std::string& file);
+
+// Reads and parses a JSON file (comments allowed); InputError on I/O or syntax errors.
+nlohmann::json ReadJsonFile(const std::string& file);
+RunResults ReadResultsFile(const std::string& file);
+
+// Writes text to `file` atomically: temp file in the same directory, fsync, rename.
+// InfraError (naming the file and errno text) when it cannot; the old file survives.
+void WriteFileAtomic(const std::string& file, const std::string& text);
+
+}  // namespace perfgate

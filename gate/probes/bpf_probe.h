@@ -1,0 +1,89 @@
+// What every in-kernel probe shares: the hook plan, the skeleton, workload
+// scoping through the tracker's map, and the report. A probe adds its hooks,
+// its rodata and the reading of its per-CPU aggregates.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/error.h"
+#include "probes/bpf_stats.h"
+#include "probes/features.h"
+#include "probes/hooks.h"
+#include "probes/probe.h"
+#include "probes/skeleton.h"
+#include "probes/tracker.h"
+
+namespace perfgate {
+
+// Skel is a generated skeleton whose object includes bpf/filter.bpf.h.
+template <class Skel>
+class BpfProbe : public Probe {
+ public:
+  ~BpfProbe() override { BpfProbe::Detach(); }
+  const std::string& name() const override { return name_; }
+
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    Detach();
+    bool workload = options.scope == ProbeScope::kWorkload;
+    if (workload && tracker == nullptr) throw InfraError("probe " + name_ + ": workload scope needs a WorkloadTracker");
+    plan_.emplace(name_, Hooks(), options);
+    scope_ = options.scope;
+    skeleton_.Load(*plan_, [&](Skel& skel) {
+      skel.rodata->pg_filter_tracked = workload;
+      Scope(skel, workload ? tracker->map_fd() : -1);
+      Configure(skel);
+    });
+  }
+
+  ProbeReport Report() const override {
+    ProbeReport report;
+    report.name = name_;
+    report.scope = scope_ == ProbeScope::kWorkload ? "workload" : "system";
+    if (!plan_ || !skeleton_.loaded()) return report;
+    report.hooks = plan_->Choices();
+    ProgramRunStats stats = ReadRunStats(skeleton_.ProgramFds());
+    report.run_count = stats.run_count;
+    report.run_time_ns = stats.run_time_ns;
+    report.drops = stats.recursion_misses;
+    return report;
+  }
+
+  void Detach() override {
+    skeleton_.Destroy();
+    plan_.reset();
+  }
+
+ protected:
+  BpfProbe(std::string name, SkeletonOps<Skel> ops) : name_(std::move(name)), skeleton_(ops) {}
+
+  // The probe's hooks, each with its variants fastest first.
+  virtual std::vector<HookSpec> Hooks() const = 0;
+  // Probe-specific rodata and map sizes, before load.
+  virtual void Configure(Skel&) {}
+
+  // The loaded skeleton; throws when the probe is not attached.
+  Skel& skel() const {
+    if (!skeleton_.loaded()) throw InfraError("probe " + name_ + ": used before Attach()");
+    return *skeleton_.get();
+  }
+
+ private:
+  // Workload scope shares the tracker's map; system scope never reads its own,
+  // so it is shrunk to one entry.
+  void Scope(Skel& skel, int tracked_fd) {
+    int err = tracked_fd >= 0 ? bpf_map__reuse_fd(skel.maps.pg_tracked, tracked_fd)
+                              : bpf_map__set_max_entries(skel.maps.pg_tracked, 1);
+    if (err != 0) throw InfraError("probe " + name_ + ": scope the tracked map: " + ErrnoText(-err));
+  }
+
+  std::string name_;
+  AttachedSkeleton<Skel> skeleton_;
+  std::optional<HookPlan> plan_;
+  ProbeScope scope_ = ProbeScope::kWorkload;
+};
+
+}  // namespace perfgate

@@ -1,0 +1,210 @@
+#include "probes/features.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "probes/probe.h"
+
+namespace perfgate {
+namespace {
+
+constexpr const char* kTracefsRoots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+
+// Closes a file descriptor on scope exit; feature probes must not leak.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+// "r0 = 0; exit": valid for every program type probed here.
+Fd LoadTrivialProgram(bpf_prog_type type, const bpf_prog_load_opts* opts) {
+  const bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
+      {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+  };
+  return Fd(bpf_prog_load(type, nullptr, "GPL", insns, 2, opts));
+}
+
+// Type ids the tracing feature probes need, looked up in one parse of the
+// vmlinux BTF (the slow part of probing).
+struct VmlinuxIds {
+  int sched_switch_tp = -1;  // typedef btf_trace_sched_switch
+  int vfs_read = -1;         // func vfs_read
+  std::string error;
+};
+
+const VmlinuxIds& LookUpVmlinuxIds() {
+  static const VmlinuxIds ids = [] {
+    VmlinuxIds found;
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (vmlinux == nullptr) {
+      found.error = "no vmlinux BTF: " + ErrnoText(errno);
+      return found;
+    }
+    found.sched_switch_tp = btf__find_by_name_kind(vmlinux, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+    found.vfs_read = btf__find_by_name_kind(vmlinux, "vfs_read", BTF_KIND_FUNC);
+    btf__free(vmlinux);
+    return found;
+  }();
+  return ids;
+}
+
+// Loads a BTF-typed tracing program against vmlinux type `btf_id` and
+// attaches it, which is where kernels without trampolines refuse.
+Feature TracingProgramWorks(bpf_attach_type attach_type, int btf_id, const char* target) {
+  if (!LookUpVmlinuxIds().error.empty()) return Feature::No(LookUpVmlinuxIds().error);
+  if (btf_id < 0) return Feature::No(std::string(target) + " not in vmlinux BTF");
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type,
+              .attach_btf_id = static_cast<uint32_t>(btf_id));
+  Fd prog = LoadTrivialProgram(BPF_PROG_TYPE_TRACING, &opts);
+  if (!prog.ok()) return Feature::No("load: " + ErrnoText(errno));
+  Fd link(bpf_raw_tracepoint_open(nullptr, prog.get()));
+  if (!link.ok()) return Feature::No("attach: " + ErrnoText(errno));
+  return Feature::Yes();
+}
+
+// Attaches a trivial program of `type` to an opened perf event.
+Feature AttachToPerfEvent(const Fd& event, bpf_prog_type type) {
+  if (!event.ok()) return Feature::No("perf_event_open: " + ErrnoText(errno));
+  Fd prog = LoadTrivialProgram(type, nullptr);
+  if (!prog.ok()) return Feature::No("load: " + ErrnoText(errno));
+  if (ioctl(event.get(), PERF_EVENT_IOC_SET_BPF, prog.get()) != 0) return Feature::No("attach: " + ErrnoText(errno));
+  return Feature::Yes();
+}
+
+int PerfEventOpen(perf_event_attr& attr, pid_t pid, int cpu) {
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// Dynamic PMU type of "kprobe" or "uprobe"; -1 when the kernel lacks it.
+int DynamicPmuType(const std::string& pmu) {
+  std::ifstream in("/sys/bus/event_source/devices/" + pmu + "/type");
+  int type = -1;
+  in >> type;
+  return in ? type : -1;
+}
+
+}  // namespace
+
+// A function of our own binary for the uprobe probe to target.
+extern "C" __attribute__((noinline, used)) void PerfgateUprobeTarget() { asm volatile(""); }
+
+std::string ErrnoText(int err) {
+  const char* name = strerrorname_np(err);
+  return std::string(strerror(err)) + " (" + (name ? name : std::to_string(err)) + ")";
+}
+
+Feature TpBtfSupported() {
+  static const Feature feature =
+      TracingProgramWorks(BPF_TRACE_RAW_TP, LookUpVmlinuxIds().sched_switch_tp, "btf_trace_sched_switch");
+  return feature;
+}
+
+Feature FentrySupported() {
+  static const Feature feature = TracingProgramWorks(BPF_TRACE_FENTRY, LookUpVmlinuxIds().vfs_read, "vfs_read");
+  return feature;
+}
+
+Feature RawTpSupported(const std::string& name) {
+  Fd prog = LoadTrivialProgram(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr);
+  if (!prog.ok()) return Feature::No("load: " + ErrnoText(errno));
+  Fd link(bpf_raw_tracepoint_open(name.c_str(), prog.get()));
+  if (!link.ok()) return Feature::No("raw tracepoint " + name + ": " + ErrnoText(errno));
+  return Feature::Yes();
+}
+
+Feature TracepointExists(const std::string& category, const std::string& name) {
+  for (const char* root : kTracefsRoots) {
+    if (access((std::string(root) + "/events").c_str(), F_OK) != 0) continue;
+    std::string path = std::string(root) + "/events/" + category + "/" + name;
+    if (access(path.c_str(), F_OK) == 0) return Feature::Yes();
+    return Feature::No(path + " does not exist");
+  }
+  return Feature::No("tracefs is not mounted at /sys/kernel/tracing (perfgate doctor --fix mounts it)");
+}
+
+Feature KprobeSupported() {
+  int type = DynamicPmuType("kprobe");
+  if (type < 0) return Feature::No("no kprobe PMU in /sys/bus/event_source/devices");
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = static_cast<uint32_t>(type);
+  attr.config1 = reinterpret_cast<uint64_t>("vfs_read");  // kprobe_func
+  return AttachToPerfEvent(Fd(PerfEventOpen(attr, -1, 0)), BPF_PROG_TYPE_KPROBE);
+}
+
+Feature UprobeSupported() {
+  int type = DynamicPmuType("uprobe");
+  if (type < 0) return Feature::No("no uprobe PMU in /sys/bus/event_source/devices");
+  // File offset of our own function: its address minus its mapping's start plus the mapping's offset.
+  auto address = reinterpret_cast<uintptr_t>(&PerfgateUprobeTarget);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  uint64_t offset = 0;
+  bool found = false;
+  while (!found && std::getline(maps, line)) {
+    std::istringstream fields(line);
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::string perms;
+    uint64_t map_offset = 0;
+    fields >> std::hex >> start >> dash >> end >> perms >> map_offset;
+    if (address >= start && address < end) {
+      offset = address - start + map_offset;
+      found = true;
+    }
+  }
+  if (!found) return Feature::No("cannot locate perfgate's own text in /proc/self/maps");
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = static_cast<uint32_t>(type);
+  attr.config1 = reinterpret_cast<uint64_t>("/proc/self/exe");  // uprobe_path
+  attr.config2 = offset;                                          // probe_offset
+  return AttachToPerfEvent(Fd(PerfEventOpen(attr, getpid(), -1)), BPF_PROG_TYPE_KPROBE);
+}
+
+Feature PerfEventSupported() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = 1'000'000'000;  // never fires during the probe
+  attr.disabled = 1;
+  return AttachToPerfEvent(Fd(PerfEventOpen(attr, -1, 0)), BPF_PROG_TYPE_PERF_EVENT);
+}
+
+std::vector<AttachSupport> ProbeAttachSupport() {
+  auto row = [](AttachType type, const Feature& f) { return AttachSupport{type, f.supported, f.reason}; };
+  return {
+      row(AttachType::kFentry, FentrySupported()),
+      row(AttachType::kTpBtf, TpBtfSupported()),
+      row(AttachType::kRawTp, RawTpSupported("sched_switch")),
+      row(AttachType::kTracepoint, TracepointExists("sched", "sched_switch")),
+      row(AttachType::kKprobe, KprobeSupported()),
+      row(AttachType::kUprobe, UprobeSupported()),
+      row(AttachType::kPerfEvent, PerfEventSupported()),
+  };
+}
+
+}  // namespace perfgate

@@ -1,0 +1,33 @@
+// Small named probes of what this kernel supports, used to pick a hook's
+// attach type before loading. Each loads at most one trivial program and
+// closes everything it opened before returning.
+#pragma once
+
+#include <string>
+
+namespace perfgate {
+
+// Outcome of a feature probe: supported, or the reason it is not.
+struct Feature {
+  bool supported = false;
+  std::string reason;
+  static Feature Yes() { return {true, {}}; }
+  static Feature No(std::string why) { return {false, std::move(why)}; }
+};
+
+// BTF-typed raw tracepoints (tp_btf/); probed once per process on sched_switch.
+Feature TpBtfSupported();
+// fentry programs; probed once per process.
+Feature FentrySupported();
+// The raw tracepoint `name` (e.g. "sched_switch") accepts a BPF program.
+Feature RawTpSupported(const std::string& name);
+// tracefs has events/<category>/<name>.
+Feature TracepointExists(const std::string& category, const std::string& name);
+Feature KprobeSupported();
+Feature UprobeSupported();
+Feature PerfEventSupported();
+
+// "Operation not permitted (EPERM)" for an errno value.
+std::string ErrnoText(int err);
+
+}  // namespace perfgate

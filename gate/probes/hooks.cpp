@@ -1,0 +1,184 @@
+#include "probes/hooks.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <sstream>
+
+#include "metrics/error.h"
+#include "probes/features.h"
+
+namespace perfgate {
+namespace {
+
+bool Allowed(AttachType type, const ProbeOptions& options) {
+  const auto& allowed = options.allowed_attach_types;
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), type) != allowed.end();
+}
+
+Feature KernelSupports(const HookVariant& variant, const HookSpec& spec) {
+  switch (variant.type) {
+    case AttachType::kTpBtf:
+      return TpBtfSupported();
+    case AttachType::kRawTp:
+      return RawTpSupported(spec.event);
+    case AttachType::kTracepoint:
+      return TracepointExists(spec.category, spec.event);
+    default:
+      return Feature::No("not a tracepoint attach type");
+  }
+}
+
+std::string Target(const HookSpec& spec, AttachType type) {
+  return type == AttachType::kTracepoint ? spec.category + ":" + spec.event : spec.event;
+}
+
+// libbpf reports a program failure as "prog 'NAME': ..." and the verifier's
+// verdict as the last line before "-- END PROG LOAD LOG --".
+std::string LoadFailureSummary(const std::string& log, const std::string& program) {
+  std::istringstream lines(log);
+  std::string line, previous, summary, verdict;
+  const std::string tag = "prog '" + program + "'";
+  while (std::getline(lines, line)) {
+    if (line.find("-- END PROG LOAD LOG --") != std::string::npos) verdict = previous;
+    if (summary.empty() && line.find(tag) != std::string::npos) summary = line;
+    previous = line;
+  }
+  if (!verdict.empty()) summary += "; verifier: " + verdict;
+  return summary;
+}
+
+thread_local std::string* capture_target = nullptr;
+
+int CaptureLibbpfPrint(libbpf_print_level level, const char* format, va_list args) {
+  if (capture_target == nullptr || level == LIBBPF_DEBUG) return 0;
+  char buffer[1024];
+  int n = vsnprintf(buffer, sizeof(buffer), format, args);
+  if (n > 0) capture_target->append(buffer, std::min<size_t>(static_cast<size_t>(n), sizeof(buffer) - 1));
+  return n;
+}
+
+}  // namespace
+
+HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix) {
+  return {event,
+          category,
+          {{AttachType::kTpBtf, program_prefix + "_tp_btf"},
+           {AttachType::kRawTp, program_prefix + "_raw_tp"},
+           {AttachType::kTracepoint, program_prefix + "_tracepoint"}}};
+}
+
+HookPlan::HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOptions& options)
+    : probe_(std::move(probe)) {
+  for (auto& spec : hooks) {
+    Hook hook{std::move(spec), {}, {}};
+    for (const auto& variant : hook.spec.variants) {
+      Feature feature = Allowed(variant.type, options)
+                            ? KernelSupports(variant, hook.spec)
+                            : Feature::No("not in the allowed attach types");
+      if (feature.supported)
+        hook.usable.push_back(variant);
+      else
+        hook.rejected.push_back(ToString(variant.type) + ": " + feature.reason);
+    }
+    if (hook.usable.empty()) {
+      std::string reasons;
+      for (const auto& r : hook.rejected) reasons += (reasons.empty() ? "" : "; ") + r;
+      throw InfraError("probe " + probe_ + ", hook " + hook.spec.event + ": no usable attach type (" + reasons + ")");
+    }
+    hooks_.push_back(std::move(hook));
+  }
+}
+
+std::string HookPlan::HookName(const Hook& hook) const {
+  return "probe " + probe_ + ", hook " + hook.spec.event + " (" + ToString(hook.usable.front().type) + ")";
+}
+
+void HookPlan::ApplyAutoload(bpf_object* object) const {
+  for (const auto& hook : hooks_) {
+    for (const auto& variant : hook.spec.variants) {
+      bpf_program* program = bpf_object__find_program_by_name(object, variant.program.c_str());
+      if (program == nullptr) throw InfraError(HookName(hook) + ": no BPF program " + variant.program);
+      bpf_program__set_autoload(program, variant.program == hook.usable.front().program);
+    }
+  }
+}
+
+std::optional<std::pair<size_t, std::string>> HookPlan::Attach(bpf_object* object,
+                                                               std::vector<bpf_link*>& links) const {
+  for (size_t i = 0; i < hooks_.size(); ++i) {
+    const std::string& name = hooks_[i].usable.front().program;
+    bpf_link* link = bpf_program__attach(bpf_object__find_program_by_name(object, name.c_str()));
+    if (link == nullptr) {
+      std::string reason = "attach: " + ErrnoText(errno);
+      DestroyLinks(links);
+      return std::make_pair(i, reason);
+    }
+    links.push_back(link);
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> HookPlan::HookBlamedBy(const std::string& libbpf_log) const {
+  for (size_t i = 0; i < hooks_.size(); ++i) {
+    if (libbpf_log.find("prog '" + hooks_[i].usable.front().program + "'") != std::string::npos) return i;
+  }
+  return std::nullopt;
+}
+
+void HookPlan::Reject(size_t index, const std::string& reason) {
+  Hook& hook = hooks_.at(index);
+  std::string name = HookName(hook);
+  hook.rejected.push_back(ToString(hook.usable.front().type) + ": " + reason);
+  hook.usable.erase(hook.usable.begin());
+  if (hook.usable.empty()) throw InfraError(name + ": " + reason);
+}
+
+const std::string& HookPlan::ChosenProgram(size_t hook) const { return hooks_.at(hook).usable.front().program; }
+
+std::vector<HookChoice> HookPlan::Choices() const {
+  std::vector<HookChoice> choices;
+  for (const auto& hook : hooks_) {
+    AttachType type = hook.usable.front().type;
+    choices.push_back({hook.spec.event, ToString(type), Target(hook.spec, type), hook.rejected});
+  }
+  return choices;
+}
+
+LibbpfLogCapture::LibbpfLogCapture() : previous_(libbpf_set_print(CaptureLibbpfPrint)) { capture_target = &text_; }
+
+LibbpfLogCapture::~LibbpfLogCapture() {
+  capture_target = nullptr;
+  libbpf_set_print(previous_);
+}
+
+void DestroyLinks(std::vector<bpf_link*>& links) {
+  for (bpf_link* link : links) bpf_link__destroy(link);
+  links.clear();
+}
+
+void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, const std::function<void()>& close,
+                   std::vector<bpf_link*>& links) {
+  // Each retry drops one variant of one hook, so this ends.
+  for (;;) {
+    bpf_object* object = open();
+    plan.ApplyAutoload(object);
+    LibbpfLogCapture log;
+    if (int err = bpf_object__load(object); err != 0) {
+      std::optional<size_t> hook = plan.HookBlamedBy(log.text());
+      close();
+      if (!hook) throw InfraError("probe " + plan.probe() + ": load: " + ErrnoText(-err) + ": " + log.text());
+      plan.Reject(*hook, "load: " + ErrnoText(-err) + "; " + LoadFailureSummary(log.text(), plan.ChosenProgram(*hook)));
+      continue;
+    }
+    if (auto failure = plan.Attach(object, links)) {
+      close();
+      plan.Reject(failure->first, failure->second);
+      continue;
+    }
+    return;
+  }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,42 @@
+// Reading and zeroing the single-slot per-CPU arrays that hold each probe's
+// aggregates (bpf/stats.h).
+#pragma once
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "metrics/error.h"
+#include "probes/features.h"
+
+namespace perfgate {
+
+// Every CPU's copy of slot 0 of a BPF_MAP_TYPE_PERCPU_ARRAY whose value is T.
+template <class T>
+std::vector<T> ReadPerCpu(int map_fd, const std::string& what) {
+  // The kernel lays per-CPU values out 8-byte aligned; our structs are u64 only.
+  static_assert(sizeof(T) % 8 == 0);
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) throw InfraError(what + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  std::vector<T> values(static_cast<size_t>(cpus));
+  const uint32_t zero = 0;
+  if (bpf_map_lookup_elem(map_fd, &zero, values.data()) != 0)
+    throw InfraError(what + ": read per-CPU map: " + ErrnoText(errno));
+  return values;
+}
+
+template <class T>
+void ZeroPerCpu(int map_fd, const std::string& what) {
+  static_assert(sizeof(T) % 8 == 0);
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) throw InfraError(what + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  std::vector<T> zeros(static_cast<size_t>(cpus));
+  const uint32_t zero = 0;
+  if (bpf_map_update_elem(map_fd, &zero, zeros.data(), BPF_ANY) != 0)
+    throw InfraError(what + ": reset per-CPU map: " + ErrnoText(errno));
+}
+
+}  // namespace perfgate

@@ -1,0 +1,86 @@
+// A probe: one BPF object (bpf/<name>.bpf.c) plus its user side. The runner
+// opens probes once per scenario, resets them before each repetition and
+// collects their in-kernel aggregates into metrics afterwards.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metrics/metric.h"
+#include "metrics/results.h"
+
+namespace perfgate {
+
+enum class ProbeScope { kWorkload, kSystem };
+
+// Attach types in the order the loader prefers them (fastest first).
+enum class AttachType { kFentry, kTpBtf, kRawTp, kTracepoint, kKprobe, kUprobe, kPerfEvent };
+std::string ToString(AttachType type);
+
+struct ProbeOptions {
+  ProbeScope scope = ProbeScope::kWorkload;
+  // When non-empty, only these attach types may be chosen (tests force each
+  // type this kernel has, e.g. {kTracepoint}).
+  std::vector<AttachType> allowed_attach_types;
+};
+
+class WorkloadTracker;
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual const std::string& name() const = 0;
+  // Loads the BPF object and attaches every hook, choosing the fastest attach
+  // type that works. Throws InfraError naming the probe, the hook and the reason.
+  // In workload scope the probe filters on the tracker's pid map.
+  virtual void Attach(const ProbeOptions& options, WorkloadTracker* tracker) = 0;
+  // Zeroes the in-kernel aggregates before a repetition.
+  virtual void Reset() = 0;
+  // Reads the aggregates of the repetition that just ended.
+  virtual void Collect(double duration_s, MetricSet& out) = 0;
+  // Hooks with the chosen attach type, and BPF run-time stats of its programs.
+  virtual ProbeReport Report() const = 0;
+  // Detaches and unloads; safe to call twice. Destructor calls it.
+  virtual void Detach() = 0;
+};
+
+struct ProbeInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> metrics;  // metric names the probe produces
+};
+
+// Whether an attach type works on this kernel, and why not (doctor, `perfgate probes`).
+struct AttachSupport {
+  AttachType type;
+  bool supported = false;
+  std::string reason;  // empty when supported
+};
+// Probes every attach type with a trivial program; nothing stays loaded.
+std::vector<AttachSupport> ProbeAttachSupport();
+
+// Turns on the kernel's BPF run-time statistics (run_cnt/run_time_ns) for as
+// long as it lives; the kernel restores the previous setting when the fd closes.
+class BpfStatsEnabler {
+ public:
+  BpfStatsEnabler();
+  ~BpfStatsEnabler();
+  BpfStatsEnabler(const BpfStatsEnabler&) = delete;
+  BpfStatsEnabler& operator=(const BpfStatsEnabler&) = delete;
+  bool enabled() const { return fd_ >= 0 || already_on_; }
+  // Why statistics are off; empty when enabled.
+  const std::string& reason() const { return reason_; }
+
+ private:
+  int fd_ = -1;
+  bool already_on_ = false;
+  std::string reason_;
+};
+
+// The catalog: every probe perfgate knows, in a stable order.
+const std::vector<ProbeInfo>& ProbeCatalog();
+// Creates a probe by catalog name; nullptr when the name is unknown.
+std::unique_ptr<Probe> CreateProbe(const std::string& name);
+
+}  // namespace perfgate

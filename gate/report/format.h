@@ -1,0 +1,34 @@
+// Numbers as reports print them: a few significant digits, a readable unit
+// (1.23 ms rather than 1234567 ns), signed percentages. Output is plain text;
+// callers escape it like any other text.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+// "1.23 ms", "4.10 MiB", "80.0k count/s", "3.20 count/op"; "n/a" for NaN/inf.
+std::string FormatQuantity(double value, const std::string& unit);
+// A bare number with about three significant digits: "0.0123", "12.3", "1234".
+std::string FormatNumber(double value);
+// Signed percentage: "+30.0%", "-2.5%".
+std::string FormatPercent(double pct);
+// "[+25.1%, +35.2%]", or "" when either bound is missing.
+std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high);
+// "0.0012", "<0.0001", "" when missing.
+std::string FormatPValue(const std::optional<double>& p);
+// The limit the check enforces: "+5.0%" (larger is worse), "-5.0%", "<= 80.0k count/s".
+std::string FormatThreshold(const CheckResult& check);
+// Medians of the baseline and the candidate; "" when that side has no
+// values (budget checks usually have no baseline).
+std::string FormatBaseline(const CheckResult& check);
+std::string FormatCandidate(const CheckResult& check);
+// Change with its interval, "+30.0% [+25.1%, +35.2%]"; "" without a baseline.
+std::string FormatChange(const CheckResult& check);
+// Whether the check compares against a baseline (so change_pct means something).
+bool HasBaseline(const CheckResult& check);
+
+}  // namespace perfgate

@@ -1,0 +1,326 @@
+#include "report/html_reporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "report/attribution.h"
+#include "report/escape.h"
+#include "report/format.h"
+#include "report/outcome.h"
+#include "report/svg_charts.h"
+
+namespace perfgate {
+namespace {
+
+// Messages from workloads can be megabytes of output; the report shows the start.
+constexpr size_t kMaxMessageBytes = 2000;
+
+std::string Esc(const std::string& text) { return XmlEscape(text); }
+
+std::string ScenarioId(size_t index) { return "scenario-" + std::to_string(index); }
+
+std::string Pill(Outcome outcome) {
+  return "<span class=\"pill " + Slug(outcome) + "\">" + ToString(outcome) + "</span>";
+}
+
+std::string Td(const std::string& html, const char* cls = nullptr) {
+  return cls ? "<td class=\"" + std::string(cls) + "\">" + html + "</td>" : "<td>" + html + "</td>";
+}
+
+std::string Th(const char* text, const char* cls = nullptr) {
+  return cls ? "<th class=\"" + std::string(cls) + "\">" + text + "</th>" : "<th>" + std::string(text) + "</th>";
+}
+
+// The p the verdict used (adjusted for the family of checks), raw p in the tooltip.
+std::string PValueCell(const CheckResult& check) {
+  std::string shown = FormatPValue(check.p_adjusted ? check.p_adjusted : check.p_value);
+  if (!check.p_value || !check.p_adjusted) return Td(shown, "num");
+  return "<td class=\"num\" title=\"raw p " + Esc(FormatPValue(check.p_value)) + "\">" + shown + "</td>";
+}
+
+std::string ChangeCell(const CheckResult& check) {
+  if (!HasBaseline(check) || check.candidate_values.empty()) return Td("", "num");
+  std::string html = Esc(FormatPercent(check.change_pct));
+  std::string interval = FormatInterval(check.change_ci_low_pct, check.change_ci_high_pct);
+  if (!interval.empty()) html += "<span class=\"sub\">" + Esc(interval) + "</span>";
+  return Td(html, "num");
+}
+
+std::string CheckChart(const CheckResult& check) {
+  return check.spec.type == CheckSpec::Type::kBudget ? BudgetBarSvg(check) : StripPlotSvg(check);
+}
+
+std::string CheckNameCell(const CheckResult& check) {
+  std::string sub = check.spec.metric + " \u00b7 " + check.statistic;
+  if (!check.unit.empty()) sub += " \u00b7 " + check.unit;
+  sub += " \u00b7 " + ToString(check.better) + " is better";
+  return Td(Esc(CheckName(check)) + "<span class=\"sub\">" + Esc(sub) + "</span>", "name");
+}
+
+std::string MessageRow(const std::string& message, int columns) {
+  return "<tr class=\"message\"><td colspan=\"" + std::to_string(columns) + "\">" +
+         Esc(Abbreviate(message, kMaxMessageBytes)) + "</td></tr>\n";
+}
+
+// ---- top of the page ----
+
+// Banner colour: green only for PASS, red for FAIL and ERROR, amber otherwise.
+std::string StatusClass(const std::string& status) {
+  if (status == "PASS") return "status-pass";
+  if (status == "FAIL") return "status-fail";
+  if (status == "ERROR") return "status-error";
+  return "status-warn";
+}
+
+std::string Banner(const RunResults& results) {
+  OutcomeCounts counts = CountOutcomes(results);
+  std::string status = StatusWord(results);
+  std::string html = "<header class=\"banner " + StatusClass(status) + "\">\n";
+  html += "<p class=\"status\">perfgate: " + Esc(status) + "</p>\n";
+  html += "<h1>" + Esc(results.suite.empty() ? "suite" : results.suite) + "</h1>\n";
+  html += "<p class=\"summary\">" + Esc(DescribeCounts(counts)) + "</p>\n";
+
+  std::vector<std::string> meta = {std::to_string(results.scenarios.size()) + " scenarios",
+                                   std::to_string(counts.total()) + " checks"};
+  if (!results.environment.git_commit.empty()) meta.push_back("commit " + results.environment.git_commit);
+  if (!results.environment.timestamp.empty()) meta.push_back(results.environment.timestamp);
+  std::string joined;
+  for (const std::string& m : meta) joined += (joined.empty() ? "" : " \u00b7 ") + m;
+  html += "<p class=\"meta\">" + Esc(joined) + "</p>\n";
+  if (results.partial) html += "<p class=\"partial\">The run was interrupted: these results are partial.</p>\n";
+
+  html += "<ul class=\"counts\">";
+  const std::pair<Outcome, int> tally[] = {
+      {Outcome::kRegressed, counts.regressed},       {Outcome::kOverBudget, counts.over_budget},
+      {Outcome::kError, counts.errors},              {Outcome::kInconclusive, counts.inconclusive},
+      {Outcome::kImproved, counts.improved},         {Outcome::kPassed, counts.passed}};
+  for (const auto& [outcome, n] : tally) {
+    html += "<li class=\"count " + Slug(outcome) + (n == 0 ? " zero" : "") + "\"><span class=\"n\">" +
+            std::to_string(n) + "</span> " + ToString(outcome) + "</li>";
+  }
+  return html + "</ul>\n</header>\n";
+}
+
+std::string FindingsSection(const std::vector<Finding>& findings) {
+  std::string html = "<section class=\"card\" id=\"attention\">\n<h2>Needs attention</h2>\n";
+  if (findings.empty()) return html + "<p class=\"all-clear\">Every check passed.</p>\n</section>\n";
+  html += "<table class=\"checks\">\n<thead><tr>" + Th("Scenario") + Th("Check") + Th("Verdict") +
+          Th("Baseline", "num") + Th("Candidate", "num") + Th("Change [CI]", "num") + Th("p", "num") +
+          Th("Limit", "num") + "</tr></thead>\n<tbody>\n";
+  for (const Finding& f : findings) {
+    std::string scenario_link =
+        "<a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) + "</a>";
+    if (!f.check) {
+      html += "<tr class=\"row-error\">" + Td(scenario_link) + Td("run", "name") + Td(Pill(Outcome::kError)) +
+              "<td colspan=\"5\"></td></tr>\n" + MessageRow("failed to run: " + f.scenario->error, 8);
+      continue;
+    }
+    const CheckResult& c = *f.check;
+    html += "<tr class=\"row-" + Slug(f.outcome) + "\">" + Td(scenario_link) + CheckNameCell(c) + Td(Pill(f.outcome)) +
+            Td(Esc(FormatBaseline(c)), "num") + Td(Esc(FormatCandidate(c)), "num") + ChangeCell(c) + PValueCell(c) +
+            Td(Esc(FormatThreshold(c)), "num") + "</tr>\n";
+    if (!c.message.empty()) html += MessageRow(c.message, 8);
+  }
+  return html + "</tbody>\n</table>\n</section>\n";
+}
+
+// For each user-visible outcome that regressed, the other checks of its
+// scenario that moved the most: the likely mechanism is among them.
+std::string WhySection(const std::vector<Finding>& findings) {
+  std::string body;
+  for (const Finding& f : findings) {
+    if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
+    const CheckResult& failing = *f.check;
+    body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) +
+            "</a> \u00b7 " + Esc(CheckName(failing));
+    if (HasBaseline(failing)) body += " <span class=\"change\">" + Esc(FormatPercent(failing.change_pct)) + "</span>";
+    body += "</h3>\n";
+    std::vector<RelatedChange> related = RelatedChanges(*f.scenario, failing);
+    if (related.empty()) {
+      body += "<p class=\"muted\">No other check of this scenario compares against a baseline.</p>\n</div>\n";
+      continue;
+    }
+    double scale = std::max(std::fabs(related.front().change_pct), 1.0);
+    body += "<table class=\"related\">\n<tbody>\n";
+    for (const RelatedChange& r : related) {
+      Outcome outcome = OutcomeOf(*r.check);
+      body += "<tr>" + Td(Esc(CheckName(*r.check)), "name") + Td(Esc(FormatPercent(r.change_pct)), "num") +
+              Td(ChangeBarSvg(r.change_pct, scale, outcome), "bar") + Td(Pill(outcome)) + "</tr>\n";
+    }
+    body += "</tbody>\n</table>\n</div>\n";
+  }
+  if (body.empty()) return "";
+  return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"
+         "<p class=\"muted\">Other checks of the same scenario, largest change first.</p>\n" +
+         body + "</section>\n";
+}
+
+// ---- one scenario ----
+
+std::string ScenarioMeta(const ScenarioResult& scenario) {
+  size_t failed = std::count_if(scenario.repetitions.begin(), scenario.repetitions.end(),
+                                [](const Repetition& r) { return !r.failure.empty(); });
+  std::string meta = "workload " + scenario.workload_kind + " \u00b7 " +
+                     std::to_string(scenario.repetitions.size()) + " repetitions";
+  if (failed > 0) meta += " (" + std::to_string(failed) + " failed)";
+  meta += " \u00b7 " + FormatQuantity(scenario.duration_s, "s");
+  if (!scenario.timestamp.empty()) meta += " \u00b7 " + scenario.timestamp;
+  return "<p class=\"meta\">" + Esc(meta) + "</p>\n";
+}
+
+std::string FailedRepetitions(const ScenarioResult& scenario) {
+  std::string items;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.failure.empty()) continue;
+    items += "<li>repetition " + std::to_string(rep.index) + ", exit status " + std::to_string(rep.exit_status) +
+             ": " + Esc(Abbreviate(rep.failure, kMaxMessageBytes)) + "</li>\n";
+  }
+  return items.empty() ? "" : "<ul class=\"failures\">\n" + items + "</ul>\n";
+}
+
+std::string ChecksTable(const ScenarioResult& scenario) {
+  if (scenario.checks.empty()) return "<p class=\"muted\">No checks.</p>\n";
+  std::string html = "<table class=\"checks\">\n<thead><tr>" + Th("Check") + Th("Verdict") + Th("Baseline", "num") +
+                     Th("Candidate", "num") + Th("Change [CI]", "num") + Th("p", "num") + Th("Limit", "num") +
+                     Th("Repetitions") + "</tr></thead>\n<tbody>\n";
+  for (const CheckResult& c : scenario.checks) {
+    Outcome outcome = OutcomeOf(c);
+    html += "<tr class=\"row-" + Slug(outcome) + "\">" + CheckNameCell(c) + Td(Pill(outcome)) +
+            Td(Esc(FormatBaseline(c)), "num") + Td(Esc(FormatCandidate(c)), "num") + ChangeCell(c) + PValueCell(c) +
+            Td(Esc(FormatThreshold(c)), "num") + Td(CheckChart(c), "chart") + "</tr>\n";
+    if (NeedsAttention(outcome) && !c.message.empty()) html += MessageRow(c.message, 8);
+  }
+  return html + "</tbody>\n</table>\n";
+}
+
+struct MergedHistogram {
+  LogLinearHistogram histogram;
+  std::string unit;
+  int repetitions = 0;
+};
+
+// The baseline's repetitions are not in the results, so the distributions
+// shown are the candidate's, merged over its measured repetitions.
+std::map<std::string, MergedHistogram> CandidateHistograms(const ScenarioResult& scenario) {
+  std::map<std::string, MergedHistogram> merged;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.warmup || !rep.failure.empty()) continue;
+    for (const auto& [name, metric] : rep.metrics) {
+      if (metric.kind != MetricKind::kHistogram || metric.hist.empty()) continue;
+      MergedHistogram& m = merged[name];
+      m.histogram.Merge(metric.hist);
+      m.unit = metric.unit;
+      ++m.repetitions;
+    }
+  }
+  return merged;
+}
+
+std::string Distributions(const ScenarioResult& scenario) {
+  std::string figures;
+  for (const auto& [name, m] : CandidateHistograms(scenario)) {
+    std::string caption = name + ": candidate, " + std::to_string(m.repetitions) + " repetitions merged";
+    std::string stats = "p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
+                        FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
+                        FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
+                        FormatQuantity(m.histogram.Max(), m.unit);
+    figures += "<figure>\n<figcaption>" + Esc(caption) + "</figcaption>\n" +
+               CdfSvg(m.histogram, m.unit, "cumulative distribution of " + name) + "\n<p class=\"sub\">" +
+               Esc(stats) + "</p>\n</figure>\n";
+  }
+  if (figures.empty()) return "";
+  return "<h3>Distributions</h3>\n<div class=\"figures\">\n" + figures + "</div>\n";
+}
+
+std::string HooksCell(const ProbeReport& probe) {
+  std::string html;
+  for (const HookChoice& hook : probe.hooks) {
+    html += "<div>" + Esc(hook.hook) + " <span class=\"attach\">" + Esc(hook.attach_type) + "</span>";
+    if (!hook.target.empty()) html += " <span class=\"sub-inline\">" + Esc(hook.target) + "</span>";
+    for (const std::string& rejected : hook.rejected) html += "<span class=\"sub\">not " + Esc(rejected) + "</span>";
+    html += "</div>";
+  }
+  return Td(html);
+}
+
+std::string ProbesTable(const ScenarioResult& scenario) {
+  if (scenario.probes.empty()) return "";
+  std::string html = "<h3>Probes</h3>\n<table class=\"probes\">\n<thead><tr>" + Th("Probe") + Th("Scope") +
+                     Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("Drops", "num") +
+                     "</tr></thead>\n<tbody>\n";
+  for (const ProbeReport& p : scenario.probes) {
+    std::string per_event = p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) /
+                                                           static_cast<double>(p.run_count))
+                                            : "";
+    html += "<tr>" + Td(Esc(p.name), "name") + Td(Esc(p.scope)) + HooksCell(p) +
+            Td(std::to_string(p.run_count), "num") + Td(per_event, "num") +
+            Td(std::to_string(p.drops), p.drops > 0 ? "num warn" : "num") + "</tr>\n";
+  }
+  return html + "</tbody>\n</table>\n";
+}
+
+std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
+  Outcome worst = Outcome::kPassed;
+  if (!scenario.error.empty()) worst = Outcome::kError;
+  for (const CheckResult& c : scenario.checks) worst = std::min(worst, OutcomeOf(c));
+
+  std::string html = "<section class=\"card scenario\" id=\"" + ScenarioId(index) + "\">\n<h2>" +
+                     Esc(scenario.name) + " " + Pill(worst) + "</h2>\n" + ScenarioMeta(scenario);
+  if (!scenario.error.empty()) {
+    html += "<div class=\"error-box\"><strong>Failed to run:</strong> " +
+            Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
+  }
+  html += FailedRepetitions(scenario) + ChecksTable(scenario) + Distributions(scenario) + ProbesTable(scenario);
+  return html + "</section>\n";
+}
+
+// ---- bottom ----
+
+std::string EnvironmentSection(const RunResults& results) {
+  const Environment& env = results.environment;
+  const Environment* base = results.baseline_environment ? &*results.baseline_environment : nullptr;
+  auto row = [&](const char* label, const std::string& candidate, const std::string& baseline) {
+    bool differs = base && candidate != baseline;
+    std::string html = std::string("<tr") + (differs ? " class=\"differs\"" : "") + ">" + Th(label) + Td(Esc(candidate));
+    if (base) html += Td(Esc(baseline));
+    return html + "</tr>\n";
+  };
+  std::string html = "<section class=\"card\" id=\"environment\">\n<h2>Environment</h2>\n<table class=\"env\">\n";
+  if (base) html += "<thead><tr><td></td>" + Th("Candidate") + Th("Baseline") + "</tr></thead>\n";
+  html += "<tbody>\n";
+  const std::pair<const char*, std::string Environment::*> fields[] = {
+      {"Kernel", &Environment::kernel},
+      {"CPU", &Environment::cpu_model},
+      {"Host", &Environment::hostname},
+      {"perfgate", &Environment::perfgate_version},
+      {"Commit", &Environment::git_commit},
+      {"Time", &Environment::timestamp}};
+  for (const auto& [label, member] : fields) html += row(label, env.*member, base ? base->*member : "");
+  html += row("CPUs", std::to_string(env.cpu_count), base ? std::to_string(base->cpu_count) : "");
+  html += row("Suite file", results.suite_file, results.suite_file);
+  return html + "</tbody>\n</table>\n</section>\n";
+}
+
+}  // namespace
+
+std::string HtmlReporter::Render(const RunResults& results) const {
+  std::vector<Finding> findings = FindingsOf(results);
+  std::string html =
+      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+      "<meta charset=\"utf-8\"/>\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
+      "<title>" +
+      Esc("perfgate: " + StatusWord(results) + " \u2014 " + results.suite) +
+      "</title>\n"
+      "<link rel=\"stylesheet\" href=\"report.css\"/>\n</head>\n<body>\n";
+  html += Banner(results) + "<main>\n" + FindingsSection(findings) + WhySection(findings);
+  for (size_t i = 0; i < results.scenarios.size(); ++i) html += ScenarioSection(results.scenarios[i], i);
+  html += EnvironmentSection(results) + "</main>\n";
+  html += "<footer>Generated by perfgate " + Esc(results.environment.perfgate_version) +
+          ". The numbers behind this page are in results.json.</footer>\n";
+  return html + "</body>\n</html>\n";
+}
+
+}  // namespace perfgate

@@ -1,0 +1,218 @@
+#include "report/junit_reporter.h"
+
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "report/escape.h"
+#include "report/format.h"
+#include "report/outcome.h"
+
+namespace perfgate {
+namespace {
+
+// CI tools show the message attribute on one line; the detail is the body.
+constexpr size_t kMaxMessageBytes = 1000;
+constexpr size_t kMaxDetailBytes = 64 * 1024;
+
+std::string Attr(std::string_view name, const std::string& value) {
+  return " " + std::string(name) + "=\"" + XmlAttributeEscape(value) + "\"";
+}
+
+std::string Attr(std::string_view name, int value) { return Attr(name, std::to_string(value)); }
+
+// Seconds as JUnit wants them: plain decimal, no unit.
+std::string Seconds(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", s > 0 ? s : 0.0);
+  return buffer;
+}
+
+// Machine-readable number for properties: enough digits to round-trip what matters.
+std::string Raw(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+std::string ValueList(const std::vector<double>& values) {
+  std::string text;
+  for (double v : values) text += (text.empty() ? "" : " ") + Raw(v);
+  return text;
+}
+
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+std::string PropertiesElement(const Properties& properties, const std::string& indent) {
+  std::string xml = indent + "<properties>\n";
+  for (const auto& [name, value] : properties) {
+    xml += indent + "  <property" + Attr("name", name) + Attr("value", value) + "/>\n";
+  }
+  return xml + indent + "</properties>\n";
+}
+
+// The numbers of a check, for tools that chart testcase properties.
+Properties CheckProperties(const CheckResult& check) {
+  Properties p = {{"metric", check.spec.metric},
+                  {"statistic", check.statistic},
+                  {"unit", check.unit},
+                  {"type", ToString(check.spec.type)},
+                  {"verdict", ToString(check.verdict)}};
+  if (HasBaseline(check)) p.emplace_back("baseline_median", Raw(check.baseline_median));
+  if (!check.candidate_values.empty()) p.emplace_back("candidate_median", Raw(check.candidate_median));
+  if (HasBaseline(check)) p.emplace_back("change_pct", Raw(check.change_pct));
+  if (check.change_ci_low_pct) p.emplace_back("change_ci_low_pct", Raw(*check.change_ci_low_pct));
+  if (check.change_ci_high_pct) p.emplace_back("change_ci_high_pct", Raw(*check.change_ci_high_pct));
+  if (check.p_value) p.emplace_back("p_value", Raw(*check.p_value));
+  if (check.p_adjusted) p.emplace_back("p_adjusted", Raw(*check.p_adjusted));
+  if (check.min_detectable_pct) p.emplace_back("min_detectable_pct", Raw(*check.min_detectable_pct));
+  p.emplace_back("threshold", FormatThreshold(check));
+  return p;
+}
+
+// "workload.wall_time.value: 1.30 s vs 1.00 s baseline, +30.0% [+25.1%, +35.2%], limit +5.0%, p=0.0012"
+std::string OneLineSummary(const CheckResult& check) {
+  std::string line = CheckName(check) + ": " + FormatCandidate(check);
+  if (HasBaseline(check)) line += " vs " + FormatBaseline(check) + " baseline, " + FormatChange(check);
+  line += ", limit " + FormatThreshold(check);
+  std::string p = FormatPValue(check.p_adjusted ? check.p_adjusted : check.p_value);
+  if (!p.empty()) line += ", p=" + p;
+  if (check.verdict == Verdict::kInconclusive && check.min_detectable_pct) {
+    line += ", minimum detectable change " + FormatPercent(*check.min_detectable_pct).substr(1);
+  }
+  return line;
+}
+
+std::string Detail(const CheckResult& check) {
+  std::string text;
+  if (!check.message.empty()) text += check.message + "\n";
+  text += "metric: " + check.spec.metric + " (" + check.statistic + ", " + check.unit + ", " +
+          ToString(check.better) + " is better)\n";
+  text += "verdict: " + ToString(OutcomeOf(check)) + "; limit " + FormatThreshold(check) + "\n";
+  if (HasBaseline(check)) {
+    text += "baseline: median " + Raw(check.baseline_median) + "; per repetition: " +
+            ValueList(check.baseline_values) + "\n";
+  }
+  text += "candidate: median " + Raw(check.candidate_median) + "; per repetition: " +
+          ValueList(check.candidate_values) + "\n";
+  if (HasBaseline(check)) text += "change: " + FormatChange(check) + "\n";
+  if (check.p_value) text += "p: " + FormatPValue(check.p_value);
+  if (check.p_adjusted) text += " (adjusted for all checks: " + FormatPValue(check.p_adjusted) + ")";
+  if (check.p_value) text += "\n";
+  if (check.min_detectable_pct) {
+    text += "minimum detectable change: " + FormatPercent(*check.min_detectable_pct).substr(1) + "\n";
+  }
+  return Abbreviate(text, kMaxDetailBytes);
+}
+
+// The <failure>/<error>/<skipped> child of a check's testcase, or "" when it passed.
+std::string CheckOutcomeElement(const CheckResult& check) {
+  std::string message = Abbreviate(OneLineSummary(check), kMaxMessageBytes);
+  switch (OutcomeOf(check)) {
+    case Outcome::kRegressed:
+    case Outcome::kOverBudget: {
+      const char* type = OutcomeOf(check) == Outcome::kRegressed ? "PerfRegression" : "BudgetExceeded";
+      return "      <failure" + Attr("type", type) + Attr("message", message) + ">" + XmlEscape(Detail(check)) +
+             "</failure>\n";
+    }
+    case Outcome::kError: {
+      std::string reason = check.message.empty() ? "the check could not be evaluated" : check.message;
+      return "      <error" + Attr("type", "InfrastructureError") +
+             Attr("message", Abbreviate(CheckName(check) + ": " + reason, kMaxMessageBytes)) + ">" +
+             XmlEscape(Detail(check)) + "</error>\n";
+    }
+    case Outcome::kInconclusive:
+      return "      <skipped" + Attr("message", "inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
+             "</skipped>\n";
+    case Outcome::kImproved:
+    case Outcome::kPassed: break;
+  }
+  return "";
+}
+
+std::string RunErrorDetail(const ScenarioResult& scenario) {
+  std::string text = scenario.error + "\n";
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.failure.empty()) continue;
+    text += "repetition " + std::to_string(rep.index) + " (exit status " + std::to_string(rep.exit_status) +
+            "): " + rep.failure + "\n";
+  }
+  return Abbreviate(text, kMaxDetailBytes);
+}
+
+// Testcase names must be unique per classname or tools merge them silently;
+// a suite may name two checks alike, so later ones get " #2", " #3".
+class UniqueNames {
+ public:
+  std::string Take(const std::string& wanted) {
+    std::string name = wanted;
+    for (int n = 2; !used_.insert(name).second; ++n) name = wanted + " #" + std::to_string(n);
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+std::string Testcase(const std::string& classname, const std::string& name, const std::string& body) {
+  return "    <testcase" + Attr("classname", classname) + Attr("name", name) + Attr("time", "0.000") + ">\n" +
+         body + "    </testcase>\n";
+}
+
+Properties ScenarioProperties(const RunResults& results, const ScenarioResult& scenario) {
+  const Environment& env = results.environment;
+  return {{"workload_kind", scenario.workload_kind},
+          {"repetitions", std::to_string(scenario.repetitions.size())},
+          {"kernel", env.kernel},
+          {"cpu_model", env.cpu_model},
+          {"cpu_count", std::to_string(env.cpu_count)},
+          {"perfgate_version", env.perfgate_version},
+          {"git_commit", env.git_commit}};
+}
+
+std::string Testsuite(const RunResults& results, const ScenarioResult& scenario) {
+  const std::string classname = "perfgate." + results.suite + "." + scenario.name;
+  UniqueNames names;
+  std::string cases;
+  if (!scenario.error.empty()) {
+    std::string message = Abbreviate(scenario.name + " failed to run: " + scenario.error, kMaxMessageBytes);
+    cases += Testcase(classname, names.Take("run"),
+                      "      <error" + Attr("type", "InfrastructureError") + Attr("message", message) + ">" +
+                          XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
+  }
+  for (const CheckResult& check : scenario.checks) {
+    cases += Testcase(classname, names.Take(CheckName(check)), PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check));
+  }
+
+  OutcomeCounts counts = CountOutcomes(scenario);
+  const std::string& timestamp = scenario.timestamp.empty() ? results.environment.timestamp : scenario.timestamp;
+  std::string xml = "  <testsuite" + Attr("name", classname) + Attr("tests", counts.total()) +
+                    Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
+                    Attr("skipped", counts.inconclusive) + Attr("time", Seconds(scenario.duration_s));
+  if (!timestamp.empty()) xml += Attr("timestamp", timestamp);
+  if (!results.environment.hostname.empty()) xml += Attr("hostname", results.environment.hostname);
+  xml += ">\n";
+  return xml + PropertiesElement(ScenarioProperties(results, scenario), "    ") + cases + "  </testsuite>\n";
+}
+
+}  // namespace
+
+std::string JUnitReporter::Render(const RunResults& results) const {
+  OutcomeCounts counts = CountOutcomes(results);
+  double seconds = 0;
+  for (const ScenarioResult& scenario : results.scenarios) seconds += scenario.duration_s;
+
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += "<testsuites" + Attr("name", "perfgate " + results.suite) + Attr("tests", counts.total()) +
+         Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
+         Attr("skipped", counts.inconclusive) + Attr("time", Seconds(seconds));
+  if (!results.environment.timestamp.empty()) xml += Attr("timestamp", results.environment.timestamp);
+  xml += ">\n";
+  for (const ScenarioResult& scenario : results.scenarios) xml += Testsuite(results, scenario);
+  return xml + "</testsuites>\n";
+}
+
+}  // namespace perfgate

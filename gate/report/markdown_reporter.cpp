@@ -1,0 +1,164 @@
+#include "report/markdown_reporter.h"
+
+#include <vector>
+
+#include "report/attribution.h"
+#include "report/escape.h"
+#include "report/format.h"
+#include "report/outcome.h"
+
+namespace perfgate {
+namespace {
+
+// A message in a list item or table cell; the full text is in the other reports.
+constexpr size_t kMaxCellBytes = 300;
+// Room kept for closing tags and the truncation note.
+constexpr size_t kTailReserve = 1024;
+
+std::string Cell(const std::string& text) { return MarkdownEscape(Abbreviate(text, kMaxCellBytes)); }
+
+// A Markdown document with a byte budget. Appends that would not leave room
+// for the tail are refused, so a truncated summary still closes its
+// <details> and says what it left out.
+class BoundedDocument {
+ public:
+  explicit BoundedDocument(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  bool Append(const std::string& text) {
+    if (text_.size() + text.size() + kTailReserve > max_bytes_) return false;
+    text_ += text;
+    return true;
+  }
+  // For the tail only: what kTailReserve was kept for.
+  void AppendTail(const std::string& text) {
+    if (text_.size() + text.size() <= max_bytes_) text_ += text;
+  }
+  std::string Take() { return std::move(text_); }
+
+ private:
+  size_t max_bytes_;
+  std::string text_;
+};
+
+const char* const kTableHeader =
+    "| Scenario | Check | Verdict | Baseline | Candidate | Change | CI | p | Threshold |\n"
+    "|---|---|---|--:|--:|--:|--:|--:|--:|\n";
+
+std::string CheckRow(const ScenarioResult& scenario, const CheckResult& check) {
+  auto p = check.p_adjusted ? check.p_adjusted : check.p_value;
+  std::string change = HasBaseline(check) && !check.candidate_values.empty() ? FormatPercent(check.change_pct) : "";
+  return "| " + Cell(scenario.name) + " | " + Cell(CheckName(check)) + " | " + ToString(OutcomeOf(check)) + " | " +
+         Cell(FormatBaseline(check)) + " | " + Cell(FormatCandidate(check)) + " | " + change + " | " +
+         FormatInterval(check.change_ci_low_pct, check.change_ci_high_pct) + " | " + FormatPValue(p) + " | " +
+         Cell(FormatThreshold(check)) + " |\n";
+}
+
+std::string RunErrorRow(const ScenarioResult& scenario) {
+  return "| " + Cell(scenario.name) + " | run | error |  |  |  |  |  |  |\n";
+}
+
+// Appends rows while they fit; returns how many did not.
+size_t AppendRows(BoundedDocument& doc, const std::vector<std::string>& rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!doc.Append(rows[i])) return rows.size() - i;
+  }
+  return 0;
+}
+
+std::string OmittedNote(size_t omitted) {
+  return "\n*" + std::to_string(omitted) +
+         " more lines not shown (summary size limit); every check is in results.json and report/index.html.*\n";
+}
+
+std::string Header(const RunResults& results) {
+  OutcomeCounts counts = CountOutcomes(results);
+  std::string text = "**perfgate: " + StatusWord(results) + "** \u2014 " + DescribeCounts(counts) + "\n\n";
+  text += "Suite " + Cell(results.suite) + ": " + std::to_string(results.scenarios.size()) + " scenarios, " +
+          std::to_string(counts.total()) + " checks";
+  if (!results.environment.git_commit.empty()) text += ", commit " + Cell(results.environment.git_commit);
+  if (results.baseline_environment && !results.baseline_environment->git_commit.empty()) {
+    text += " vs baseline " + Cell(results.baseline_environment->git_commit);
+  }
+  text += ".";
+  if (results.partial) text += " **The run was interrupted; results are partial.**";
+  return text + "\n\n";
+}
+
+std::vector<std::string> FindingRows(const std::vector<Finding>& findings) {
+  std::vector<std::string> rows;
+  for (const Finding& f : findings) {
+    rows.push_back(f.check ? CheckRow(*f.scenario, *f.check) : RunErrorRow(*f.scenario));
+  }
+  return rows;
+}
+
+std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
+  std::vector<std::string> items;
+  for (const Finding& f : findings) {
+    if (f.outcome != Outcome::kError) continue;
+    std::string where = Cell(f.scenario->name) + (f.check ? " / " + Cell(CheckName(*f.check)) : " failed to run");
+    const std::string& message = f.check ? f.check->message : f.scenario->error;
+    items.push_back("- " + where + ": " + Cell(message) + "\n");
+  }
+  return items;
+}
+
+// "- workload.wall_time +30.0%: sched.runq_latency.p99 +41.0%, syscalls.count +0.1%"
+std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
+  std::vector<std::string> items;
+  for (const Finding& f : findings) {
+    if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
+    std::vector<RelatedChange> related = RelatedChanges(*f.scenario, *f.check);
+    if (related.empty()) continue;
+    std::string item = "- " + Cell(f.scenario->name) + " / " + Cell(CheckName(*f.check));
+    if (HasBaseline(*f.check)) item += " " + FormatPercent(f.check->change_pct);
+    item += ":";
+    for (size_t i = 0; i < related.size(); ++i) {
+      item += (i ? ", " : " ") + Cell(CheckName(*related[i].check)) + " " + FormatPercent(related[i].change_pct);
+    }
+    items.push_back(item + "\n");
+  }
+  return items;
+}
+
+void AppendSection(BoundedDocument& doc, const std::string& title, const std::vector<std::string>& items,
+                   size_t& omitted) {
+  if (items.empty()) return;
+  if (!doc.Append(title)) {
+    omitted += items.size();
+    return;
+  }
+  omitted += AppendRows(doc, items);
+  doc.Append("\n");
+}
+
+}  // namespace
+
+std::string MarkdownReporter::Render(const RunResults& results) const {
+  BoundedDocument doc(max_bytes_);
+  doc.Append(Header(results));
+  size_t omitted = 0;
+
+  std::vector<Finding> findings = FindingsOf(results);
+  AppendSection(doc, kTableHeader, FindingRows(findings), omitted);
+  AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
+  AppendSection(doc, "**Largest other changes in the scenarios that regressed**\n\n", WhyItems(findings), omitted);
+
+  std::vector<std::string> all_rows;
+  for (const ScenarioResult& scenario : results.scenarios) {
+    if (!scenario.error.empty()) all_rows.push_back(RunErrorRow(scenario));
+    for (const CheckResult& check : scenario.checks) all_rows.push_back(CheckRow(scenario, check));
+  }
+  if (!all_rows.empty() &&
+      doc.Append("<details><summary>All " + std::to_string(all_rows.size()) + " checks</summary>\n\n" +
+                 kTableHeader)) {
+    omitted += AppendRows(doc, all_rows);
+    doc.AppendTail("\n</details>\n");
+  } else {
+    omitted += all_rows.size();
+  }
+  if (omitted > 0) doc.AppendTail(OmittedNote(omitted));
+  return doc.Take();
+}
+
+}  // namespace perfgate

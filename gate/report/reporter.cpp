@@ -1,0 +1,56 @@
+#include "report/reporter.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+#include "report/html_reporter.h"
+#include "report/json_reporter.h"
+#include "report/junit_reporter.h"
+#include "report/markdown_reporter.h"
+
+namespace perfgate {
+namespace {
+
+// mkdir -p with mode 0755 (std::filesystem would use 0777 & ~umask).
+void MakeDirectories(const std::filesystem::path& dir) {
+  std::filesystem::path partial;
+  for (const auto& part : dir) {
+    partial /= part;
+    if (::mkdir(partial.c_str(), 0755) == 0) continue;
+    int err = errno;
+    if (err == EEXIST && std::filesystem::is_directory(partial)) continue;
+    throw InfraError("cannot create directory " + partial.string() + ": " +
+                     (err == EEXIST ? "a file of that name exists" : std::strerror(err)));
+  }
+}
+
+}  // namespace
+
+void WriteReports(const RunResults& results, const std::string& out_dir) {
+  const std::filesystem::path out(out_dir);
+  MakeDirectories(out / "report");
+
+  struct Output {
+    std::filesystem::path path;
+    std::unique_ptr<Reporter> reporter;
+  };
+  Output outputs[] = {
+      {"results.json", std::make_unique<JsonReporter>()},
+      {"junit.xml", std::make_unique<JUnitReporter>()},
+      {"summary.md", std::make_unique<MarkdownReporter>()},
+      {std::filesystem::path("report") / "index.html", std::make_unique<HtmlReporter>()},
+  };
+  // The stylesheet first, so that index.html never links one not yet written.
+  WriteFileAtomic((out / "report" / "report.css").string(), HtmlReporter::Stylesheet());
+  for (const Output& output : outputs) {
+    WriteFileAtomic((out / output.path).string(), output.reporter->Render(results));
+  }
+}
+
+}  // namespace perfgate

@@ -1,0 +1,34 @@
+// Inline SVG charts for the HTML report. Styling is by presentation
+// attributes only (fill=, stroke=, ...): no style attributes, no <style>, no
+// script, so the charts render under a CSP of style-src 'self' and in an
+// XML parser. Text inside is escaped; tooltips are <title> elements.
+#pragma once
+
+#include <string>
+
+#include "metrics/log_linear_histogram.h"
+#include "metrics/results.h"
+#include "report/outcome.h"
+
+namespace perfgate {
+
+// Fill colour of an outcome, shared with report.css so charts and pills agree.
+std::string OutcomeColor(Outcome outcome);
+
+// Per-repetition values of a check as dots on one axis, baseline row above
+// candidate row, with a tick at each median. "" when there are no values.
+std::string StripPlotSvg(const CheckResult& check);
+
+// A budget check: the candidate's median as a bar, its repetitions as dots,
+// and the limit(s) as a dashed line. "" when there are no values.
+std::string BudgetBarSvg(const CheckResult& check);
+
+// Cumulative distribution of a histogram on a logarithmic value axis, with
+// p50, p90 and p99 marked. "" for an empty histogram.
+std::string CdfSvg(const LogLinearHistogram& histogram, const std::string& unit, const std::string& label);
+
+// A signed change as a small horizontal bar around a centre line; `scale_pct`
+// is the |change| that fills half the width.
+std::string ChangeBarSvg(double change_pct, double scale_pct, Outcome outcome);
+
+}  // namespace perfgate

@@ -1,0 +1,219 @@
+#include "run/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+
+namespace {
+
+constexpr size_t kStderrTail = 4096;
+constexpr double kKillGraceS = 2.0;
+
+long long MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+// Runs in the forked child: only async-signal-safe calls until exec.
+[[noreturn]] void ChildMain(int gate_rd, int status_wr, int out_wr, int err_wr, const std::vector<char*>& argv,
+                            const std::vector<char*>& envp, const char* cwd) {
+  setpgid(0, 0);
+  // Undo the parent's signal dispositions for the workload.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  dup2(out_wr, STDOUT_FILENO);
+  dup2(err_wr, STDERR_FILENO);
+  char go;
+  while (read(gate_rd, &go, 1) < 0 && errno == EINTR) {
+  }
+  if (cwd != nullptr && chdir(cwd) != 0) {
+    int err = errno;
+    (void)!write(status_wr, &err, sizeof err);
+    _exit(127);
+  }
+  execvpe(argv[0], argv.data(), envp.data());
+  int err = errno;
+  (void)!write(status_wr, &err, sizeof err);
+  _exit(127);
+}
+
+void Append(std::string& sink, const char* data, size_t n, size_t cap, uint64_t* dropped) {
+  size_t room = sink.size() < cap ? cap - sink.size() : 0;
+  size_t take = std::min(room, n);
+  sink.append(data, take);
+  if (dropped) *dropped += n - take;
+}
+
+// Drains what is readable now; returns false at EOF.
+bool Drain(int fd, ProcessOutcome& out, bool is_stdout) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      if (is_stdout) {
+        Append(out.stdout_text, buf, static_cast<size_t>(n), HeldProcess::kMaxCapturedOutput, &out.stdout_dropped);
+      } else {
+        out.stderr_tail.append(buf, static_cast<size_t>(n));
+        if (out.stderr_tail.size() > kStderrTail) out.stderr_tail.erase(0, out.stderr_tail.size() - kStderrTail);
+      }
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return true;  // EAGAIN: nothing more for now
+  }
+}
+
+}  // namespace
+
+HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                         const std::string& cwd) {
+  if (argv.empty()) throw InputError("workload: empty argv");
+  argv0_ = argv[0];
+  int gate[2], status[2], out[2], err[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) throw InfraError("workload: pipe failed: " + std::string(std::strerror(errno)));
+  if (pipe2(status, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    throw InfraError("workload: pipe failed: " + std::string(std::strerror(errno)));
+  }
+  // Build argv/envp before fork: the child may not allocate.
+  std::vector<std::string> env_strings;
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : env) merged[k] = v;
+  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
+  std::vector<char*> argv_c, envp_c;
+  for (const auto& a : argv) argv_c.push_back(const_cast<char*>(a.c_str()));
+  argv_c.push_back(nullptr);
+  for (auto& e : env_strings) envp_c.push_back(e.data());
+  envp_c.push_back(nullptr);
+
+  pid_ = fork();
+  if (pid_ < 0) throw InfraError("workload: fork failed: " + std::string(std::strerror(errno)));
+  if (pid_ == 0) {
+    ChildMain(gate[0], status[1], out[1], err[1], argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str());
+  }
+  // Also set the group from the parent so a kill before the child runs still reaches it.
+  setpgid(pid_, pid_);
+  close(gate[0]);
+  close(status[1]);
+  close(out[1]);
+  close(err[1]);
+  gate_fd_ = gate[1];
+  status_fd_ = status[0];
+  out_fd_ = out[0];
+  err_fd_ = err[0];
+  fcntl(out_fd_, F_SETFL, O_NONBLOCK);
+  fcntl(err_fd_, F_SETFL, O_NONBLOCK);
+  pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+}
+
+HeldProcess::~HeldProcess() {
+  if (pid_ > 0 && !reaped_) {
+    KillGroup(SIGKILL);
+    int st;
+    while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  CloseFd(gate_fd_);
+  CloseFd(status_fd_);
+  CloseFd(out_fd_);
+  CloseFd(err_fd_);
+  CloseFd(pidfd_);
+}
+
+void HeldProcess::KillGroup(int sig) {
+  if (pid_ > 0) {
+    kill(-pid_, sig);
+    if (!reaped_) kill(pid_, sig);
+  }
+}
+
+void HeldProcess::Release() {
+  start_ns_ = MonotonicNs();
+  CloseFd(gate_fd_);
+  int err = 0;
+  ssize_t n;
+  while ((n = read(status_fd_, &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  CloseFd(status_fd_);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    int st;
+    waitpid(pid_, &st, 0);
+    reaped_ = true;
+    throw InfraError("workload: cannot execute \"" + argv0_ + "\": " + std::strerror(err));
+  }
+}
+
+ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop) {
+  ProcessOutcome out;
+  const long long deadline = start_ns_ + static_cast<long long>(timeout_s * 1e9);
+  long long kill_at = 0;  // when SIGKILL follows the SIGTERM
+  bool out_open = true, err_open = true, exited = false;
+  while (!exited) {
+    pollfd fds[3] = {{pidfd_, POLLIN, 0}, {out_open ? out_fd_ : -1, POLLIN, 0}, {err_open ? err_fd_ : -1, POLLIN, 0}};
+    long long now = MonotonicNs();
+    long long next = kill_at ? kill_at : deadline;
+    int wait_ms = static_cast<int>(std::max(0LL, std::min((next - now) / 1000000 + 1, 200LL)));
+    int r = poll(fds, 3, pidfd_ >= 0 ? wait_ms : std::min(wait_ms, 10));
+    if (r < 0 && errno != EINTR) break;
+    if (fds[1].revents) out_open = Drain(out_fd_, out, true);
+    if (fds[2].revents) err_open = Drain(err_fd_, out, false);
+    if (stop != nullptr && stop->load() && !out.interrupted) {
+      out.interrupted = true;
+      KillGroup(SIGTERM);
+      kill_at = MonotonicNs() + static_cast<long long>(kKillGraceS * 1e9);
+    }
+    now = MonotonicNs();
+    if (!kill_at && now >= deadline) {
+      out.timed_out = true;
+      KillGroup(SIGTERM);
+      kill_at = now + static_cast<long long>(kKillGraceS * 1e9);
+    } else if (kill_at && now >= kill_at) {
+      KillGroup(SIGKILL);
+      kill_at = now + 3600LL * 1000000000LL;
+    }
+    int st = 0;
+    pid_t w = wait4(pid_, &st, WNOHANG, &out.usage);
+    if (w == pid_) {
+      exited = true;
+      reaped_ = true;
+      if (WIFSIGNALED(st)) out.term_signal = WTERMSIG(st);
+      else out.exit_code = WEXITSTATUS(st);
+    }
+  }
+  out.wall_s = static_cast<double>(MonotonicNs() - start_ns_) / 1e9;
+  // Children that outlive the workload would disturb the next repetition.
+  kill(-pid_, SIGKILL);
+  if (out_open) Drain(out_fd_, out, true);
+  if (err_open) Drain(err_fd_, out, false);
+  return out;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,64 @@
+// A workload process that is forked but held before exec until the parent has
+// registered it with the probes, so no event of the workload is missed. It runs
+// in its own process group, which the timeout and clean-up kill as a whole.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+struct ProcessOutcome {
+  int exit_code = -1;    // valid when !signaled
+  int term_signal = 0;   // signal that ended the process, 0 if it exited
+  bool timed_out = false;
+  bool interrupted = false;  // perfgate itself was asked to stop
+  double wall_s = 0;
+  ::rusage usage{};
+  std::string stdout_text;     // first kMaxCapturedOutput bytes
+  uint64_t stdout_dropped = 0; // bytes beyond that
+  std::string stderr_tail;     // last few KiB, for error messages
+  // Exit status as a shell reports it: code, or 128 + signal.
+  int status() const { return term_signal ? 128 + term_signal : exit_code; }
+  bool succeeded() const { return !timed_out && !interrupted && term_signal == 0 && exit_code == 0; }
+};
+
+class HeldProcess {
+ public:
+  static constexpr size_t kMaxCapturedOutput = 16u << 20;
+
+  // Forks; the child sets up cwd/env/process group and blocks until Release().
+  // Throws InfraError when the fork or pipes fail.
+  HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+              const std::string& cwd);
+  ~HeldProcess();
+  HeldProcess(const HeldProcess&) = delete;
+  HeldProcess& operator=(const HeldProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Lets the child exec. Throws InfraError (naming argv[0] and errno) when exec fails.
+  void Release();
+  // Waits for the exit, reading output, killing the process group at the
+  // timeout (SIGTERM, then SIGKILL after a grace period) or when *stop turns true.
+  ProcessOutcome Wait(double timeout_s, const std::atomic<bool>* stop);
+
+ private:
+  void KillGroup(int sig);
+
+  pid_t pid_ = -1;
+  int gate_fd_ = -1;    // write end: closing it releases the child
+  int status_fd_ = -1;  // read end of the CLOEXEC pipe that reports exec errors
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  int pidfd_ = -1;
+  bool reaped_ = false;
+  std::string argv0_;
+  long long start_ns_ = 0;
+};
+
+}  // namespace perfgate

@@ -1,0 +1,37 @@
+// Runs the scenarios of a suite: probes attached before the workload execs,
+// warm-up runs, then measured repetitions, each a fresh process.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/suite.h"
+#include "metrics/results.h"
+#include "probes/probe.h"
+
+namespace perfgate {
+
+struct RunOptions {
+  std::vector<std::string> scenarios;  // empty = all
+  std::optional<int> repetitions;      // overrides the suite
+  std::vector<AttachType> allowed_attach_types;
+  const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM
+  // Called after each scenario, e.g. to write partial results.
+  std::function<void(const RunResults&)> on_scenario_done;
+  bool quiet = false;
+};
+
+// Returns the measured run; check verdicts are filled in later by compare.
+// Scenario failures (probe attach, workload crash, timeout) are recorded in
+// ScenarioResult::error, and the run goes on with the next scenario.
+RunResults RunSuite(const Suite& suite, const RunOptions& options);
+
+// Metrics from the workload's rusage and wall time.
+void AddRusageMetrics(const ::rusage& usage, double wall_s, MetricSet& out);
+
+}  // namespace perfgate

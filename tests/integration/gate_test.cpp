@@ -1,0 +1,178 @@
+// The end-to-end gate, through the perfgate binary: A/A passes, a planted
+// slowdown and a budget fail, bad input and broken workloads get their exit
+// codes, and no BPF program outlives a run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "cli_harness.h"
+#include "privilege.h"
+
+namespace perfgate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSmokeSuite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/examples/smoke.json";
+
+// A suite with one command scenario; `checks` and `probes` are JSON arrays.
+std::string CommandSuite(const std::string& argv_json, const std::string& probes, const std::string& checks,
+                         double timeout_s = 30) {
+  return R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": )" + argv_json +
+         R"(}, "warmup": 0, "repetitions": 2, "timeout_s": )" + std::to_string(timeout_s) +
+         R"(, "probes": )" + probes + R"(, "checks": )" + checks + "}]}";
+}
+
+int CountOf(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+class GateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PERFGATE_REQUIRE_ROOT();
+    before_ = LoadedBpfPrograms();
+  }
+  void TearDown() override {
+    if (HasFatalFailure() || IsSkipped()) return;
+    EXPECT_EQ(LoadedBpfPrograms(), before_) << "a BPF program outlived perfgate";
+  }
+  ScratchDir dir_;
+  std::set<unsigned> before_;
+};
+
+TEST_F(GateTest, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
+  std::string baselines = dir_ / "baselines";
+  CliRun record = RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"});
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  ASSERT_TRUE(fs::exists(baselines + "/smoke/syscall-alloc-sleep.json"));
+
+  int passed = 0;
+  std::string failures;
+  for (int i = 0; i < 20; ++i) {
+    std::string out = dir_ / ("aa" + std::to_string(i));
+    CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"});
+    if (run.exit_code == 0) {
+      ++passed;
+      std::string junit = ReadFile(out + "/junit.xml");
+      EXPECT_EQ(CountOf(junit, "<failure"), 0) << junit;
+      EXPECT_EQ(CountOf(junit, "<error"), 0) << junit;
+    } else {
+      failures += run.output;
+    }
+  }
+  EXPECT_GE(passed, 19) << failures;
+}
+
+TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
+  std::string baselines = dir_ / "baselines";
+  ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
+  CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
+                      {"SMOKE_SLOWDOWN=1.3"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  std::string junit = ReadFile(dir_ / "slow/junit.xml");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(junit, m, std::regex("<failure[^>]*type=\"PerfRegression\"[^>]*>")) << junit;
+  std::string failure = m.str();
+  // The message names the metric, both values and the change.
+  EXPECT_NE(junit.find("workload.wall_time"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(junit, std::regex("<failure[^>]*message=\"[^\"]*workload.wall_time[^\"]*→[^\"]*\\+[0-9.]+ ?%")))
+      << junit;
+}
+
+TEST_F(GateTest, PageAllocationBudgetBelowObservedRateFails) {
+  std::string suite = dir_ / "budget.json";
+  WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "500"])",
+                                R"(["kmem"])", R"([{"metric": "mm.page_alloc", "statistic": "rate", "max": 1}])"));
+  CliRun run = RunCli({"run", suite, "--baseline-dir", dir_ / "b", "--out", dir_ / "o", "--quiet"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(ReadFile(dir_ / "o/junit.xml").find("BudgetExceeded"), std::string::npos);
+}
+
+TEST_F(GateTest, CorruptBaselineExitsTwoNamingFileAndPath) {
+  std::string baselines = dir_ / "baselines";
+  WriteFile(baselines + "/smoke/syscall-alloc-sleep.json",
+            R"({"schema_version": 1, "suite": "smoke", "scenario": {"name": "syscall-alloc-sleep",
+                "repetitions": [{"index": 0, "metrics": {"workload.wall_time": {"kind": "scalar", "value": "fast"}}}]}})");
+  CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "o"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("syscall-alloc-sleep.json"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("$.scenario.repetitions[0].metrics[\"workload.wall_time\"].value"), std::string::npos)
+      << run.output;
+}
+
+TEST_F(GateTest, UnknownProbeExitsTwoWithDidYouMean) {
+  std::string suite = dir_ / "bad.json";
+  WriteFile(suite, CommandSuite(R"(["/bin/true"])", R"(["runqlt"])", "[]"));
+  CliRun run = RunCli({"run", suite, "--out", dir_ / "o"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find(suite), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("$.scenarios[0].probes[0]"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("did you mean \"runqlat\""), std::string::npos) << run.output;
+}
+
+TEST_F(GateTest, CrashingWorkloadExitsThree) {
+  std::string suite = dir_ / "crash.json";
+  WriteFile(suite, CommandSuite(R"(["/bin/sh", "-c", "kill -SEGV $$"])", R"(["syscalls", "runqlat", "kmem"])",
+                                R"([{"metric": "workload.wall_time"}])"));
+  CliRun run = RunCli({"run", suite, "--out", dir_ / "o"});
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("signal 11"), std::string::npos) << run.output;
+  EXPECT_NE(ReadFile(dir_ / "o/junit.xml").find("<error"), std::string::npos);
+}
+
+TEST_F(GateTest, WorkloadPastItsTimeoutIsKilledAndExitsThree) {
+  std::string suite = dir_ / "hang.json";
+  // The child of the shell must die with it: the whole process group is killed.
+  WriteFile(suite, CommandSuite(R"(["/bin/sh", "-c", "sleep 30 & sleep 30"])", R"(["syscalls"])",
+                                R"([{"metric": "workload.wall_time"}])", 1.0));
+  auto start = std::chrono::steady_clock::now();
+  CliRun run = RunCli({"run", suite, "--out", dir_ / "o"});
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("timed out"), std::string::npos) << run.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+}
+
+TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
+  std::string baselines = dir_ / "baselines";
+  ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
+  CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
+                      {"SMOKE_SLOWDOWN=1.3"});
+  ASSERT_EQ(run.exit_code, 1) << run.output;
+  std::string junit = ReadFile(dir_ / "slow/junit.xml");
+  int failures = CountOf(junit, "<failure");
+  int skipped = CountOf(junit, "<skipped");
+  int errors = CountOf(junit, "<error");
+  int tests = CountOf(junit, "<testcase");
+  std::string script = dir_ / "read.py";
+  WriteFile(script,
+            "import sys\n"
+            "from junitparser import JUnitXml, Failure, Error, Skipped\n"
+            "xml = JUnitXml.fromfile(sys.argv[1])\n"
+            "t = f = e = s = 0\n"
+            "for suite in xml:\n"
+            "    for case in suite:\n"
+            "        t += 1\n"
+            "        for r in case.result:\n"
+            "            f += isinstance(r, Failure); e += isinstance(r, Error); s += isinstance(r, Skipped)\n"
+            "    assert suite.tests == len(list(suite)), (suite.tests, len(list(suite)))\n"
+            "    assert suite.failures == sum(1 for c in suite for r in c.result if isinstance(r, Failure))\n"
+            "print(t, f, e, s)\n");
+  std::string out_file = dir_ / "counts.txt";
+  int rc = std::system(("/usr/bin/python3 " + ShellQuote(script) + " " + ShellQuote(dir_ / "slow/junit.xml") + " > " +
+                        ShellQuote(out_file))
+                           .c_str());
+  ASSERT_EQ(rc, 0) << "junitparser could not read junit.xml (apt-get install python3-junitparser)";
+  EXPECT_EQ(ReadFile(out_file), std::to_string(tests) + " " + std::to_string(failures) + " " +
+                                    std::to_string(errors) + " " + std::to_string(skipped) + "\n");
+  EXPECT_GE(failures, 1);
+  // The HTML report is well-formed XML (XHTML-compatible).
+  rc = std::system(("xmllint --noout " + ShellQuote(dir_ / "slow/report/index.html")).c_str());
+  EXPECT_EQ(rc, 0);
+}
+
+}  // namespace
+}  // namespace perfgate::testing

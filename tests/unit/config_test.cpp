@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "config/suite.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+const SuiteVocabulary kVocab{{"runqlat", "syscalls", "kmem"}, {"command"}};
+const SuiteVariables kVars{"/suites", "/opt/perfgate"};
+
+Suite Parse(const std::string& text) { return ParseSuite(text, "s.json", kVocab, kVars); }
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    Parse(text);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << text;
+  return "";
+}
+
+TEST(Suite, ParsesScenarioWithCommentsProbesAndChecks) {
+  Suite s = Parse(R"(// a comment
+    {"name": "smoke", "scenarios": [{
+      "name": "a", /* block comment */
+      "workload": {"argv": ["${perfgate_dir}/pg-smoke", "--n", "${PG_TEST_UNSET_VAR:-7}"], "env": {"K": "v"}},
+      "warmup": 2, "repetitions": {"min": 5, "max": 12}, "timeout_s": 3.5,
+      "probes": ["runqlat", {"name": "kmem", "scope": "system"}],
+      "checks": [{"metric": "workload.wall_time", "max_regression_pct": 7},
+                 {"metric": "mm.page_alloc", "statistic": "rate", "max": 80000}]}]})");
+  ASSERT_EQ(s.scenarios.size(), 1u);
+  const auto& sc = s.scenarios[0];
+  EXPECT_EQ(sc.workload.argv, (std::vector<std::string>{"/opt/perfgate/pg-smoke", "--n", "7"}));
+  EXPECT_EQ(sc.workload.env.at("K"), "v");
+  EXPECT_EQ(sc.warmup, 2);
+  EXPECT_EQ(sc.repetitions_min, 5);
+  EXPECT_EQ(sc.repetitions_max, 12);
+  EXPECT_DOUBLE_EQ(sc.timeout_s, 3.5);
+  ASSERT_EQ(sc.probes.size(), 2u);
+  EXPECT_EQ(sc.probes[1].scope, "system");
+  ASSERT_EQ(sc.checks.size(), 2u);
+  EXPECT_EQ(sc.checks[0].type, CheckSpec::Type::kRegression);
+  EXPECT_DOUBLE_EQ(sc.checks[0].max_regression_pct, 7);
+  EXPECT_EQ(sc.checks[1].type, CheckSpec::Type::kBudget);
+  EXPECT_EQ(sc.checks[1].name, "mm.page_alloc.rate");
+  EXPECT_DOUBLE_EQ(*sc.checks[1].max, 80000);
+}
+
+TEST(Suite, UnknownKeyNamesPathAndSuggestsTheKnownOne) {
+  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitons": 3}]})");
+  EXPECT_NE(e.find("s.json: $.scenarios[0].repetitons: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean \"repetitions\""), std::string::npos) << e;
+}
+
+TEST(Suite, UnknownProbeSuggestsCatalogName) {
+  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "probes": ["syscals"]}]})");
+  EXPECT_NE(e.find("$.scenarios[0].probes[0]: unknown probe \"syscals\" (did you mean \"syscalls\"?)"), std::string::npos) << e;
+}
+
+TEST(Suite, WrongTypesAndRangesNameThePath) {
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "warmup": "2"}]})")
+                .find("$.scenarios[0].warmup: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitions": 1}]})")
+                .find("$.scenarios[0].repetitions: value 1 out of range"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": []}}]})").find("$.scenarios[0].workload.argv"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]},
+              "checks": [{"metric": "mm.page_alloc", "type": "budget"}]}]})")
+                .find("$.scenarios[0].checks[0]: a budget check needs"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]},
+              "checks": [{"metric": "workload.wall_time", "statistic": "p999"}]}]})")
+                .find("did you mean \"p99\""),
+            std::string::npos);
+}
+
+TEST(Suite, ScenarioNamesThatEscapeTheBaselineDirAreRefused) {
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "../etc", "workload": {"argv": ["t"]}}]})").find("$.scenarios[0].name"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "a/b", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}}]})").find("$.name"),
+            std::string::npos);
+}
+
+TEST(Suite, DuplicateScenarioAndTruncatedJsonAreErrors) {
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}},
+                                                   {"name": "a", "workload": {"argv": ["t"]}}]})")
+                .find("duplicate scenario name"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": )").find("s.json: invalid JSON"), std::string::npos);
+}
+
+TEST(Suite, UnsetVariableWithoutDefaultIsAnError) {
+  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["${PG_TEST_SURELY_UNSET}"]}}]})");
+  EXPECT_NE(e.find("$.scenarios[0].workload.argv[0]: variable \"PG_TEST_SURELY_UNSET\" is not set"), std::string::npos) << e;
+}
+
+TEST(ClosestMatch, OnlySuggestsPlausibleTypos) {
+  EXPECT_EQ(ClosestMatch("runqlt", {"runqlat", "kmem"}), "runqlat");
+  EXPECT_EQ(ClosestMatch("zzzzzz", {"runqlat", "kmem"}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace perfgate

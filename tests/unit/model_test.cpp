@@ -1,0 +1,131 @@
+// Results JSON, baselines and the command adapter's output parsing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "adapters/command.h"
+#include "baseline/store.h"
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+
+namespace perfgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+ScenarioResult SampleScenario() {
+  ScenarioResult s;
+  s.name = "scn";
+  s.workload_kind = "command";
+  for (int i = 0; i < 3; ++i) {
+    Repetition r;
+    r.index = i;
+    Metric wall{.name = "workload.wall_time", .kind = MetricKind::kScalar, .unit = "s", .value = 0.5 + i * 0.01};
+    Metric count{.name = "syscalls.count", .kind = MetricKind::kCounter, .unit = "count", .value = 1000, .duration_s = 0.5};
+    count.ops = 10;
+    Metric lat{.name = "sched.runq_latency", .kind = MetricKind::kHistogram, .unit = "ns"};
+    for (uint64_t v = 1; v < 100000; v = v * 3 + 1) lat.hist.Record(v);
+    r.metrics = {{wall.name, wall}, {count.name, count}, {lat.name, lat}};
+    s.repetitions.push_back(r);
+  }
+  return s;
+}
+
+TEST(ResultsJson, RoundTripsEveryMetricKind) {
+  RunResults r;
+  r.suite = "suite";
+  r.scenarios.push_back(SampleScenario());
+  r.environment.kernel = "6.1";
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  ASSERT_EQ(back.scenarios.size(), 1u);
+  const auto& m = back.scenarios[0].repetitions[2].metrics;
+  EXPECT_DOUBLE_EQ(m.at("workload.wall_time").value, 0.52);
+  EXPECT_DOUBLE_EQ(*StatisticValue(m.at("syscalls.count"), "per_op"), 100);
+  EXPECT_DOUBLE_EQ(*StatisticValue(m.at("syscalls.count"), "rate"), 2000);
+  EXPECT_EQ(m.at("sched.runq_latency").hist.buckets(),
+            r.scenarios[0].repetitions[2].metrics.at("sched.runq_latency").hist.buckets());
+  EXPECT_EQ(back.environment.kernel, "6.1");
+}
+
+TEST(ResultsJson, WrongSchemaVersionNamesFileAndPath) {
+  try {
+    ResultsFromJson(nlohmann::json{{"schema_version", 99}, {"suite", "s"}}, "r.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("r.json: $.schema_version: unsupported schema version 99"), std::string::npos);
+  }
+}
+
+TEST(Baseline, SerializationIsSortedAndRoundTrips) {
+  Baseline b{"suite", {}, SampleScenario()};
+  std::string text = SerializeBaseline(b);
+  EXPECT_LT(text.find("\"environment\""), text.find("\"scenario\""));
+  EXPECT_LT(text.find("\"scenario\""), text.find("\"schema_version\""));
+  Baseline back = ParseBaseline(text, "b.json");
+  EXPECT_EQ(back.scenario.repetitions.size(), 3u);
+  EXPECT_EQ(SerializeBaseline(back), text);
+}
+
+TEST(Baseline, CorruptFilesNameFileAndPath) {
+  auto err = [](const std::string& text) {
+    try {
+      ParseBaseline(text, "b.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(err("{\"schema_version\": 1, \"suite\": \"s\", \"scen").find("b.json: invalid JSON"), std::string::npos);
+  EXPECT_NE(err(R"({"schema_version": 2, "suite": "s", "scenario": {}})").find("$.schema_version"), std::string::npos);
+  EXPECT_NE(err(R"({"schema_version": 1, "suite": "s", "scenario": {"name": "x", "repetitions": [
+      {"metrics": {"m.x": {"kind": "histogram", "buckets": [[99999, 1]]}}}]}})")
+                .find("$.scenario.repetitions[0].metrics[\"m.x\"].buckets[0]"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"schema_version": 1, "suite": "s", "scenario": {"name": "x", "repetitions": []}})")
+                .find("needs repetitions"),
+            std::string::npos);
+}
+
+TEST(Baseline, PathRefusesTraversal) {
+  EXPECT_THROW(BaselinePath("baselines", "..", "x"), Error);
+  EXPECT_THROW(BaselinePath("baselines", "s", "../../etc/passwd"), Error);
+  EXPECT_EQ(BaselinePath("baselines", "s", "x"), "baselines/s/x.json");
+}
+
+TEST(Baseline, AtomicSaveLeavesNoTemporaryFiles) {
+  fs::path dir = fs::temp_directory_path() / ("pg-baseline-" + std::to_string(getpid()));
+  std::string file = BaselinePath(dir.string(), "s", "x");
+  SaveBaseline(file, {"s", {}, SampleScenario()});
+  SaveBaseline(file, {"s", {}, SampleScenario()});
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir / "s")) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1);
+  EXPECT_TRUE(LoadBaseline(file).has_value());
+  fs::remove_all(dir);
+}
+
+TEST(CommandOutput, ReadsMetricsAndOpsAndIgnoresOtherLines) {
+  WorkloadOutput out = ParseCommandJsonLines(
+      "hello\n{\"ops\": 250}\n{not json\n{\"metric\": \"app.latency\", \"value\": 1.5, \"unit\": \"ms\", \"better\": \"lower\"}\n",
+      "cmd");
+  EXPECT_EQ(out.ops, 250);
+  ASSERT_EQ(out.metrics.count("app.latency"), 1u);
+  EXPECT_DOUBLE_EQ(out.metrics["app.latency"].value, 1.5);
+  EXPECT_EQ(out.metrics["app.latency"].unit, "ms");
+}
+
+TEST(CommandOutput, MalformedMetricLineIsAnInfrastructureError) {
+  try {
+    ParseCommandJsonLines("{\"metric\": \"app.x\", \"value\": \"fast\"}\n", "cmd");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInfra);
+    EXPECT_NE(std::string(e.what()).find("cmd: line 1"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace perfgate
