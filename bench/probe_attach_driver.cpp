@@ -56,9 +56,8 @@ void PrintReport(const perfgate::ProbeReport& report, bool stats) {
   }
   if (stats) {
     double per_run = report.run_count ? static_cast<double>(report.run_time_ns) / report.run_count : 0;
-    std::fprintf(stderr, "bpf runs %llu, %.1f ns/run, misses %llu\n",
-                 static_cast<unsigned long long>(report.run_count), per_run,
-                 static_cast<unsigned long long>(report.drops));
+    std::fprintf(stderr, "bpf runs %llu, %.1f ns/run, misses %llu\n", static_cast<unsigned long long>(report.run_count),
+                 per_run, static_cast<unsigned long long>(report.drops));
   }
 }
 

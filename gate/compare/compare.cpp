@@ -204,8 +204,7 @@ BadSideChange ToBadSide(const CheckResult& check) {
     case Better::kHigher:
       return {-change, low ? std::optional<double>(-*low) : std::nullopt, change};
     case Better::kNone:
-      return {std::fabs(change), low && high ? std::optional<double>(std::max(*high, -*low)) : std::nullopt,
-              -HUGE_VAL};
+      return {std::fabs(change), low && high ? std::optional<double>(std::max(*high, -*low)) : std::nullopt, -HUGE_VAL};
   }
   return {};
 }
@@ -216,8 +215,20 @@ double PooledVariance(double cv_a, size_t n_a, double cv_b, size_t n_b) {
   return (cv_a * cv_a * (static_cast<double>(n_a) - 1) + cv_b * cv_b * (static_cast<double>(n_b) - 1)) / dof;
 }
 
-std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& scenario,
-                                       const ScenarioResult* baseline, double confidence) {
+// Interval of the relative change. Positive data (times, rates, latencies):
+// the Hodges–Lehmann interval of the log ratio — exact coverage, the inversion
+// of the rank test that gives p, and ~100x cheaper than resampling (the
+// bootstrap took ~0.4 ms per check at 30 + 30 repetitions). A repetition that
+// measured 0 makes logs impossible: percentile bootstrap of the median ratio.
+stats::RelativeChange ChangeInterval(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                                     double confidence) {
+  stats::RelativeChange shift = stats::RelativeShiftOfLogs(baseline, candidate, confidence);
+  if (!std::isnan(shift.change)) return shift;
+  return stats::RelativeChangeOfMedians(baseline, candidate, confidence);
+}
+
+std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& scenario, const ScenarioResult* baseline,
+                                       double confidence) {
   if (baseline == nullptr) {
     check.verdict = Verdict::kInconclusive;
     check.message = Subject(check) + ": no baseline for scenario " + scenario;
@@ -236,12 +247,12 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
                     " leaves a relative change undefined; use a budget check";
     return std::nullopt;
   }
-  const stats::RelativeChange change =
-      stats::RelativeChangeOfMedians(check.baseline_values, check.candidate_values, confidence);
-  check.change_pct = 100 * change.change;
-  if (change.low && change.high) {
-    check.change_ci_low_pct = 100 * *change.low;
-    check.change_ci_high_pct = 100 * *change.high;
+  // The point estimate is the ratio of the medians the message shows.
+  check.change_pct = 100 * (check.candidate_median / check.baseline_median - 1);
+  const stats::RelativeChange interval = ChangeInterval(check.baseline_values, check.candidate_values, confidence);
+  if (interval.low && interval.high) {
+    check.change_ci_low_pct = 100 * *interval.low;
+    check.change_ci_high_pct = 100 * *interval.high;
   }
 
   Evidence evidence;
@@ -263,10 +274,9 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
       evidence.p_worse = p(Alternative::kTwoSided);
       break;
   }
-  evidence.cv = std::sqrt(PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values),
-                                         check.baseline_values.size(),
-                                         stats::RobustCoefficientOfVariation(check.candidate_values),
-                                         check.candidate_values.size()));
+  evidence.cv = std::sqrt(
+      PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values), check.baseline_values.size(),
+                     stats::RobustCoefficientOfVariation(check.candidate_values), check.candidate_values.size()));
   return evidence;
 }
 
@@ -303,10 +313,9 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   // Per-check level of the first Holm / BH step; a two-sided test spends half on each side.
   double per_check_alpha = family.alpha / static_cast<double>(family.size);
   if (check.better == Better::kNone) per_check_alpha /= 2;
-  const double mde_pct =
-      100 * stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
-                                                   static_cast<int>(check.candidate_values.size()), evidence.cv,
-                                                   per_check_alpha);
+  const double mde_pct = 100 * stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
+                                                                      static_cast<int>(check.candidate_values.size()),
+                                                                      evidence.cv, per_check_alpha);
   if (std::isfinite(mde_pct)) check.min_detectable_pct = mde_pct;
 
   std::string tail;
@@ -341,8 +350,8 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
                " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
   }
   check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
-                  FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) +
-                  " %" + interval + "), p=" + FormatP(*check.p_value) + " (" + family.method + " " +
+                  FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) + " %" +
+                  interval + "), p=" + FormatP(*check.p_value) + " (" + family.method + " " +
                   FormatP(*check.p_adjusted) + ")" + tail;
 }
 

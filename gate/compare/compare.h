@@ -6,7 +6,10 @@
 // every change in the bad direction (lower-is-better: larger is worse;
 // higher-is-better: smaller is worse; no preferred direction: either way):
 //   d      = bad-direction change of the medians, candidate / baseline - 1
-//   d_max  = the worst end of its (1 - alpha) percentile bootstrap interval
+//   d_max  = the worst end of the (1 - alpha) interval of the relative change:
+//            Hodges–Lehmann interval of the log ratio (distribution-free,
+//            inverts the same rank test), or the percentile bootstrap of the
+//            median ratio when some repetition measured <= 0
 //   p_worse, p_better = one-sided Mann–Whitney p-values (two-sided p_worse
 //            when no direction is better), each adjusted across ALL
 //            regression checks of the run: Holm (family-wise error), or

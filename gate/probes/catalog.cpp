@@ -14,13 +14,14 @@ struct CatalogEntry {
 
 const std::vector<CatalogEntry>& Entries() {
   static const std::vector<CatalogEntry> entries = {
-      {{"runqlat", "run-queue latency: wakeup or preemption to running, per thread",
-        {"sched.runq_latency"}},
+      {{"runqlat", "run-queue latency: wakeup or preemption to running, per thread", {"sched.runq_latency"}},
        MakeRunQueueLatencyProbe},
-      {{"syscalls", "syscall count and latency (raw_syscalls sys_enter/sys_exit)",
+      {{"syscalls",
+        "syscall count and latency (raw_syscalls sys_enter/sys_exit)",
         {"syscalls.count", "syscalls.latency"}},
        MakeSyscallsProbe},
-      {{"kmem", "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc)",
+      {{"kmem",
+        "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc)",
         {"mm.page_alloc", "mm.kmalloc"}},
        MakeKernelMemoryProbe},
   };

@@ -180,7 +180,7 @@ Feature UprobeSupported() {
   attr.size = sizeof(attr);
   attr.type = static_cast<uint32_t>(type);
   attr.config1 = reinterpret_cast<uint64_t>("/proc/self/exe");  // uprobe_path
-  attr.config2 = offset;                                          // probe_offset
+  attr.config2 = offset;                                        // probe_offset
   return AttachToPerfEvent(Fd(PerfEventOpen(attr, getpid(), -1)), BPF_PROG_TYPE_KPROBE);
 }
 

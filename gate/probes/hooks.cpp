@@ -74,9 +74,8 @@ HookPlan::HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOp
   for (auto& spec : hooks) {
     Hook hook{std::move(spec), {}, {}};
     for (const auto& variant : hook.spec.variants) {
-      Feature feature = Allowed(variant.type, options)
-                            ? KernelSupports(variant, hook.spec)
-                            : Feature::No("not in the allowed attach types");
+      Feature feature = Allowed(variant.type, options) ? KernelSupports(variant, hook.spec)
+                                                       : Feature::No("not in the allowed attach types");
       if (feature.supported)
         hook.usable.push_back(variant);
       else

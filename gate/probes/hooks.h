@@ -23,8 +23,8 @@ struct HookVariant {
 };
 
 struct HookSpec {
-  std::string event;     // tracepoint name: "sched_switch"
-  std::string category;  // tracepoint category: "sched"
+  std::string event;                  // tracepoint name: "sched_switch"
+  std::string category;               // tracepoint category: "sched"
   std::vector<HookVariant> variants;  // fastest first
 };
 

@@ -2,10 +2,10 @@
 // repetition so that checks can gate on their rate.
 #include <memory>
 
+#include "kmem.skel.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/percpu.h"
-#include "kmem.skel.h"
 #include "stats.h"
 
 namespace perfgate {
@@ -36,8 +36,8 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
       total.kmem_cache_alloc += cpu.kmem_cache_alloc;
     }
     out["mm.page_alloc"] = Counter("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
-    out["mm.kmalloc"] = Counter("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc),
-                                duration_s);
+    out["mm.kmalloc"] =
+        Counter("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
   }
 
  protected:

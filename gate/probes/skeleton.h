@@ -44,7 +44,8 @@ class AttachedSkeleton {
       }
       return skel_->obj;
     };
-    LoadAndAttach(plan, open, [this] { DestroySkeleton(); }, links_);
+    LoadAndAttach(
+        plan, open, [this] { DestroySkeleton(); }, links_);
   }
 
   Skel* get() const { return skel_; }

@@ -1,4 +1,5 @@
 // syscalls.count and syscalls.latency from raw_syscalls sys_enter/sys_exit.
+#include <initializer_list>
 #include <memory>
 
 #include "probes/bpf_probe.h"
@@ -10,6 +11,20 @@
 
 namespace perfgate {
 namespace {
+
+// Task-local storage is the cheapest per-thread slot for the start time, but
+// older kernels do not offer its helpers to tracepoint programs.
+bool TaskStorageUsableFromTracepoints() {
+  static const bool usable = [] {
+    for (bpf_prog_type type : {BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_PROG_TYPE_TRACEPOINT}) {
+      if (libbpf_probe_bpf_helper(type, BPF_FUNC_task_storage_get, nullptr) != 1 ||
+          libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_task_btf, nullptr) != 1)
+        return false;
+    }
+    return true;
+  }();
+  return usable;
+}
 
 class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
  public:
@@ -43,6 +58,12 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   std::vector<HookSpec> Hooks() const override {
     return {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter"),
             TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit")};
+  }
+
+  void Configure(syscalls_bpf& skel) override {
+    skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
+    // The map left unused still gets created; keep it minimal.
+    if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
   }
 
  private:

@@ -85,14 +85,27 @@ std::string XmlEscape(std::string_view text) {
   out.reserve(text.size());
   ForEachXmlChar(text, [&](char32_t c) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       // A bare CR would be normalized to LF by any XML parser.
-      case '\r': out += "&#13;"; break;
-      default: AppendUtf8(out, c);
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        AppendUtf8(out, c);
     }
   });
   return out;
@@ -103,9 +116,14 @@ std::string XmlAttributeEscape(std::string_view text) {
   out.reserve(text.size());
   for (char ch : XmlEscape(text)) {
     switch (ch) {
-      case '\t': out += "&#9;"; break;
-      case '\n': out += "&#10;"; break;
-      default: out += ch;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -116,12 +134,20 @@ std::string MarkdownEscape(std::string_view text) {
   out.reserve(text.size());
   ForEachXmlChar(text, [&](char32_t c) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
       case '\n':
       case '\r':
-      case '\t': out += ' '; break;
+      case '\t':
+        out += ' ';
+        break;
       case '\\':
       case '|':
       case '`':
@@ -135,7 +161,8 @@ std::string MarkdownEscape(std::string_view text) {
         out += '\\';
         out += static_cast<char>(c);
         break;
-      default: AppendUtf8(out, c);
+      default:
+        AppendUtf8(out, c);
     }
   });
   return out;

@@ -114,9 +114,12 @@ std::string FormatThreshold(const CheckResult& check) {
   }
   double pct = spec.max_regression_pct;
   switch (check.better) {
-    case Better::kLower: return FormatPercent(pct);
-    case Better::kHigher: return FormatPercent(-pct);
-    case Better::kNone: return "\u00b1" + FormatPercent(pct).substr(1);
+    case Better::kLower:
+      return FormatPercent(pct);
+    case Better::kHigher:
+      return FormatPercent(-pct);
+    case Better::kNone:
+      return "\u00b1" + FormatPercent(pct).substr(1);
   }
   return "";
 }

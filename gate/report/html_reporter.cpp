@@ -93,9 +93,9 @@ std::string Banner(const RunResults& results) {
 
   html += "<ul class=\"counts\">";
   const std::pair<Outcome, int> tally[] = {
-      {Outcome::kRegressed, counts.regressed},       {Outcome::kOverBudget, counts.over_budget},
-      {Outcome::kError, counts.errors},              {Outcome::kInconclusive, counts.inconclusive},
-      {Outcome::kImproved, counts.improved},         {Outcome::kPassed, counts.passed}};
+      {Outcome::kRegressed, counts.regressed}, {Outcome::kOverBudget, counts.over_budget},
+      {Outcome::kError, counts.errors},        {Outcome::kInconclusive, counts.inconclusive},
+      {Outcome::kImproved, counts.improved},   {Outcome::kPassed, counts.passed}};
   for (const auto& [outcome, n] : tally) {
     html += "<li class=\"count " + Slug(outcome) + (n == 0 ? " zero" : "") + "\"><span class=\"n\">" +
             std::to_string(n) + "</span> " + ToString(outcome) + "</li>";
@@ -108,10 +108,9 @@ std::string FindingsSection(const std::vector<Finding>& findings) {
   if (findings.empty()) return html + "<p class=\"all-clear\">Every check passed.</p>\n</section>\n";
   html += "<table class=\"checks\">\n<thead><tr>" + Th("Scenario") + Th("Check") + Th("Verdict") +
           Th("Baseline", "num") + Th("Candidate", "num") + Th("Change [CI]", "num") + Th("p", "num") +
-          Th("Limit", "num") + "</tr></thead>\n<tbody>\n";
+          Th("Threshold", "num") + "</tr></thead>\n<tbody>\n";
   for (const Finding& f : findings) {
-    std::string scenario_link =
-        "<a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) + "</a>";
+    std::string scenario_link = "<a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) + "</a>";
     if (!f.check) {
       html += "<tr class=\"row-error\">" + Td(scenario_link) + Td("run", "name") + Td(Pill(Outcome::kError)) +
               "<td colspan=\"5\"></td></tr>\n" + MessageRow("failed to run: " + f.scenario->error, 8);
@@ -130,8 +129,14 @@ std::string FindingsSection(const std::vector<Finding>& findings) {
 // scenario that moved the most: the likely mechanism is among them.
 std::string WhySection(const std::vector<Finding>& findings) {
   std::string body;
+  size_t explained = 0, unexplained = 0;
   for (const Finding& f : findings) {
     if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
+    if (explained == kMaxExplainedFailures) {
+      ++unexplained;
+      continue;
+    }
+    ++explained;
     const CheckResult& failing = *f.check;
     body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) +
             "</a> \u00b7 " + Esc(CheckName(failing));
@@ -152,6 +157,9 @@ std::string WhySection(const std::vector<Finding>& findings) {
     body += "</tbody>\n</table>\n</div>\n";
   }
   if (body.empty()) return "";
+  if (unexplained > 0) {
+    body += "<p class=\"muted\">" + std::to_string(unexplained) + " more failing checks are not analysed here.</p>\n";
+  }
   return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"
          "<p class=\"muted\">Other checks of the same scenario, largest change first.</p>\n" +
          body + "</section>\n";
@@ -162,10 +170,11 @@ std::string WhySection(const std::vector<Finding>& findings) {
 std::string ScenarioMeta(const ScenarioResult& scenario) {
   size_t failed = std::count_if(scenario.repetitions.begin(), scenario.repetitions.end(),
                                 [](const Repetition& r) { return !r.failure.empty(); });
-  std::string meta = "workload " + scenario.workload_kind + " \u00b7 " +
-                     std::to_string(scenario.repetitions.size()) + " repetitions";
+  size_t reps = scenario.repetitions.size();
+  std::string meta = "workload " + scenario.workload_kind + " \u00b7 " + std::to_string(reps) +
+                     (reps == 1 ? " repetition" : " repetitions");
   if (failed > 0) meta += " (" + std::to_string(failed) + " failed)";
-  meta += " \u00b7 " + FormatQuantity(scenario.duration_s, "s");
+  if (scenario.duration_s > 0) meta += " \u00b7 " + FormatQuantity(scenario.duration_s, "s");
   if (!scenario.timestamp.empty()) meta += " \u00b7 " + scenario.timestamp;
   return "<p class=\"meta\">" + Esc(meta) + "</p>\n";
 }
@@ -174,8 +183,8 @@ std::string FailedRepetitions(const ScenarioResult& scenario) {
   std::string items;
   for (const Repetition& rep : scenario.repetitions) {
     if (rep.failure.empty()) continue;
-    items += "<li>repetition " + std::to_string(rep.index) + ", exit status " + std::to_string(rep.exit_status) +
-             ": " + Esc(Abbreviate(rep.failure, kMaxMessageBytes)) + "</li>\n";
+    items += "<li>repetition " + std::to_string(rep.index) + ", exit status " + std::to_string(rep.exit_status) + ": " +
+             Esc(Abbreviate(rep.failure, kMaxMessageBytes)) + "</li>\n";
   }
   return items.empty() ? "" : "<ul class=\"failures\">\n" + items + "</ul>\n";
 }
@@ -183,7 +192,7 @@ std::string FailedRepetitions(const ScenarioResult& scenario) {
 std::string ChecksTable(const ScenarioResult& scenario) {
   if (scenario.checks.empty()) return "<p class=\"muted\">No checks.</p>\n";
   std::string html = "<table class=\"checks\">\n<thead><tr>" + Th("Check") + Th("Verdict") + Th("Baseline", "num") +
-                     Th("Candidate", "num") + Th("Change [CI]", "num") + Th("p", "num") + Th("Limit", "num") +
+                     Th("Candidate", "num") + Th("Change [CI]", "num") + Th("p", "num") + Th("Threshold", "num") +
                      Th("Repetitions") + "</tr></thead>\n<tbody>\n";
   for (const CheckResult& c : scenario.checks) {
     Outcome outcome = OutcomeOf(c);
@@ -227,8 +236,8 @@ std::string Distributions(const ScenarioResult& scenario) {
                         FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
                         FormatQuantity(m.histogram.Max(), m.unit);
     figures += "<figure>\n<figcaption>" + Esc(caption) + "</figcaption>\n" +
-               CdfSvg(m.histogram, m.unit, "cumulative distribution of " + name) + "\n<p class=\"sub\">" +
-               Esc(stats) + "</p>\n</figure>\n";
+               CdfSvg(m.histogram, m.unit, "cumulative distribution of " + name) + "\n<p class=\"sub\">" + Esc(stats) +
+               "</p>\n</figure>\n";
   }
   if (figures.empty()) return "";
   return "<h3>Distributions</h3>\n<div class=\"figures\">\n" + figures + "</div>\n";
@@ -251,9 +260,8 @@ std::string ProbesTable(const ScenarioResult& scenario) {
                      Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("Drops", "num") +
                      "</tr></thead>\n<tbody>\n";
   for (const ProbeReport& p : scenario.probes) {
-    std::string per_event = p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) /
-                                                           static_cast<double>(p.run_count))
-                                            : "";
+    std::string per_event =
+        p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) / static_cast<double>(p.run_count)) : "";
     html += "<tr>" + Td(Esc(p.name), "name") + Td(Esc(p.scope)) + HooksCell(p) +
             Td(std::to_string(p.run_count), "num") + Td(per_event, "num") +
             Td(std::to_string(p.drops), p.drops > 0 ? "num warn" : "num") + "</tr>\n";
@@ -266,8 +274,8 @@ std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
   if (!scenario.error.empty()) worst = Outcome::kError;
   for (const CheckResult& c : scenario.checks) worst = std::min(worst, OutcomeOf(c));
 
-  std::string html = "<section class=\"card scenario\" id=\"" + ScenarioId(index) + "\">\n<h2>" +
-                     Esc(scenario.name) + " " + Pill(worst) + "</h2>\n" + ScenarioMeta(scenario);
+  std::string html = "<section class=\"card scenario\" id=\"" + ScenarioId(index) + "\">\n<h2>" + Esc(scenario.name) +
+                     " " + Pill(worst) + "</h2>\n" + ScenarioMeta(scenario);
   if (!scenario.error.empty()) {
     html += "<div class=\"error-box\"><strong>Failed to run:</strong> " +
             Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
@@ -283,7 +291,8 @@ std::string EnvironmentSection(const RunResults& results) {
   const Environment* base = results.baseline_environment ? &*results.baseline_environment : nullptr;
   auto row = [&](const char* label, const std::string& candidate, const std::string& baseline) {
     bool differs = base && candidate != baseline;
-    std::string html = std::string("<tr") + (differs ? " class=\"differs\"" : "") + ">" + Th(label) + Td(Esc(candidate));
+    std::string html =
+        std::string("<tr") + (differs ? " class=\"differs\"" : "") + ">" + Th(label) + Td(Esc(candidate));
     if (base) html += Td(Esc(baseline));
     return html + "</tr>\n";
   };
@@ -291,12 +300,9 @@ std::string EnvironmentSection(const RunResults& results) {
   if (base) html += "<thead><tr><td></td>" + Th("Candidate") + Th("Baseline") + "</tr></thead>\n";
   html += "<tbody>\n";
   const std::pair<const char*, std::string Environment::*> fields[] = {
-      {"Kernel", &Environment::kernel},
-      {"CPU", &Environment::cpu_model},
-      {"Host", &Environment::hostname},
-      {"perfgate", &Environment::perfgate_version},
-      {"Commit", &Environment::git_commit},
-      {"Time", &Environment::timestamp}};
+      {"Kernel", &Environment::kernel},     {"CPU", &Environment::cpu_model},
+      {"Host", &Environment::hostname},     {"perfgate", &Environment::perfgate_version},
+      {"Commit", &Environment::git_commit}, {"Time", &Environment::timestamp}};
   for (const auto& [label, member] : fields) html += row(label, env.*member, base ? base->*member : "");
   html += row("CPUs", std::to_string(env.cpu_count), base ? std::to_string(base->cpu_count) : "");
   html += row("Suite file", results.suite_file, results.suite_file);

@@ -117,7 +117,8 @@ thead th {
   white-space: nowrap;
 }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.name { overflow-wrap: anywhere; min-width: 12em; max-width: 32em; font-weight: 600; }
+/* break-word, not anywhere: a long name wraps only when it must, not mid-word by choice. */
+td.name { overflow-wrap: break-word; min-width: 14em; max-width: 32em; font-weight: 600; }
 td.name .sub { font-weight: 400; }
 td.chart { width: 290px; padding-top: 2px; padding-bottom: 2px; }
 td.bar { width: 130px; vertical-align: middle; }

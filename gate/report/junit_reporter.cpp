@@ -34,7 +34,7 @@ std::string Seconds(double s) {
 // Machine-readable number for properties: enough digits to round-trip what matters.
 std::string Raw(double value) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  std::snprintf(buffer, sizeof buffer, "%.10g", value);
   return buffer;
 }
 
@@ -77,7 +77,7 @@ Properties CheckProperties(const CheckResult& check) {
 std::string OneLineSummary(const CheckResult& check) {
   std::string line = CheckName(check) + ": " + FormatCandidate(check);
   if (HasBaseline(check)) line += " vs " + FormatBaseline(check) + " baseline, " + FormatChange(check);
-  line += ", limit " + FormatThreshold(check);
+  line += ", threshold " + FormatThreshold(check);
   std::string p = FormatPValue(check.p_adjusted ? check.p_adjusted : check.p_value);
   if (!p.empty()) line += ", p=" + p;
   if (check.verdict == Verdict::kInconclusive && check.min_detectable_pct) {
@@ -89,15 +89,15 @@ std::string OneLineSummary(const CheckResult& check) {
 std::string Detail(const CheckResult& check) {
   std::string text;
   if (!check.message.empty()) text += check.message + "\n";
-  text += "metric: " + check.spec.metric + " (" + check.statistic + ", " + check.unit + ", " +
-          ToString(check.better) + " is better)\n";
-  text += "verdict: " + ToString(OutcomeOf(check)) + "; limit " + FormatThreshold(check) + "\n";
+  text += "metric: " + check.spec.metric + " (" + check.statistic + ", " + check.unit + ", " + ToString(check.better) +
+          " is better)\n";
+  text += "verdict: " + ToString(OutcomeOf(check)) + "; threshold " + FormatThreshold(check) + "\n";
   if (HasBaseline(check)) {
-    text += "baseline: median " + Raw(check.baseline_median) + "; per repetition: " +
-            ValueList(check.baseline_values) + "\n";
+    text += "baseline: median " + Raw(check.baseline_median) + "; per repetition: " + ValueList(check.baseline_values) +
+            "\n";
   }
-  text += "candidate: median " + Raw(check.candidate_median) + "; per repetition: " +
-          ValueList(check.candidate_values) + "\n";
+  text += "candidate: median " + Raw(check.candidate_median) +
+          "; per repetition: " + ValueList(check.candidate_values) + "\n";
   if (HasBaseline(check)) text += "change: " + FormatChange(check) + "\n";
   if (check.p_value) text += "p: " + FormatPValue(check.p_value);
   if (check.p_adjusted) text += " (adjusted for all checks: " + FormatPValue(check.p_adjusted) + ")";
@@ -128,7 +128,8 @@ std::string CheckOutcomeElement(const CheckResult& check) {
       return "      <skipped" + Attr("message", "inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
              "</skipped>\n";
     case Outcome::kImproved:
-    case Outcome::kPassed: break;
+    case Outcome::kPassed:
+      break;
   }
   return "";
 }
@@ -158,8 +159,8 @@ class UniqueNames {
 };
 
 std::string Testcase(const std::string& classname, const std::string& name, const std::string& body) {
-  return "    <testcase" + Attr("classname", classname) + Attr("name", name) + Attr("time", "0.000") + ">\n" +
-         body + "    </testcase>\n";
+  return "    <testcase" + Attr("classname", classname) + Attr("name", name) + Attr("time", "0.000") + ">\n" + body +
+         "    </testcase>\n";
 }
 
 Properties ScenarioProperties(const RunResults& results, const ScenarioResult& scenario) {
@@ -184,7 +185,8 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
   for (const CheckResult& check : scenario.checks) {
-    cases += Testcase(classname, names.Take(CheckName(check)), PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check));
+    cases += Testcase(classname, names.Take(CheckName(check)),
+                      PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);

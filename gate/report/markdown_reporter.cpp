@@ -46,11 +46,12 @@ const char* const kTableHeader =
 
 std::string CheckRow(const ScenarioResult& scenario, const CheckResult& check) {
   auto p = check.p_adjusted ? check.p_adjusted : check.p_value;
-  std::string change = HasBaseline(check) && !check.candidate_values.empty() ? FormatPercent(check.change_pct) : "";
+  bool compared = HasBaseline(check) && !check.candidate_values.empty();
+  std::string change = compared ? FormatPercent(check.change_pct) : "";
+  std::string interval = compared ? FormatInterval(check.change_ci_low_pct, check.change_ci_high_pct) : "";
   return "| " + Cell(scenario.name) + " | " + Cell(CheckName(check)) + " | " + ToString(OutcomeOf(check)) + " | " +
-         Cell(FormatBaseline(check)) + " | " + Cell(FormatCandidate(check)) + " | " + change + " | " +
-         FormatInterval(check.change_ci_low_pct, check.change_ci_high_pct) + " | " + FormatPValue(p) + " | " +
-         Cell(FormatThreshold(check)) + " |\n";
+         Cell(FormatBaseline(check)) + " | " + Cell(FormatCandidate(check)) + " | " + change + " | " + interval +
+         " | " + FormatPValue(p) + " | " + Cell(FormatThreshold(check)) + " |\n";
 }
 
 std::string RunErrorRow(const ScenarioResult& scenario) {
@@ -76,7 +77,8 @@ std::string Header(const RunResults& results) {
   text += "Suite " + Cell(results.suite) + ": " + std::to_string(results.scenarios.size()) + " scenarios, " +
           std::to_string(counts.total()) + " checks";
   if (!results.environment.git_commit.empty()) text += ", commit " + Cell(results.environment.git_commit);
-  if (results.baseline_environment && !results.baseline_environment->git_commit.empty()) {
+  if (results.baseline_environment && !results.baseline_environment->git_commit.empty() &&
+      results.baseline_environment->git_commit != results.environment.git_commit) {
     text += " vs baseline " + Cell(results.baseline_environment->git_commit);
   }
   text += ".";
@@ -108,6 +110,7 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   std::vector<std::string> items;
   for (const Finding& f : findings) {
     if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
+    if (items.size() == kMaxExplainedFailures) break;
     std::vector<RelatedChange> related = RelatedChanges(*f.scenario, *f.check);
     if (related.empty()) continue;
     std::string item = "- " + Cell(f.scenario->name) + " / " + Cell(CheckName(*f.check));
@@ -150,8 +153,7 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
     for (const CheckResult& check : scenario.checks) all_rows.push_back(CheckRow(scenario, check));
   }
   if (!all_rows.empty() &&
-      doc.Append("<details><summary>All " + std::to_string(all_rows.size()) + " checks</summary>\n\n" +
-                 kTableHeader)) {
+      doc.Append("<details><summary>All " + std::to_string(all_rows.size()) + " checks</summary>\n\n" + kTableHeader)) {
     omitted += AppendRows(doc, all_rows);
     doc.AppendTail("\n</details>\n");
   } else {

@@ -6,10 +6,14 @@ namespace perfgate {
 
 Outcome OutcomeOf(const CheckResult& check) {
   switch (check.verdict) {
-    case Verdict::kPass: return Outcome::kPassed;
-    case Verdict::kImprovement: return Outcome::kImproved;
-    case Verdict::kInconclusive: return Outcome::kInconclusive;
-    case Verdict::kError: return Outcome::kError;
+    case Verdict::kPass:
+      return Outcome::kPassed;
+    case Verdict::kImprovement:
+      return Outcome::kImproved;
+    case Verdict::kInconclusive:
+      return Outcome::kInconclusive;
+    case Verdict::kError:
+      return Outcome::kError;
     case Verdict::kRegression:
       return check.spec.type == CheckSpec::Type::kBudget ? Outcome::kOverBudget : Outcome::kRegressed;
   }
@@ -18,24 +22,36 @@ Outcome OutcomeOf(const CheckResult& check) {
 
 std::string ToString(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kRegressed: return "regression";
-    case Outcome::kOverBudget: return "over budget";
-    case Outcome::kError: return "error";
-    case Outcome::kInconclusive: return "inconclusive";
-    case Outcome::kImproved: return "improvement";
-    case Outcome::kPassed: return "pass";
+    case Outcome::kRegressed:
+      return "regression";
+    case Outcome::kOverBudget:
+      return "over budget";
+    case Outcome::kError:
+      return "error";
+    case Outcome::kInconclusive:
+      return "inconclusive";
+    case Outcome::kImproved:
+      return "improvement";
+    case Outcome::kPassed:
+      return "pass";
   }
   return "error";
 }
 
 std::string Slug(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kRegressed: return "regressed";
-    case Outcome::kOverBudget: return "over-budget";
-    case Outcome::kError: return "error";
-    case Outcome::kInconclusive: return "inconclusive";
-    case Outcome::kImproved: return "improved";
-    case Outcome::kPassed: return "passed";
+    case Outcome::kRegressed:
+      return "regressed";
+    case Outcome::kOverBudget:
+      return "over-budget";
+    case Outcome::kError:
+      return "error";
+    case Outcome::kInconclusive:
+      return "inconclusive";
+    case Outcome::kImproved:
+      return "improved";
+    case Outcome::kPassed:
+      return "passed";
   }
   return "error";
 }
@@ -54,12 +70,24 @@ std::string CheckName(const CheckResult& check) {
 
 void OutcomeCounts::Add(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kRegressed: ++regressed; break;
-    case Outcome::kOverBudget: ++over_budget; break;
-    case Outcome::kError: ++errors; break;
-    case Outcome::kInconclusive: ++inconclusive; break;
-    case Outcome::kImproved: ++improved; break;
-    case Outcome::kPassed: ++passed; break;
+    case Outcome::kRegressed:
+      ++regressed;
+      break;
+    case Outcome::kOverBudget:
+      ++over_budget;
+      break;
+    case Outcome::kError:
+      ++errors;
+      break;
+    case Outcome::kInconclusive:
+      ++inconclusive;
+      break;
+    case Outcome::kImproved:
+      ++improved;
+      break;
+    case Outcome::kPassed:
+      ++passed;
+      break;
   }
 }
 
@@ -104,11 +132,15 @@ std::string DescribeCounts(const OutcomeCounts& c) {
 
 std::string StatusWord(const RunResults& results) {
   switch (OverallVerdict(results)) {
-    case Verdict::kError: return "ERROR";
-    case Verdict::kRegression: return "FAIL";
-    case Verdict::kInconclusive: return results.exit_code == 1 ? "FAIL" : "INCONCLUSIVE";
+    case Verdict::kError:
+      return "ERROR";
+    case Verdict::kRegression:
+      return "FAIL";
+    case Verdict::kInconclusive:
+      return results.exit_code == 1 ? "FAIL" : "INCONCLUSIVE";
     case Verdict::kPass:
-    case Verdict::kImprovement: break;
+    case Verdict::kImprovement:
+      break;
   }
   return results.partial ? "INCOMPLETE" : "PASS";
 }

@@ -107,9 +107,12 @@ std::string DotRow(const std::vector<double>& values, const LinearScale& x, doub
 std::optional<double> RegressionLimit(const CheckResult& check) {
   double pct = check.spec.max_regression_pct / 100.0;
   switch (check.better) {
-    case Better::kLower: return check.baseline_median * (1 + pct);
-    case Better::kHigher: return check.baseline_median * (1 - pct);
-    case Better::kNone: return std::nullopt;
+    case Better::kLower:
+      return check.baseline_median * (1 + pct);
+    case Better::kHigher:
+      return check.baseline_median * (1 - pct);
+    case Better::kNone:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -119,11 +122,16 @@ std::optional<double> RegressionLimit(const CheckResult& check) {
 std::string OutcomeColor(Outcome outcome) {
   switch (outcome) {
     case Outcome::kRegressed:
-    case Outcome::kOverBudget: return "#d13438";
-    case Outcome::kError: return "#6b7280";
-    case Outcome::kInconclusive: return "#b7791f";
-    case Outcome::kImproved: return "#107c41";
-    case Outcome::kPassed: return "#2563eb";
+    case Outcome::kOverBudget:
+      return "#d13438";
+    case Outcome::kError:
+      return "#6b7280";
+    case Outcome::kInconclusive:
+      return "#b7791f";
+    case Outcome::kImproved:
+      return "#107c41";
+    case Outcome::kPassed:
+      return "#2563eb";
   }
   return "#6b7280";
 }
@@ -145,8 +153,8 @@ std::string StripPlotSvg(const CheckResult& check) {
   svg += Line(kLeft, kBaseY, kRight, kBaseY, kGridColor) + Line(kLeft, kCandY, kRight, kCandY, kGridColor);
   if (limit) {
     svg += "<g>" + Line(x(*limit), 4, x(*limit), kCandY + 8, kLimitColor, 1, true) + "<title>" +
-           XmlEscape("limit: " + FormatQuantity(*limit, check.unit) + " (baseline median " +
-                     FormatThreshold(check) + ")") +
+           XmlEscape("limit: " + FormatQuantity(*limit, check.unit) + " (baseline median " + FormatThreshold(check) +
+                     ")") +
            "</title></g>";
   }
   if (HasBaseline(check)) {

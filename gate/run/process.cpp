@@ -32,8 +32,14 @@ void CloseFd(int& fd) {
 }
 
 // Runs in the forked child: only async-signal-safe calls until exec.
-[[noreturn]] void ChildMain(int gate_rd, int status_wr, int out_wr, int err_wr, const std::vector<char*>& argv,
-                            const std::vector<char*>& envp, const char* cwd) {
+[[noreturn]] void ChildMain(const int (&gate)[2], const int (&status)[2], const int (&out)[2], const int (&errp)[2],
+                            const std::vector<char*>& argv, const std::vector<char*>& envp, const char* cwd) {
+  // The parent's ends must go, or the gate never reads end-of-file.
+  close(gate[1]);
+  close(status[0]);
+  close(out[0]);
+  close(errp[0]);
+  const int gate_rd = gate[0], status_wr = status[1], out_wr = out[1], err_wr = errp[1];
   setpgid(0, 0);
   // Undo the parent's signal dispositions for the workload.
   signal(SIGINT, SIG_DFL);
@@ -117,7 +123,7 @@ HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<st
   pid_ = fork();
   if (pid_ < 0) throw InfraError("workload: fork failed: " + std::string(std::strerror(errno)));
   if (pid_ == 0) {
-    ChildMain(gate[0], status[1], out[1], err[1], argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str());
+    ChildMain(gate, status, out, err, argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str());
   }
   // Also set the group from the parent so a kill before the child runs still reaches it.
   setpgid(pid_, pid_);

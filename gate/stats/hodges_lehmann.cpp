@@ -5,16 +5,16 @@
 #include <cstdint>
 #include <limits>
 
+#include "stats/distributions.h"
 #include "stats/mann_whitney.h"
-#include "stats/normal.h"
 
 namespace perfgate::stats {
 
 namespace {
 
 struct CriticalRank {
-  int64_t k = 1;           // the interval is [D(k), D(mn + 1 - k)], 1-based order statistics
-  double confidence = 0;   // 1 - 2 P(U <= k - 1)
+  int64_t k = 1;          // the interval is [D(k), D(mn + 1 - k)], 1-based order statistics
+  double confidence = 0;  // 1 - 2 P(U <= k - 1)
 };
 
 // Largest k with P(U <= k - 1) <= (1 - confidence) / 2: the true shift lies
@@ -66,9 +66,8 @@ ShiftEstimate HodgesLehmannShift(const std::vector<double>& baseline, const std:
     for (double b : baseline) differences.push_back(c - b);
   }
   const auto count = static_cast<int64_t>(differences.size());
-  const CriticalRank rank = m <= kExactMaxSampleSize && n <= kExactMaxSampleSize
-                                ? ExactCriticalRank(m, n, confidence)
-                                : NormalCriticalRank(m, n, confidence);
+  const CriticalRank rank = m <= kExactMaxSampleSize && n <= kExactMaxSampleSize ? ExactCriticalRank(m, n, confidence)
+                                                                                 : NormalCriticalRank(m, n, confidence);
   ShiftEstimate shift;
   shift.confidence = rank.confidence;
   shift.low = OrderStatistic(differences, rank.k);

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <utility>
 
-#include "stats/normal.h"
+#include "stats/distributions.h"
 
 namespace perfgate::stats {
 
@@ -55,9 +55,12 @@ std::pair<double, double> ExactTails(int m, int n, double u) {
 double ExactPValue(int m, int n, double u, Alternative alternative) {
   const auto [greater, less] = ExactTails(m, n, u);
   switch (alternative) {
-    case Alternative::kCandidateGreater: return greater;
-    case Alternative::kCandidateLess: return less;
-    case Alternative::kTwoSided: return std::min(1.0, 2 * std::min(greater, less));
+    case Alternative::kCandidateGreater:
+      return greater;
+    case Alternative::kCandidateLess:
+      return less;
+    case Alternative::kTwoSided:
+      return std::min(1.0, 2 * std::min(greater, less));
   }
   return 1;
 }
@@ -72,9 +75,12 @@ double NormalPValue(int m, int n, double u, double tie_term, Alternative alterna
   // Continuity correction: U moves in steps of 1/2 (ties) or 1; half a step
   // towards the mean keeps small-sample p-values from being optimistic.
   switch (alternative) {
-    case Alternative::kCandidateGreater: return NormalSurvival((u - mean - 0.5) / sd);
-    case Alternative::kCandidateLess: return NormalCdf((u - mean + 0.5) / sd);
-    case Alternative::kTwoSided: return std::min(1.0, 2 * NormalSurvival((std::fabs(u - mean) - 0.5) / sd));
+    case Alternative::kCandidateGreater:
+      return NormalSurvival((u - mean - 0.5) / sd);
+    case Alternative::kCandidateLess:
+      return NormalCdf((u - mean + 0.5) / sd);
+    case Alternative::kTwoSided:
+      return std::min(1.0, 2 * NormalSurvival((std::fabs(u - mean) - 0.5) / sd));
   }
   return 1;
 }
@@ -105,6 +111,21 @@ std::vector<uint64_t> MannWhitneyUCounts(int m, int n) {
 double SmallestOneSidedPValue(int m, int n) {
   const double log_choose = std::lgamma(m + n + 1.0) - std::lgamma(m + 1.0) - std::lgamma(n + 1.0);
   return std::exp(-log_choose);
+}
+
+double ExactTestSize(int m, int n, double alpha) {
+  if (m > kExactMaxSampleSize || n > kExactMaxSampleSize) return alpha;
+  const std::vector<uint64_t> counts = MannWhitneyUCounts(m, n);
+  const auto total = static_cast<double>(std::accumulate(counts.begin(), counts.end(), uint64_t{0}));
+  double size = 0;
+  uint64_t upper_tail = 0;  // orderings with U >= u
+  for (size_t u = counts.size(); u-- > 0;) {
+    upper_tail += counts[u];
+    const double p = static_cast<double>(upper_tail) / total;
+    if (p > alpha) break;
+    size = p;
+  }
+  return size;
 }
 
 MannWhitneyResult MannWhitneyU(const std::vector<double>& baseline, const std::vector<double>& candidate,

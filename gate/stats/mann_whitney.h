@@ -41,4 +41,10 @@ std::vector<uint64_t> MannWhitneyUCounts(int m, int n);
 // The rank test cannot be significant below this, however large the change.
 double SmallestOneSidedPValue(int m, int n);
 
+// The actual size of the exact one-sided test at level alpha: the largest
+// p-value <= alpha it can produce (0 when none). The test is discrete, so this
+// can be well below alpha for small samples. Returns alpha for sizes above
+// kExactMaxSampleSize, where the distribution is effectively continuous.
+double ExactTestSize(int m, int n, double alpha);
+
 }  // namespace perfgate::stats

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "stats/descriptive.h"
+#include "stats/hodges_lehmann.h"
 
 namespace perfgate::stats {
 
@@ -77,7 +78,27 @@ std::vector<double> Sorted(std::vector<double> values) {
   return values;
 }
 
+std::optional<std::vector<double>> Logs(const std::vector<double>& values) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) {
+    if (!(v > 0)) return std::nullopt;
+    logs.push_back(std::log(v));
+  }
+  return logs;
+}
+
 }  // namespace
+
+RelativeChange RelativeShiftOfLogs(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                                   double confidence) {
+  const auto log_baseline = Logs(baseline), log_candidate = Logs(candidate);
+  if (!log_baseline || !log_candidate || baseline.empty() || candidate.empty()) {
+    return {std::numeric_limits<double>::quiet_NaN(), std::nullopt, std::nullopt};
+  }
+  const ShiftEstimate shift = HodgesLehmannShift(*log_baseline, *log_candidate, confidence);
+  return {std::expm1(shift.estimate), std::expm1(shift.low), std::expm1(shift.high)};
+}
 
 RelativeChange RelativeChangeOfMedians(const std::vector<double>& baseline, const std::vector<double>& candidate,
                                        double confidence, int resamples) {

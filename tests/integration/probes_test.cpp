@@ -1,0 +1,364 @@
+// The BPF probes against real workloads: a child process that waits on a pipe
+// until the probe is attached and reset, then makes syscalls, sleeps or
+// allocates. Each probe runs with every attach type this kernel supports.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "privilege.h"
+#include "metrics/error.h"
+#include "probes/features.h"
+#include "probes/probe.h"
+#include "probes/tracker.h"
+
+namespace perfgate {
+namespace {
+
+constexpr int kGetppidCalls = 20000;
+
+void CallGetppid(int times) {
+  for (int i = 0; i < times; ++i) syscall(SYS_getppid);
+}
+
+// A forked child that runs `work` only once released, so the test can track
+// it and reset the probe first.
+class HeldChild {
+ public:
+  explicit HeldChild(std::function<void()> work) {
+    if (pipe(gate_) != 0) throw std::runtime_error("pipe: " + std::string(strerror(errno)));
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(gate_[1]);
+      char byte;
+      while (read(gate_[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+      work();
+      _exit(0);
+    }
+    close(gate_[0]);
+  }
+  ~HeldChild() {
+    if (gate_[1] >= 0) close(gate_[1]);
+    if (pid_ > 0 && !reaped_) waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+  // Releases the child and waits for it; true when it exited cleanly.
+  bool RunToCompletion() {
+    close(gate_[1]);
+    gate_[1] = -1;
+    int status = 0;
+    reaped_ = waitpid(pid_, &status, 0) == pid_;
+    return reaped_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+
+ private:
+  int gate_[2] = {-1, -1};
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+std::set<uint32_t> LoadedProgramIds() {
+  std::set<uint32_t> ids;
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) ids.insert(id);
+  return ids;
+}
+
+// Program ids in `after` but not in `before`, waiting briefly for the kernel
+// to release programs whose last reference was just dropped.
+std::set<uint32_t> NewProgramIds(const std::set<uint32_t>& before) {
+  std::set<uint32_t> added;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    added.clear();
+    for (uint32_t id : LoadedProgramIds())
+      if (!before.count(id)) added.insert(id);
+    if (added.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return added;
+}
+
+std::vector<AttachType> TestedAttachTypes() {
+  return {AttachType::kTpBtf, AttachType::kRawTp, AttachType::kTracepoint};
+}
+
+std::string AttachTypeName(const ::testing::TestParamInfo<AttachType>& info) { return ToString(info.param); }
+
+// Runs one probe, forced to one attach type, around a held child's work.
+class ProbeRun : public ::testing::TestWithParam<AttachType> {
+ protected:
+  void SkipUnlessKernelSupports() {
+    if (GetParam() == AttachType::kTpBtf && !TpBtfSupported().supported)
+      GTEST_SKIP() << "tp_btf: " << TpBtfSupported().reason;
+  }
+
+  ProbeOptions Options(ProbeScope scope) const {
+    ProbeOptions options;
+    options.scope = scope;
+    options.allowed_attach_types = {GetParam()};
+    return options;
+  }
+
+  // Attaches `probe_name` (and the tracker in workload scope), runs `work` in
+  // a held child and returns the probe's metrics.
+  MetricSet Measure(const std::string& probe_name, ProbeScope scope, std::function<void()> work) {
+    auto probe = CreateProbe(probe_name);
+    EXPECT_NE(probe, nullptr);
+    if (!probe) return {};
+    WorkloadTracker tracker;
+    tracker.Attach(Options(scope));
+    probe->Attach(Options(scope), &tracker);
+    for (const auto& hook : probe->Report().hooks) EXPECT_EQ(hook.attach_type, ToString(GetParam())) << hook.hook;
+
+    HeldChild child(std::move(work));
+    if (scope == ProbeScope::kWorkload) tracker.Track(child.pid());
+    probe->Reset();
+    auto begin = std::chrono::steady_clock::now();
+    EXPECT_TRUE(child.RunToCompletion());
+    MetricSet metrics;
+    probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
+    report_ = probe->Report();
+    return metrics;
+  }
+
+  ProbeReport report_;
+};
+
+class SyscallsProbe : public ProbeRun {};
+
+TEST_P(SyscallsProbe, CountsEveryGetppidOfTrackedChild) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] { CallGetppid(kGetppidCalls); });
+  const Metric& count = metrics.at("syscalls.count");
+  EXPECT_GE(count.value, kGetppidCalls);
+  // The child's own few other syscalls, and nothing of the untracked rest.
+  EXPECT_LT(count.value, kGetppidCalls + 200);
+  EXPECT_GT(count.duration_s, 0);
+  EXPECT_EQ(count.unit, "count");
+  EXPECT_GE(metrics.at("syscalls.latency").hist.count(), static_cast<uint64_t>(kGetppidCalls));
+}
+
+TEST_P(SyscallsProbe, FollowsAGrandchildForkedByTheWorkload) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] {
+    pid_t grandchild = fork();
+    if (grandchild == 0) {
+      CallGetppid(kGetppidCalls);
+      _exit(0);
+    }
+    waitpid(grandchild, nullptr, 0);
+  });
+  EXPECT_GE(metrics.at("syscalls.count").value, kGetppidCalls);
+}
+
+TEST_P(SyscallsProbe, IgnoresUntrackedProcessesInWorkloadScope) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  // The tracked child idles while this (untracked) process makes syscalls.
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] {});
+  CallGetppid(kGetppidCalls);
+  EXPECT_LT(metrics.at("syscalls.count").value, 200);
+}
+
+TEST_P(SyscallsProbe, SystemScopeCountsUntrackedProcesses) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("syscalls", ProbeScope::kSystem, [] { CallGetppid(kGetppidCalls); });
+  EXPECT_GE(metrics.at("syscalls.count").value, kGetppidCalls);
+}
+
+INSTANTIATE_TEST_SUITE_P(AttachTypes, SyscallsProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+
+class RunqlatProbe : public ProbeRun {};
+
+void SleepRepeatedly() {
+  for (int i = 0; i < 50; ++i) std::this_thread::sleep_for(std::chrono::microseconds(500));
+}
+
+TEST_P(RunqlatProbe, RecordsRunQueueWaitOfTrackedChildAfterSleeps) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("runqlat", ProbeScope::kWorkload, SleepRepeatedly);
+  const Metric& latency = metrics.at("sched.runq_latency");
+  // Every wakeup from a sleep is one sample; some may be lost to map churn.
+  EXPECT_GE(latency.hist.count(), 25u);
+  EXPECT_LT(latency.hist.count(), 1000u);
+  EXPECT_EQ(latency.unit, "ns");
+  EXPECT_GT(latency.hist.Quantile(0.5), 0);
+}
+
+TEST_P(RunqlatProbe, SystemScopeSeesOtherThreads) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("runqlat", ProbeScope::kSystem, SleepRepeatedly);
+  EXPECT_GE(metrics.at("sched.runq_latency").hist.count(), 25u);
+}
+
+INSTANTIATE_TEST_SUITE_P(AttachTypes, RunqlatProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+
+class KmemProbe : public ProbeRun {};
+
+constexpr size_t kTouchedBytes = 64u << 20;
+
+void TouchFreshMemory() {
+  void* memory = mmap(nullptr, kTouchedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) _exit(1);
+  for (size_t offset = 0; offset < kTouchedBytes; offset += 4096) static_cast<volatile char*>(memory)[offset] = 1;
+  munmap(memory, kTouchedBytes);
+}
+
+TEST_P(KmemProbe, CountsPagesOfFreshMemoryTouchedByTrackedChild) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchFreshMemory);
+  const Metric& pages = metrics.at("mm.page_alloc");
+  // 64 MiB is 16384 pages of 4 KiB, however they are grouped into orders.
+  EXPECT_GE(pages.value, 16384 * 0.9);
+  EXPECT_EQ(pages.unit, "pages");
+  EXPECT_GT(metrics.at("mm.kmalloc").value, 0);
+}
+
+TEST_P(KmemProbe, SystemScopeCountsAllocationsToo) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("kmem", ProbeScope::kSystem, TouchFreshMemory);
+  EXPECT_GE(metrics.at("mm.page_alloc").value, 16384 * 0.9);
+  EXPECT_GT(metrics.at("mm.kmalloc").value, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AttachTypes, KmemProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+
+class ProbeLifetime : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ProbeLifetime, DetachUnloadsEveryProgram) {
+  PERFGATE_REQUIRE_ROOT();
+  std::set<uint32_t> before = LoadedProgramIds();
+  {
+    WorkloadTracker tracker;
+    tracker.Attach({});
+    auto probe = CreateProbe(GetParam());
+    ASSERT_NE(probe, nullptr);
+    probe->Attach({}, &tracker);
+    EXPECT_GT(probe->Report().hooks.size(), 0u);
+    probe->Detach();
+    probe->Detach();              // twice is fine
+    probe->Attach({}, &tracker);  // the destructor must clean this one up
+  }
+  EXPECT_EQ(NewProgramIds(before), std::set<uint32_t>{});
+}
+
+TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
+  PERFGATE_REQUIRE_ROOT();
+  BpfStatsEnabler stats;
+  if (!stats.enabled()) GTEST_SKIP() << stats.reason();
+  auto probe = CreateProbe(GetParam());
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  probe->Attach(options, nullptr);
+  CallGetppid(1000);
+  TouchFreshMemory();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ProbeReport report = probe->Report();
+  EXPECT_EQ(report.scope, "system");
+  EXPECT_GT(report.run_count, 0u);
+  EXPECT_GT(report.run_time_ns, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, ProbeLifetime, ::testing::Values("runqlat", "syscalls", "kmem"));
+
+TEST(ProbeAttach, DisallowedAttachTypesAreReportedAsRejected) {
+  PERFGATE_REQUIRE_ROOT();
+  auto probe = CreateProbe("syscalls");
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  options.allowed_attach_types = {AttachType::kTracepoint};
+  probe->Attach(options, nullptr);
+  for (const auto& hook : probe->Report().hooks) {
+    EXPECT_EQ(hook.attach_type, "tracepoint");
+    EXPECT_EQ(hook.target, "raw_syscalls:" + hook.hook);
+    ASSERT_EQ(hook.rejected.size(), 2u);
+    EXPECT_EQ(hook.rejected[0], "tp_btf: not in the allowed attach types");
+  }
+}
+
+TEST(ProbeAttach, NoUsableAttachTypeIsAnInfraErrorNamingProbeAndHook) {
+  PERFGATE_REQUIRE_ROOT();
+  auto probe = CreateProbe("runqlat");
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  options.allowed_attach_types = {AttachType::kUprobe};
+  try {
+    probe->Attach(options, nullptr);
+    FAIL() << "attached without an allowed attach type";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInfra);
+    EXPECT_NE(std::string(e.what()).find("probe runqlat, hook sched_wakeup"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProbeAttach, WorkloadScopeWithoutTrackerIsAnInfraError) {
+  PERFGATE_REQUIRE_ROOT();
+  auto probe = CreateProbe("kmem");
+  EXPECT_THROW(probe->Attach({}, nullptr), Error);
+}
+
+TEST(WorkloadTracker, ForgetsExitedThreadsAndClears) {
+  PERFGATE_REQUIRE_ROOT();
+  WorkloadTracker tracker;
+  tracker.Attach({});
+  {
+    HeldChild child([] {
+      std::thread worker([] { CallGetppid(10); });
+      worker.join();
+    });
+    tracker.Track(child.pid());
+    EXPECT_EQ(tracker.TrackedCount(), 1u);
+    EXPECT_TRUE(child.RunToCompletion());
+  }
+  // The child and its thread left the map when they exited.
+  EXPECT_EQ(tracker.TrackedCount(), 0u);
+  tracker.Track(getpid());
+  EXPECT_GE(tracker.TrackedCount(), 1u);
+  tracker.Clear();
+  EXPECT_EQ(tracker.TrackedCount(), 0u);
+}
+
+TEST(ProbeCatalog, EveryEntryCanBeCreated) {
+  for (const auto& info : ProbeCatalog()) {
+    EXPECT_NE(CreateProbe(info.name), nullptr) << info.name;
+    EXPECT_FALSE(info.metrics.empty()) << info.name;
+  }
+  EXPECT_EQ(CreateProbe("no-such-probe"), nullptr);
+}
+
+TEST(AttachSupportTable, ListsEveryAttachTypeAndExplainsRefusals) {
+  PERFGATE_REQUIRE_ROOT();
+  std::set<uint32_t> before = LoadedProgramIds();
+  auto support = ProbeAttachSupport();
+  EXPECT_EQ(support.size(), 7u);
+  for (const auto& row : support) {
+    if (!row.supported) {
+      EXPECT_FALSE(row.reason.empty()) << ToString(row.type);
+    }
+    if (row.type == AttachType::kRawTp || row.type == AttachType::kTracepoint) {
+      EXPECT_TRUE(row.supported) << ToString(row.type) << ": " << row.reason;
+    }
+  }
+  EXPECT_EQ(NewProgramIds(before), std::set<uint32_t>{});
+}
+
+}  // namespace
+}  // namespace perfgate

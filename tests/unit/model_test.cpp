@@ -14,6 +14,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+Metric MakeMetric(const std::string& name, MetricKind kind, const std::string& unit, double value) {
+  Metric m;
+  m.name = name;
+  m.kind = kind;
+  m.unit = unit;
+  m.value = value;
+  return m;
+}
+
 ScenarioResult SampleScenario() {
   ScenarioResult s;
   s.name = "scn";
@@ -21,10 +30,11 @@ ScenarioResult SampleScenario() {
   for (int i = 0; i < 3; ++i) {
     Repetition r;
     r.index = i;
-    Metric wall{.name = "workload.wall_time", .kind = MetricKind::kScalar, .unit = "s", .value = 0.5 + i * 0.01};
-    Metric count{.name = "syscalls.count", .kind = MetricKind::kCounter, .unit = "count", .value = 1000, .duration_s = 0.5};
+    Metric wall = MakeMetric("workload.wall_time", MetricKind::kScalar, "s", 0.5 + i * 0.01);
+    Metric count = MakeMetric("syscalls.count", MetricKind::kCounter, "count", 1000);
+    count.duration_s = 0.5;
     count.ops = 10;
-    Metric lat{.name = "sched.runq_latency", .kind = MetricKind::kHistogram, .unit = "ns"};
+    Metric lat = MakeMetric("sched.runq_latency", MetricKind::kHistogram, "ns", 0);
     for (uint64_t v = 1; v < 100000; v = v * 3 + 1) lat.hist.Record(v);
     r.metrics = {{wall.name, wall}, {count.name, count}, {lat.name, lat}};
     s.repetitions.push_back(r);

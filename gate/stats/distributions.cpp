@@ -1,4 +1,4 @@
-#include "stats/normal.h"
+#include "stats/distributions.h"
 
 #include <cmath>
 #include <limits>
@@ -14,10 +14,10 @@ double NormalQuantile(double p) {
   if (!(p > 0)) return -std::numeric_limits<double>::infinity();
   if (!(p < 1)) return std::numeric_limits<double>::infinity();
   // Acklam's rational approximation (relative error < 1.2e-9) ...
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01,  -1.328068155288572e+01};
+                                 6.680131188771972e+01, -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -42,6 +42,15 @@ double NormalQuantile(double p) {
   const double error = NormalCdf(x) - p;
   const double u = error * std::sqrt(2 * std::numbers::pi) * std::exp(x * x / 2);
   return x - u / (1 + x * u / 2);
+}
+
+double StudentTQuantile(double p, double dof) {
+  const double z = NormalQuantile(p);
+  const double z2 = z * z;
+  const double g1 = (z2 + 1) * z / 4;
+  const double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+  const double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+  return z + g1 / dof + g2 / (dof * dof) + g3 / (dof * dof * dof);
 }
 
 }  // namespace perfgate::stats

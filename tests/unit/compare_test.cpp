@@ -1,0 +1,481 @@
+// Verdicts of gate/compare on synthetic runs: known answers for the message and
+// the rules, and seeded simulations for the error rates the design promises.
+#include "compare/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+namespace {
+
+class Sampler {
+ public:
+  explicit Sampler(uint64_t seed) : engine_(seed) {}
+  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  double Normal() {
+    const double u = 1 - Uniform();
+    return std::sqrt(-2 * std::log(u)) * std::cos(2 * 3.141592653589793 * Uniform());
+  }
+  // Lognormal around `median`, coefficient of variation ~cv.
+  double LogNormal(double median, double cv) { return median * std::exp(cv * Normal()); }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+Metric Scalar(const std::string& name, double value, Better better = Better::kLower, const std::string& unit = "s") {
+  Metric m;
+  m.name = name;
+  m.kind = MetricKind::kScalar;
+  m.unit = unit;
+  m.better = better;
+  m.value = value;
+  return m;
+}
+
+CheckSpec Regression(const std::string& metric, double max_regression_pct = 10) {
+  CheckSpec spec;
+  spec.type = CheckSpec::Type::kRegression;
+  spec.metric = metric;
+  spec.max_regression_pct = max_regression_pct;
+  spec.name = metric;
+  return spec;
+}
+
+CheckSpec Budget(const std::string& metric, const std::string& statistic, std::optional<double> max,
+                 std::optional<double> min = std::nullopt) {
+  CheckSpec spec;
+  spec.type = CheckSpec::Type::kBudget;
+  spec.metric = metric;
+  spec.statistic = statistic;
+  spec.max = max;
+  spec.min = min;
+  spec.name = metric + "." + statistic;
+  return spec;
+}
+
+CheckResult CheckFor(CheckSpec spec) {
+  CheckResult check;
+  check.spec = std::move(spec);
+  return check;
+}
+
+// A scenario whose repetitions carry one scalar metric "m<i>" per entry of
+// `medians`, drawn lognormally, and (optionally) one regression check each.
+ScenarioResult SyntheticScenario(const std::string& name, const std::vector<double>& medians, int reps, double cv,
+                                 Sampler& sampler, double threshold_pct = 10) {
+  ScenarioResult scenario;
+  scenario.name = name;
+  for (int r = 0; r < reps; ++r) {
+    Repetition rep;
+    rep.index = r;
+    for (size_t i = 0; i < medians.size(); ++i) {
+      const std::string metric = "m" + std::to_string(i);
+      rep.metrics[metric] = Scalar(metric, sampler.LogNormal(medians[i], cv));
+    }
+    scenario.repetitions.push_back(std::move(rep));
+  }
+  for (size_t i = 0; i < medians.size(); ++i) {
+    scenario.checks.push_back(CheckFor(Regression("m" + std::to_string(i), threshold_pct)));
+  }
+  return scenario;
+}
+
+ScenarioResult FixedScenario(const std::string& name, const std::string& metric, const std::vector<double>& values,
+                             Better better = Better::kLower, const std::string& unit = "s") {
+  ScenarioResult scenario;
+  scenario.name = name;
+  for (size_t r = 0; r < values.size(); ++r) {
+    Repetition rep;
+    rep.index = static_cast<int>(r);
+    rep.metrics[metric] = Scalar(metric, values[r], better, unit);
+    scenario.repetitions.push_back(std::move(rep));
+  }
+  return scenario;
+}
+
+struct Outcome {
+  int regressions = 0, improvements = 0, passes = 0, inconclusive = 0, errors = 0;
+};
+
+Outcome Count(const RunResults& run) {
+  Outcome o;
+  for (const auto& s : run.scenarios) {
+    for (const auto& c : s.checks) {
+      o.regressions += c.verdict == Verdict::kRegression;
+      o.improvements += c.verdict == Verdict::kImprovement;
+      o.passes += c.verdict == Verdict::kPass;
+      o.inconclusive += c.verdict == Verdict::kInconclusive;
+      o.errors += c.verdict == Verdict::kError;
+    }
+  }
+  return o;
+}
+
+// One A/B suite: `checks` metrics with the given candidate/baseline ratios.
+RunResults SimulateSuite(const std::vector<double>& ratios, int reps, double cv, Sampler& sampler, double threshold_pct,
+                         std::map<std::string, ScenarioResult>& baseline) {
+  const std::vector<double> ones(ratios.size(), 1.0);
+  baseline.clear();
+  baseline["s"] = SyntheticScenario("s", ones, reps, cv, sampler, threshold_pct);
+  RunResults run;
+  run.scenarios.push_back(SyntheticScenario("s", ratios, reps, cv, sampler, threshold_pct));
+  return run;
+}
+
+// ---- the rules, on fixed numbers --------------------------------------------
+
+TEST(Compare, MessageCarriesTheNumbersThatDecided) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", {0.668, 0.671, 0.659, 0.680, 0.664}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("workload.wall_time")));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"cold", FixedScenario("cold", "workload.wall_time", {0.512, 0.508, 0.515, 0.511, 0.519})}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kRegression);
+  EXPECT_EQ(check.statistic, "value");
+  EXPECT_EQ(check.unit, "s");
+  EXPECT_DOUBLE_EQ(check.baseline_median, 0.512);
+  EXPECT_DOUBLE_EQ(check.candidate_median, 0.668);
+  EXPECT_NEAR(check.change_pct, 30.46875, 1e-9);
+  EXPECT_NEAR(*check.p_value, 1.0 / 252, 1e-12);
+  EXPECT_NEAR(*check.p_adjusted, 1.0 / 252, 1e-12);  // a family of one
+  ASSERT_TRUE(check.change_ci_low_pct && check.change_ci_high_pct);
+  EXPECT_GT(*check.change_ci_low_pct, 25);
+  EXPECT_LT(*check.change_ci_high_pct, 36);
+  EXPECT_EQ(check.message.rfind("workload.wall_time value: 0.512 s → 0.668 s (+30.5 %, 95 % CI +", 0), 0u)
+      << check.message;
+  EXPECT_NE(check.message.find(" %), p=0.004 (Holm 0.004) > threshold 10 %"), std::string::npos) << check.message;
+}
+
+TEST(Compare, FlagsThirtyPercentSlowdownAtFiveReps) {
+  Sampler sampler(1);
+  for (double cv : {0.02, 0.05}) {
+    std::map<std::string, ScenarioResult> baseline;
+    RunResults run = SimulateSuite({1.3}, 5, cv, sampler, 10, baseline);
+    EvaluateChecks(run, baseline, {});
+    EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression) << run.scenarios[0].checks[0].message;
+  }
+}
+
+TEST(Compare, FlagsThirtyPercentSlowdownAmongTwentyChecksAtSixReps) {
+  Sampler sampler(2);
+  std::vector<double> ratios(20, 1.0);
+  ratios[13] = 1.3;
+  std::map<std::string, ScenarioResult> baseline;
+  RunResults run = SimulateSuite(ratios, 6, 0.05, sampler, 10, baseline);
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(run.scenarios[0].checks[13].verdict, Verdict::kRegression) << run.scenarios[0].checks[13].message;
+  EXPECT_EQ(Count(run).regressions, 1);
+}
+
+TEST(Compare, FiveRepsCannotReachSignificanceAcrossTwentyChecks) {
+  // 5 + 5 repetitions: the smallest one-sided p is 1/252 = 0.004, above the
+  // 0.05 / 20 that Holm needs; the honest verdict is inconclusive, not pass.
+  Sampler sampler(3);
+  std::vector<double> ratios(20, 1.0);
+  ratios[4] = 1.3;
+  std::map<std::string, ScenarioResult> baseline;
+  RunResults run = SimulateSuite(ratios, 5, 0.03, sampler, 10, baseline);
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& slowed = run.scenarios[0].checks[4];
+  EXPECT_EQ(slowed.verdict, Verdict::kInconclusive);
+  EXPECT_NE(slowed.message.find("smallest p 0.004 cannot reach the per-check level 0.0025"), std::string::npos)
+      << slowed.message;
+  EXPECT_FALSE(slowed.min_detectable_pct.has_value());
+  EXPECT_EQ(Count(run).regressions, 0);
+}
+
+TEST(Compare, SmallChangeWithinThresholdPasses) {
+  Sampler sampler(4);
+  std::map<std::string, ScenarioResult> baseline;
+  RunResults run = SimulateSuite({1.02, 0.99, 1.0}, 10, 0.02, sampler, 10, baseline);
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(Count(run).passes, 3);
+  EXPECT_NE(run.scenarios[0].checks[0].message.find("within threshold 10 %"), std::string::npos);
+}
+
+TEST(Compare, NoisyChecksAreInconclusiveWithTheMinimumDetectableChange) {
+  Sampler sampler(5);
+  std::map<std::string, ScenarioResult> baseline;
+  RunResults run = SimulateSuite({1.0}, 5, 0.25, sampler, 5, baseline);
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kInconclusive) << check.message;
+  ASSERT_TRUE(check.min_detectable_pct.has_value());
+  EXPECT_GT(*check.min_detectable_pct, 5);
+  EXPECT_NE(check.message.find("cannot resolve 5 % with 5+5 repetitions at CV "), std::string::npos) << check.message;
+  EXPECT_NE(check.message.find("minimum detectable"), std::string::npos);
+}
+
+TEST(Compare, SignificantChangeWhoseIntervalStraddlesTheThresholdIsInconclusive) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {1.06, 1.09, 1.14, 1.07, 1.12, 1.04, 1.10, 1.08}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"s", FixedScenario("s", "m", {1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998, 1.0})}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kInconclusive) << check.message;
+  EXPECT_NE(check.message.find("significant, but the interval reaches past threshold 10 %"), std::string::npos);
+}
+
+TEST(Compare, HigherIsBetterDropIsARegression) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("fio", "fio.rand.read.iops", {12000, 12100, 11900, 12050, 11950, 12020},
+                                        Better::kHigher, "count/s"));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("fio.rand.read.iops", 10)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"fio", FixedScenario("fio", "fio.rand.read.iops", {18000, 18100, 17900, 18050, 17950, 18020}, Better::kHigher,
+                            "count/s")}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kRegression) << check.message;
+  EXPECT_LT(check.change_pct, -30);
+  EXPECT_NE(check.message.find("18010/s → 12010/s"), std::string::npos) << check.message;
+}
+
+TEST(Compare, LargeSignificantSpeedupIsAnImprovement) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {0.70, 0.71, 0.69, 0.72, 0.701, 0.705}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"s", FixedScenario("s", "m", {1.0, 1.01, 0.99, 1.02, 0.98, 1.001})}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kImprovement) << check.message;
+  EXPECT_NEAR(*check.p_value, 1.0 / 924, 1e-12);  // the p of the direction it moved
+}
+
+TEST(Compare, FamilySpansEveryScenarioOfTheRun) {
+  RunResults run;
+  std::map<std::string, ScenarioResult> baseline;
+  for (const std::string name : {"a", "b", "c"}) {
+    run.scenarios.push_back(FixedScenario(name, "m", {2.0, 2.1, 2.05, 2.02, 2.08, 2.03}));
+    run.scenarios.back().checks.push_back(CheckFor(Regression("m", 10)));
+    baseline[name] = FixedScenario(name, "m", {1.0, 1.01, 0.99, 1.02, 0.98, 1.001});
+  }
+  EvaluateChecks(run, baseline, {});
+  for (const auto& s : run.scenarios) {
+    EXPECT_NEAR(*s.checks[0].p_adjusted, 3.0 / 924, 1e-12);  // Holm over 3 equal p-values
+    EXPECT_EQ(s.checks[0].verdict, Verdict::kRegression);
+  }
+}
+
+TEST(Compare, FdrOptionUsesBenjaminiHochberg) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {2.0, 2.1, 2.05, 2.02, 2.08, 2.03}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"s", FixedScenario("s", "m", {1.0, 1.01, 0.99, 1.02, 0.98, 1.0})}};
+  EvaluateChecks(run, baseline, {.alpha = 0.05, .fdr = true});
+  EXPECT_NE(run.scenarios[0].checks[0].message.find("(BH "), std::string::npos);
+}
+
+TEST(Compare, MissingBaselineScenarioIsInconclusive) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("new", "m", {1, 1.1, 1.2}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m")));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kInconclusive);
+  EXPECT_EQ(run.scenarios[0].checks[0].message, "m value: no baseline for scenario new");
+}
+
+TEST(Compare, MissingMetricIsAnErrorWithDidYouMean) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", {1, 1.1, 1.2}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("workload.wal_time")));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kError);
+  EXPECT_EQ(check.message, "metric workload.wal_time not measured in scenario cold; did you mean workload.wall_time?");
+}
+
+TEST(Compare, InapplicableStatisticIsAnError) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", {1, 1.1, 1.2}));
+  CheckSpec spec = Regression("workload.wall_time");
+  spec.statistic = "p99";
+  run.scenarios[0].checks.push_back(CheckFor(spec));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kError);
+  EXPECT_NE(run.scenarios[0].checks[0].message.find("use one of: value"), std::string::npos);
+}
+
+TEST(Compare, FailedScenarioMakesItsChecksErrors) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "m", {}));
+  run.scenarios[0].error = "workload timed out after 30 s";
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m")));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kError);
+  EXPECT_NE(run.scenarios[0].checks[0].message.find("timed out"), std::string::npos);
+}
+
+TEST(Compare, WarmupAndFailedRepetitionsAreNotSamples) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {100, 1.0, 1.1, 1.2, 50}));
+  run.scenarios[0].repetitions[0].warmup = true;
+  run.scenarios[0].repetitions[4].failure = "exit status 1";
+  run.scenarios[0].checks.push_back(CheckFor(Budget("m", "value", 2.0)));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].candidate_values, (std::vector<double>{1.0, 1.1, 1.2}));
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kPass);
+}
+
+// ---- budgets ---------------------------------------------------------------
+
+Metric Counter(double count, double duration_s) {
+  Metric m;
+  m.name = "mm.page_alloc";
+  m.kind = MetricKind::kCounter;
+  m.unit = "count";
+  m.value = count;
+  m.duration_s = duration_s;
+  return m;
+}
+
+ScenarioResult CounterScenario(const std::vector<double>& counts_per_second) {
+  ScenarioResult scenario;
+  scenario.name = "alloc";
+  for (double rate : counts_per_second) {
+    Repetition rep;
+    rep.metrics["mm.page_alloc"] = Counter(rate * 2, 2);
+    scenario.repetitions.push_back(std::move(rep));
+  }
+  return scenario;
+}
+
+TEST(Compare, BudgetOverMaxIsARegressionAndCountsRepetitions) {
+  RunResults run;
+  run.scenarios.push_back(CounterScenario({91234, 70000, 95000, 91000, 92000}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", 80000)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kRegression);
+  EXPECT_EQ(check.message, "mm.page_alloc rate 91234/s > budget 80000/s (median of 5 repetitions; 4 above)");
+}
+
+TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
+  RunResults run;
+  run.scenarios.push_back(CounterScenario({70000, 71000, 95000, 72000, 69000}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", 80000)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kPass);
+  EXPECT_EQ(check.message, "mm.page_alloc rate 71000/s <= budget 80000/s (median of 5 repetitions; 1 above)");
+}
+
+TEST(Compare, BudgetMinimum) {
+  RunResults run;
+  run.scenarios.push_back(CounterScenario({100, 110, 90}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", std::nullopt, 500)));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(run.scenarios[0].checks[0].message, "mm.page_alloc rate 100/s < budget 500/s");
+}
+
+TEST(Compare, BudgetWithoutBoundsIsAnError) {
+  RunResults run;
+  run.scenarios.push_back(CounterScenario({100}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", std::nullopt)));
+  EvaluateChecks(run, {}, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kError);
+}
+
+// ---- histogram tails -------------------------------------------------------
+
+ScenarioResult LatencyScenario(const std::string& name, uint64_t tail_ns, int reps, Sampler& sampler) {
+  ScenarioResult scenario;
+  scenario.name = name;
+  for (int r = 0; r < reps; ++r) {
+    Metric m;
+    m.name = "sched.runq_latency";
+    m.kind = MetricKind::kHistogram;
+    m.unit = "ns";
+    // 2 % of the samples form the tail, so p99 lies inside it.
+    for (int i = 0; i < 980; ++i) m.hist.Record(static_cast<uint64_t>(sampler.LogNormal(2000, 0.3)));
+    for (int i = 0; i < 20; ++i)
+      m.hist.Record(static_cast<uint64_t>(sampler.LogNormal(static_cast<double>(tail_ns), 0.05)));
+    Repetition rep;
+    rep.metrics[m.name] = m;
+    scenario.repetitions.push_back(std::move(rep));
+  }
+  return scenario;
+}
+
+TEST(Compare, HistogramTailIsComparedPerRepetition) {
+  Sampler sampler(6);
+  RunResults run;
+  run.scenarios.push_back(LatencyScenario("s", 200000, 8, sampler));
+  CheckSpec spec = Regression("sched.runq_latency", 10);
+  spec.statistic = "p99";
+  run.scenarios[0].checks.push_back(CheckFor(spec));
+  const std::map<std::string, ScenarioResult> baseline{{"s", LatencyScenario("s", 100000, 8, sampler)}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  ASSERT_EQ(check.candidate_values.size(), 8u);  // one p99 per repetition
+  ASSERT_EQ(check.baseline_values.size(), 8u);
+  EXPECT_EQ(check.unit, "ns");
+  EXPECT_EQ(check.verdict, Verdict::kRegression) << check.message;
+}
+
+// ---- error rates, by simulation --------------------------------------------
+
+TEST(Compare, AaRunOfTwentyChecksRarelyFails) {
+  // 500 A/A suites of 20 checks, lognormal CV 3 %, 10 repetitions a side: a
+  // suite "fails" when any check says regression. At threshold 10 % the noise
+  // is easily resolved; at 5 % the minimum detectable change (~5.5 % at the
+  // per-check level 0.05 / 20) sits right at the threshold, so some checks are
+  // honestly inconclusive.
+  struct Case {
+    double threshold_pct;
+    int max_inconclusive_checks;
+  };
+  Sampler sampler(7);
+  const int suites = 500, checks = 20;
+  for (const Case c : {Case{10, suites * checks / 100}, Case{5, suites * checks / 4}}) {
+    int failed_suites = 0, inconclusive_checks = 0;
+    std::map<std::string, ScenarioResult> baseline;
+    for (int s = 0; s < suites; ++s) {
+      RunResults run = SimulateSuite(std::vector<double>(checks, 1.0), 10, 0.03, sampler, c.threshold_pct, baseline);
+      EvaluateChecks(run, baseline, {});
+      const Outcome o = Count(run);
+      failed_suites += o.regressions > 0;
+      inconclusive_checks += o.inconclusive;
+    }
+    std::printf("A/A, threshold %.0f %%: %d of %d suites with a regression; %d of %d checks inconclusive\n",
+                c.threshold_pct, failed_suites, suites, inconclusive_checks, suites * checks);
+    EXPECT_LE(failed_suites, suites / 100) << c.threshold_pct;
+    EXPECT_LE(inconclusive_checks, c.max_inconclusive_checks) << c.threshold_pct;
+  }
+}
+
+TEST(Compare, DetectsThirtyPercentSlowdownReliably) {
+  Sampler sampler(8);
+  const int suites = 200;
+  int detected = 0, false_alarms = 0;
+  std::vector<double> ratios(10, 1.0);
+  ratios[3] = 1.3;
+  std::map<std::string, ScenarioResult> baseline;
+  for (int s = 0; s < suites; ++s) {
+    RunResults run = SimulateSuite(ratios, 5, 0.05, sampler, 10, baseline);
+    EvaluateChecks(run, baseline, {});
+    detected += run.scenarios[0].checks[3].verdict == Verdict::kRegression;
+    false_alarms += Count(run).regressions - (run.scenarios[0].checks[3].verdict == Verdict::kRegression);
+  }
+  std::printf("30 %% slowdown, 5+5 reps, CV 5 %%, family of 10: detected %d of %d; %d false alarms\n", detected, suites,
+              false_alarms);
+  EXPECT_GE(detected, suites * 95 / 100);
+  EXPECT_LE(false_alarms, 2);
+}
+
+}  // namespace
+}  // namespace perfgate
