@@ -1,7 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Syscall count and latency from raw_syscalls sys_enter/sys_exit. This runs
- * on every syscall of the machine, so each path is kept to the filter lookup,
- * one per-task storage access and (on exit) one inlined per-CPU array lookup. */
+/* Syscall count and sampled latency from raw_syscalls sys_enter/sys_exit.
+ * This runs on every syscall of the machine, so both paths are kept minimal:
+ *
+ *  - The count is exact: every (tracked) sys_enter bumps a per-CPU counter
+ *    (an inlined per-CPU array lookup, no atomics).
+ *  - The latency is sampled: only about 1 in sample_every syscalls reads the
+ *    clock, at enter and at exit (two kvm-clock reads were most of the cost).
+ *    The start time of a sampled call lives in task-local storage, not in a
+ *    per-CPU slot, because the thread may be preempted or migrate between
+ *    sys_enter and sys_exit. sys_exit of an unsampled call costs one
+ *    task-storage lookup (no create) and returns.
+ *  - In workload scope the "tracked" verdict of a thread is cached in the same
+ *    task storage, tagged with tracked_gen, which user space bumps in Reset()
+ *    after re-seeding the tracked map; so the tracked-map hash lookup runs
+ *    once per thread and repetition instead of on every syscall. Only the
+ *    positive verdict is cached: a thread may become tracked after its first
+ *    syscall (Track() of a child held before exec), but it stops being
+ *    tracked only by exiting (its storage goes with it) or by the tracker's
+ *    Clear() between repetitions, which Reset() follows. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -13,21 +29,37 @@
  * thread-keyed hash below then holds the start times instead. */
 const volatile bool use_task_storage = true;
 
-/* Threads inside a syscall at once, when the hash fallback is used. */
+/* A syscall is sampled for latency when the 32-bit Fibonacci hash of its
+ * per-CPU sequence number is below this: (1 << 32) / sample_every, so
+ * 1 << 32 (every syscall) for exact mode. Hashing instead of taking every
+ * N-th call keeps a workload whose syscalls repeat with a period dividing N
+ * (write, read, write, read...) from being sampled on one syscall only. */
+const volatile __u64 sample_threshold = 1ULL << 32;
+
+/* Generation of the tracked map; user space bumps it in Reset(). */
+__u32 tracked_gen = 1;
+
+/* Threads inside a sampled syscall at once, when the hash fallback is used. */
 #define IN_SYSCALL_MAX 16384
+
+struct pg_syscall_task {
+	__u64 start;       /* ktime at a sampled sys_enter; 0 when none is open */
+	__u32 tracked_gen; /* generation in which the thread was found tracked */
+	__u32 pad;
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64); /* ktime at sys_enter; 0 when not in a syscall */
-} start_by_task SEC(".maps");
+	__type(value, struct pg_syscall_task);
+} task_state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IN_SYSCALL_MAX);
 	__type(key, __u32);   /* thread id */
-	__type(value, __u64); /* ktime at sys_enter */
+	__type(value, __u64); /* ktime at a sampled sys_enter */
 } start_by_tid SEC(".maps");
 
 struct {
@@ -37,38 +69,73 @@ struct {
 	__type(value, struct pg_syscalls_stats);
 } syscalls_stats SEC(".maps");
 
+static __always_inline struct pg_syscall_task *task_get(__u64 flags)
+{
+	return bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, flags);
+}
+
+static __always_inline bool sampled(__u64 sequence)
+{
+	return (__u64)((__u32)sequence * 0x9E3779B9u) < sample_threshold;
+}
+
 static __always_inline void on_enter(void)
 {
-	__u64 now, *start;
+	struct pg_syscall_task *task = NULL;
+	struct pg_syscalls_stats *stats;
+	__u32 zero = 0, gen;
+	__u64 now, sequence;
 	__u32 tid;
 
-	if (!pg_current_is_tracked())
+	if (use_task_storage && pg_filter_tracked) {
+		gen = tracked_gen;
+		task = task_get(0);
+		if (!task || task->tracked_gen != gen) {
+			if (!pg_is_tracked(pg_current_tid()))
+				return;
+			if (!task)
+				task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (task)
+				task->tracked_gen = gen;
+		}
+	} else if (!pg_current_is_tracked()) {
 		return;
+	}
+
+	stats = bpf_map_lookup_elem(&syscalls_stats, &zero);
+	if (!stats)
+		return;
+	sequence = stats->count++;
+	if (!sampled(sequence))
+		return;
+
 	now = bpf_ktime_get_ns();
 	if (use_task_storage) {
-		start = bpf_task_storage_get(&start_by_task, bpf_get_current_task_btf(), 0,
-					     BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (start)
-			*start = now;
+		if (!task)
+			task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (task)
+			task->start = now;
 		return;
 	}
 	tid = pg_current_tid();
 	bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_ANY);
 }
 
-/* Start time of the current thread's syscall, consumed; 0 when unknown (the
- * syscall began before the probe attached, or storage was unavailable). */
+/* Start time of the current thread's sampled syscall, consumed; 0 when the
+ * syscall was not sampled (or not tracked: only tracked threads ever get a
+ * start time, so sys_exit needs no filter lookup). */
 static __always_inline __u64 take_start(void)
 {
+	struct pg_syscall_task *task;
 	__u64 *start, value;
 	__u32 tid;
 
 	if (use_task_storage) {
-		start = bpf_task_storage_get(&start_by_task, bpf_get_current_task_btf(), 0, 0);
-		if (!start)
+		task = task_get(0);
+		if (!task || !task->start)
 			return 0;
-		value = *start;
-		*start = 0;
+		value = task->start;
+		task->start = 0;
 		return value;
 	}
 	tid = pg_current_tid();
@@ -86,15 +153,12 @@ static __always_inline void on_exit(void)
 	__u64 start;
 	__u32 zero = 0;
 
-	if (!pg_current_is_tracked())
-		return;
 	start = take_start();
 	if (!start)
 		return;
 	stats = bpf_map_lookup_elem(&syscalls_stats, &zero);
 	if (!stats)
 		return;
-	stats->count++;
 	pg_hist_add(stats->hist, bpf_ktime_get_ns() - start);
 }
 

@@ -1,7 +1,16 @@
-// syscalls.count and syscalls.latency from raw_syscalls sys_enter/sys_exit.
+// syscalls.count (exact) and syscalls.latency (sampled) from raw_syscalls
+// sys_enter/sys_exit; see bpf/syscalls.bpf.c for the in-kernel side.
+#include "probes/syscalls.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <string>
 
+#include "metrics/error.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
@@ -28,9 +37,21 @@ bool TaskStorageUsableFromTracepoints() {
 
 class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
  public:
-  SyscallsProbe() : BpfProbe("syscalls", {syscalls_bpf__open, syscalls_bpf__destroy}) {}
+  explicit SyscallsProbe(const SyscallsProbeOptions& options)
+      : BpfProbe("syscalls", {syscalls_bpf__open, syscalls_bpf__destroy}), options_(options) {}
 
-  void Reset() override { ZeroPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls"); }
+  void Reset() override {
+    ZeroPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
+    // The tracker has just been cleared and re-seeded: drop the threads'
+    // cached "tracked" verdicts. The object is loaded without
+    // bpf_object__load_skeleton, so skel().data is not the map's memory:
+    // write the map.
+    syscalls_bpf__data data = *skel().data;
+    data.tracked_gen = ++tracked_gen_;
+    const uint32_t zero = 0;
+    if (bpf_map_update_elem(bpf_map__fd(skel().maps.data), &zero, &data, BPF_ANY) != 0)
+      throw InfraError("probe syscalls: bump the tracked generation: " + ErrnoText(errno));
+  }
 
   void Collect(double duration_s, MetricSet& out) override {
     auto per_cpu = ReadPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
@@ -43,6 +64,8 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
     for (const auto& cpu : per_cpu) count.value += static_cast<double>(cpu.count);
 
     Metric latency;
+    // Sampled: about 1 in latency_sample_every syscalls per CPU, so its
+    // count is of sampled calls; its shape and quantiles are what matter.
     latency.name = "syscalls.latency";
     latency.kind = MetricKind::kHistogram;
     latency.unit = "ns";
@@ -64,14 +87,25 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
     skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
     // The map left unused still gets created; keep it minimal.
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
+    skel.rodata->sample_threshold = (uint64_t{1} << 32) / options_.latency_sample_every;
   }
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.syscalls_stats); }
+
+  SyscallsProbeOptions options_;
+  uint32_t tracked_gen_ = 1;  // as bpf/syscalls.bpf.c initializes it
 };
 
 }  // namespace
 
-std::unique_ptr<Probe> MakeSyscallsProbe() { return std::make_unique<SyscallsProbe>(); }
+std::unique_ptr<Probe> MakeSyscallsProbe(const SyscallsProbeOptions& options) {
+  uint32_t every = options.latency_sample_every;
+  if (every == 0 || (every & (every - 1)) != 0)
+    throw InputError("probe syscalls: latency sample rate must be a power of two, not " + std::to_string(every));
+  return std::make_unique<SyscallsProbe>(options);
+}
+
+std::unique_ptr<Probe> MakeSyscallsProbe() { return MakeSyscallsProbe(SyscallsProbeOptions{}); }
 
 }  // namespace perfgate

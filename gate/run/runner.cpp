@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
@@ -67,6 +68,10 @@ class ScenarioProbes {
     }
     for (auto& p : probes_) p.probe->Reset();
   }
+  void MeasureProbeCost(bool on) {
+    if (on && !stats_) stats_.emplace();
+    if (!on) stats_.reset();
+  }
   void Collect(double duration_s, MetricSet& out) {
     for (auto& p : probes_) p.probe->Collect(duration_s, out);
   }
@@ -85,7 +90,10 @@ class ScenarioProbes {
     std::unique_ptr<Probe> probe;
     std::string scope;
   };
-  BpfStatsEnabler stats_;  // run-time stats of every program, for the overhead report
+  // BPF run-time stats cost two clock reads per program run, so they are on
+  // only while the warm-up runs (or, without warm-up, throughout): the probe
+  // cost is measured without distorting the measured repetitions.
+  std::optional<BpfStatsEnabler> stats_;
   std::unique_ptr<WorkloadTracker> tracker_;
   std::vector<Attached> probes_;
 };
@@ -152,6 +160,7 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     int reps = options.repetitions.value_or(spec.repetitions_min);
     for (int i = -spec.warmup; i < reps; ++i) {
       if (options.stop && options.stop->load()) throw InfraError("interrupted");
+      probes.MeasureProbeCost(i < 0 || spec.warmup == 0);
       Repetition rep = RunRepetition(spec, *adapter, argv, probes, options);
       std::string label = i < 0 ? "warm-up " + std::to_string(i + spec.warmup + 1)
                                 : "repetition " + std::to_string(i + 1);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,20 @@ inline std::set<unsigned> LoadedBpfPrograms() {
   unsigned id = 0;
   while (bpf_prog_get_next_id(id, &id) == 0) ids.insert(id);
   return ids;
+}
+
+// The kernel releases a closed program's links and id from a workqueue after
+// an RCU grace period, so a program can stay listed briefly after its last fd
+// closed. Waits up to `timeout` for the loaded set to equal `expected`.
+inline std::set<unsigned> WaitForBpfPrograms(const std::set<unsigned>& expected,
+                                             std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::set<unsigned> now = LoadedBpfPrograms();
+  while (now != expected && std::chrono::steady_clock::now() < deadline) {
+    usleep(20 * 1000);
+    now = LoadedBpfPrograms();
+  }
+  return now;
 }
 
 // A fresh scratch directory under the system temp dir, removed by the destructor.

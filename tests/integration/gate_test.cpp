@@ -34,11 +34,14 @@ class GateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     PERFGATE_REQUIRE_ROOT();
+    // Let programs of an earlier test finish their deferred release first.
+    before_ = LoadedBpfPrograms();
+    usleep(200 * 1000);
     before_ = LoadedBpfPrograms();
   }
   void TearDown() override {
     if (HasFatalFailure() || IsSkipped()) return;
-    EXPECT_EQ(LoadedBpfPrograms(), before_) << "a BPF program outlived perfgate";
+    EXPECT_EQ(WaitForBpfPrograms(before_), before_) << "a BPF program outlived perfgate";
   }
   ScratchDir dir_;
   std::set<unsigned> before_;

@@ -20,6 +20,7 @@
 #include "metrics/error.h"
 #include "probes/features.h"
 #include "probes/probe.h"
+#include "probes/syscalls.h"
 #include "probes/tracker.h"
 
 namespace perfgate {
@@ -116,6 +117,10 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
     auto probe = CreateProbe(probe_name);
     EXPECT_NE(probe, nullptr);
     if (!probe) return {};
+    return Measure(std::move(probe), scope, std::move(work));
+  }
+
+  MetricSet Measure(std::unique_ptr<Probe> probe, ProbeScope scope, std::function<void()> work) {
     WorkloadTracker tracker;
     tracker.Attach(Options(scope));
     probe->Attach(Options(scope), &tracker);
@@ -147,7 +152,103 @@ TEST_P(SyscallsProbe, CountsEveryGetppidOfTrackedChild) {
   EXPECT_LT(count.value, kGetppidCalls + 200);
   EXPECT_GT(count.duration_s, 0);
   EXPECT_EQ(count.unit, "count");
-  EXPECT_GE(metrics.at("syscalls.latency").hist.count(), static_cast<uint64_t>(kGetppidCalls));
+  // Latency is sampled, about 1 in 16 by default.
+  uint64_t sampled = metrics.at("syscalls.latency").hist.count();
+  EXPECT_GE(sampled, static_cast<uint64_t>(kGetppidCalls / 32));
+  EXPECT_LE(sampled, static_cast<uint64_t>(kGetppidCalls / 8));
+}
+
+TEST_P(SyscallsProbe, SampleEveryOneTimesEverySyscall) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 1}),
+                              ProbeScope::kWorkload, [] { CallGetppid(kGetppidCalls); });
+  auto count = static_cast<uint64_t>(metrics.at("syscalls.count").value);
+  uint64_t sampled = metrics.at("syscalls.latency").hist.count();
+  EXPECT_GE(sampled, static_cast<uint64_t>(kGetppidCalls));
+  EXPECT_LE(sampled, count);
+  // Counted at sys_enter, timed at sys_exit: only exit_group never returns.
+  EXPECT_LE(count - sampled, 2u);
+}
+
+TEST(SyscallsProbeOptions, RejectsASampleRateThatIsNotAPowerOfTwo) {
+  EXPECT_THROW(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 0}), Error);
+  EXPECT_THROW(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 12}), Error);
+  EXPECT_NE(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 64}), nullptr);
+}
+
+// A child that makes kGetppidCalls getppid calls per byte read from a pipe
+// and exits at EOF, so it can live across repetitions.
+class SteppedChild {
+ public:
+  SteppedChild() {
+    if (pipe(go_) != 0 || pipe(done_) != 0) throw std::runtime_error("pipe: " + std::string(strerror(errno)));
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(go_[1]);
+      close(done_[0]);
+      char byte = 0;
+      while (read(go_[0], &byte, 1) == 1) {
+        CallGetppid(kGetppidCalls);
+        if (write(done_[1], &byte, 1) != 1) _exit(1);
+      }
+      _exit(0);
+    }
+    close(go_[0]);
+    close(done_[1]);
+  }
+  ~SteppedChild() {
+    close(go_[1]);
+    close(done_[0]);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+  void Step() {
+    char byte = 1;
+    ASSERT_EQ(write(go_[1], &byte, 1), 1);
+    ASSERT_EQ(read(done_[0], &byte, 1), 1);
+  }
+
+ private:
+  int go_[2] = {-1, -1};
+  int done_[2] = {-1, -1};
+  pid_t pid_ = -1;
+};
+
+// The probe caches "tracked" per thread; a thread tracked in one repetition
+// and no longer after the tracker's Clear() must stop being counted.
+TEST_P(SyscallsProbe, ForgetsAThreadUntrackedBetweenRepetitions) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  auto probe = CreateProbe("syscalls");
+  WorkloadTracker tracker;
+  tracker.Attach(Options(ProbeScope::kWorkload));
+  probe->Attach(Options(ProbeScope::kWorkload), &tracker);
+  SteppedChild child;
+
+  tracker.Track(child.pid());
+  probe->Reset();
+  child.Step();
+  MetricSet first;
+  probe->Collect(1, first);
+  EXPECT_GE(first.at("syscalls.count").value, kGetppidCalls);
+
+  tracker.Clear();
+  tracker.Track(getpid());  // some other workload: this idle test process
+  probe->Reset();
+  child.Step();
+  MetricSet second;
+  probe->Collect(1, second);
+  EXPECT_LT(second.at("syscalls.count").value, kGetppidCalls / 2);
+
+  // Tracked again: counted again.
+  tracker.Clear();
+  tracker.Track(child.pid());
+  probe->Reset();
+  child.Step();
+  MetricSet third;
+  probe->Collect(1, third);
+  EXPECT_GE(third.at("syscalls.count").value, kGetppidCalls);
 }
 
 TEST_P(SyscallsProbe, FollowsAGrandchildForkedByTheWorkload) {
