@@ -31,12 +31,45 @@ void LogLinearHistogram::Record(uint64_t value, uint64_t count) { AddBucket(Buck
 
 void LogLinearHistogram::AddBucket(unsigned index, uint64_t count) {
   if (count == 0 || index >= PG_HIST_BUCKETS) return;
-  buckets_[index] += count;
   count_ += count;
+  // Buckets mostly arrive in ascending order (BPF maps are read that way).
+  if (buckets_.empty() || buckets_.back().first < index) {
+    buckets_.emplace_back(index, count);
+    return;
+  }
+  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), index,
+                             [](const Bucket& b, unsigned i) { return b.first < i; });
+  if (it != buckets_.end() && it->first == index) {
+    it->second += count;
+  } else {
+    buckets_.insert(it, Bucket{index, count});
+  }
+}
+
+uint64_t LogLinearHistogram::CountAt(unsigned index) const {
+  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), index,
+                             [](const Bucket& b, unsigned i) { return b.first < i; });
+  return it != buckets_.end() && it->first == index ? it->second : 0;
 }
 
 void LogLinearHistogram::Merge(const LogLinearHistogram& other) {
-  for (const auto& [index, count] : other.buckets_) AddBucket(index, count);
+  std::vector<Bucket> merged;
+  merged.reserve(buckets_.size() + other.buckets_.size());
+  auto a = buckets_.cbegin();
+  auto b = other.buckets_.cbegin();
+  while (a != buckets_.cend() || b != other.buckets_.cend()) {
+    if (b == other.buckets_.cend() || (a != buckets_.cend() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == buckets_.cend() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.emplace_back(a->first, a->second + b->second);
+      ++a;
+      ++b;
+    }
+  }
+  buckets_ = std::move(merged);
+  count_ += other.count_;
 }
 
 double LogLinearHistogram::Quantile(double q) const {

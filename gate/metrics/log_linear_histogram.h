@@ -1,9 +1,11 @@
 // Log-linear histogram (layout in bpf/histogram.h), the user-side twin of the
-// per-CPU arrays the probes fill. Sparse: only non-empty buckets are stored.
+// per-CPU arrays the probes fill. Sparse: only non-empty buckets are stored,
+// as (index, count) pairs sorted by index — a flat vector, because quantiles
+// of thousands of histograms are on the compare hot path.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <utility>
 #include <vector>
 
 namespace perfgate {
@@ -24,13 +26,16 @@ class LogLinearHistogram {
   bool empty() const { return count_ == 0; }
   // Quantile q in [0,1], interpolated linearly inside the bucket.
   double Quantile(double q) const;
-  // Mean from bucket midpoints (or the exact sum when values were recorded one by one).
+  // Mean from bucket midpoints.
   double Mean() const;
   double Max() const;
-  const std::map<unsigned, uint64_t>& buckets() const { return buckets_; }
+  using Bucket = std::pair<unsigned, uint64_t>;
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  // Count of one bucket (0 when empty).
+  uint64_t CountAt(unsigned index) const;
 
  private:
-  std::map<unsigned, uint64_t> buckets_;
+  std::vector<Bucket> buckets_;
   uint64_t count_ = 0;
 };
 

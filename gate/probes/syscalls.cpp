@@ -46,7 +46,7 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
     // cached "tracked" verdicts. The object is loaded without
     // bpf_object__load_skeleton, so skel().data is not the map's memory:
     // write the map.
-    syscalls_bpf__data data = *skel().data;
+    auto data = *skel().data;
     data.tracked_gen = ++tracked_gen_;
     const uint32_t zero = 0;
     if (bpf_map_update_elem(bpf_map__fd(skel().maps.data), &zero, &data, BPF_ANY) != 0)

@@ -108,8 +108,8 @@ TEST(LogLinearHistogram, MergeAddsCountsBucketByBucket) {
   b.Record(1 << 20);
   a.Merge(b);
   EXPECT_EQ(a.count(), 7u);
-  EXPECT_EQ(a.buckets().at(Histogram::BucketIndex(5000)), 3u);
-  EXPECT_EQ(a.buckets().at(Histogram::BucketIndex(1 << 20)), 1u);
+  EXPECT_EQ(a.CountAt(Histogram::BucketIndex(5000)), 3u);
+  EXPECT_EQ(a.CountAt(Histogram::BucketIndex(1 << 20)), 1u);
 }
 
 TEST(LogLinearHistogram, EmptyHistogramReadsAsZero) {
