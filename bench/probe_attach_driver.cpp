@@ -1,22 +1,36 @@
-// Attaches one catalog probe in system scope and holds it until stdin closes
-// or SIGTERM/SIGINT arrives, so scripts can time workloads under the probe
-// without the perfgate CLI. Prints "ready" on stdout once attached; on exit
-// prints the chosen hooks, the probe's metrics and (with --stats) its BPF
-// run-time statistics on stderr.
+// Attaches one catalog probe so scripts can time workloads under it without
+// the perfgate CLI. On exit it prints the chosen hooks, the probe's metrics
+// and (with --stats) its BPF run-time statistics on stderr.
+//
+// Without a command: system scope only; holds the probe until stdin closes or
+// SIGTERM/SIGINT arrives, printing "ready" on stdout once attached.
+//
+// With `-- CMD ARGS...`: runs CMD the way perfgate runs a workload: forks it
+// held on a pipe, tracks it (workload scope), resets the probe, releases it
+// and waits; CMD's stdout is this program's stdout.
 //
 //   probe_attach_driver PROBE [--attach-type raw_tp|tracepoint|tp_btf] [--stats]
+//                       [--scope system|workload] [--sample N] [-- CMD ARGS...]
+//
+// --sample sets the syscalls probe's latency sampling (1 in N; 1 = exact).
 #include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrics/error.h"
 #include "probes/probe.h"
+#include "probes/syscalls.h"
+#include "probes/tracker.h"
 
 namespace {
 
@@ -73,20 +87,75 @@ void PrintMetrics(const perfgate::MetricSet& metrics) {
   }
 }
 
+// Forks `argv` held on a pipe until Release().
+class HeldCommand {
+ public:
+  explicit HeldCommand(char** argv) {
+    if (pipe(gate_) != 0) throw perfgate::InfraError("pipe: " + std::string(std::strerror(errno)));
+    pid_ = fork();
+    if (pid_ < 0) throw perfgate::InfraError("fork: " + std::string(std::strerror(errno)));
+    if (pid_ == 0) {
+      close(gate_[1]);
+      char byte;
+      while (read(gate_[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+      close(gate_[0]);
+      execvp(argv[0], argv);
+      std::fprintf(stderr, "exec %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(gate_[0]);
+  }
+  ~HeldCommand() {
+    if (gate_[1] >= 0) close(gate_[1]);
+    if (pid_ > 0 && !reaped_) waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+  // Releases the command and returns its exit status (128 + signal if killed).
+  int Release() {
+    close(gate_[1]);
+    gate_[1] = -1;
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  int gate_[2] = {-1, -1};
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PROBE [--attach-type TYPE] [--stats]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s PROBE [--attach-type TYPE] [--stats] [--scope system|workload] [--sample N]"
+                 " [-- CMD ARGS...]\n",
+                 argv[0]);
     return 2;
   }
   perfgate::ProbeOptions options;
   options.scope = perfgate::ProbeScope::kSystem;
   bool stats = false;
+  long sample = 0;
+  char** command = nullptr;
   for (int i = 2; i < argc; ++i) {
     perfgate::AttachType type;
-    if (std::strcmp(argv[i], "--stats") == 0) {
+    if (std::strcmp(argv[i], "--") == 0 && i + 1 < argc) {
+      command = argv + i + 1;
+      break;
+    } else if (std::strcmp(argv[i], "--stats") == 0) {
       stats = true;
+    } else if (std::strcmp(argv[i], "--scope") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "system") == 0 || std::strcmp(argv[i + 1], "workload") == 0)) {
+      options.scope = std::strcmp(argv[++i], "system") == 0 ? perfgate::ProbeScope::kSystem
+                                                            : perfgate::ProbeScope::kWorkload;
+    } else if (std::strcmp(argv[i], "--sample") == 0 && i + 1 < argc && (sample = std::atol(argv[i + 1])) > 0) {
+      ++i;
     } else if (std::strcmp(argv[i], "--attach-type") == 0 && i + 1 < argc && ParseAttachType(argv[i + 1], type)) {
       options.allowed_attach_types.push_back(type);
       ++i;
@@ -95,21 +164,47 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto probe = perfgate::CreateProbe(argv[1]);
-  if (!probe) {
-    std::fprintf(stderr, "unknown probe: %s\n", argv[1]);
+  bool workload = options.scope == perfgate::ProbeScope::kWorkload;
+  if (workload && command == nullptr) {
+    std::fprintf(stderr, "--scope workload needs a command after --\n");
     return 2;
   }
+  int status = 0;
   try {
+    std::unique_ptr<perfgate::Probe> probe;
+    if (sample > 0 && std::strcmp(argv[1], "syscalls") == 0)
+      probe = perfgate::MakeSyscallsProbe({.latency_sample_every = static_cast<uint32_t>(sample)});
+    else if (sample > 0)
+      throw perfgate::InputError("--sample applies to the syscalls probe only");
+    else
+      probe = perfgate::CreateProbe(argv[1]);
+    if (!probe) {
+      std::fprintf(stderr, "unknown probe: %s\n", argv[1]);
+      return 2;
+    }
     // Run-time stats cost two clock reads per program run, so only on request.
     std::optional<perfgate::BpfStatsEnabler> enabler;
     if (stats) enabler.emplace();
-    probe->Attach(options, nullptr);
-    probe->Reset();
+    std::optional<perfgate::WorkloadTracker> tracker;
+    if (workload) tracker.emplace().Attach(options);
+    probe->Attach(options, tracker ? &*tracker : nullptr);
     auto begin = std::chrono::steady_clock::now();
-    std::printf("ready\n");
-    std::fflush(stdout);
-    WaitForStop();
+    if (command != nullptr) {
+      std::fflush(stdout);
+      HeldCommand held(command);
+      if (tracker) {
+        tracker->Clear();
+        tracker->Track(held.pid());
+      }
+      probe->Reset();
+      begin = std::chrono::steady_clock::now();
+      status = held.Release();
+    } else {
+      probe->Reset();
+      std::printf("ready\n");
+      std::fflush(stdout);
+      WaitForStop();
+    }
     perfgate::MetricSet metrics;
     probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
     PrintReport(probe->Report(), stats);
@@ -119,5 +214,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return static_cast<int>(e.code());
   }
-  return 0;
+  return status;
 }

@@ -1,59 +1,93 @@
 #!/usr/bin/env bash
-# Cost of syscall tracing on a getppid loop, in one interleaved A/B run:
-# every round times the loop with no probe, under perfgate's syscalls probe
-# (system scope) and under libbpf-tools `syscount -L`, so machine drift hits
-# all three alike. Prints per-mode medians of ns/call and their ratio to the
-# no-probe median. Needs root.
+# Cost of syscall tracing on a getppid loop, in one interleaved A/B run. Every
+# round times the same loop (ns/call, printed by getppid_loop itself) under:
 #
-#   bench/syscalls_overhead.sh BUILD_DIR [ROUNDS=9] [ITERATIONS=2000000]
+#   none        no probe
+#   pg-work     perfgate's syscalls probe in workload scope, as perfgate runs
+#               it: probe_attach_driver forks the loop held on a pipe, tracks
+#               it with the WorkloadTracker, resets the probe and releases it
+#   pg-system   perfgate's syscalls probe in system scope (same launch)
+#   sc          libbpf-tools `syscount -L` (system-wide, its default)
+#   sc-pid      `syscount -L -p PID` on the held loop (fairer against pg-work)
+#
+# The order rotates every round so machine drift and teardown hit all modes
+# alike. Prints per-mode medians of ns/call, the ns/call each adds over no
+# probe, and perfgate's added ns as a fraction of syscount's. Needs root, and
+# BPF run-time statistics off (they add two clock reads per program run).
+#
+#   bench/syscalls_overhead.sh BUILD_DIR [ROUNDS=9] [ITERATIONS=2000000] [SAMPLE=16]
+#
+# SAMPLE is perfgate's latency sampling (1 in SAMPLE syscalls; 1 = exact).
 set -euo pipefail
 
-build=${1:?usage: $0 BUILD_DIR [ROUNDS] [ITERATIONS]}
+build=${1:?usage: $0 BUILD_DIR [ROUNDS] [ITERATIONS] [SAMPLE]}
 rounds=${2:-9}
 iterations=${3:-2000000}
+sample=${4:-16}
 loop=$(find "$build" -name getppid_loop -type f -perm -u+x | head -n1)
 driver=$(find "$build" -name probe_attach_driver -type f -perm -u+x | head -n1)
 syscount=$(command -v syscount || command -v syscount.bpf || true)
 
 [[ -x $loop && -x $driver ]] || { echo "build getppid_loop and probe_attach_driver in $build first" >&2; exit 2; }
 [[ -n $syscount ]] || { echo "syscount not found: apt-get install libbpf-tools" >&2; exit 2; }
-(( rounds >= 7 )) || { echo "need at least 7 rounds" >&2; exit 2; }
+(( rounds >= 9 )) || { echo "need at least 9 rounds" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }
+if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0) != 0 ]]; then
+  echo "kernel.bpf_stats_enabled is on: it would inflate every BPF mode; turn it off first" >&2
+  exit 2
+fi
 
-declare -A samples=([none]="" [perfgate]="" [syscount]="")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-time_loop() { "$loop" "$iterations"; }
+declare -A samples=()
 
-run_none() { time_loop; }
+run_none() { "$loop" "$iterations"; }
 
-# The driver prints "ready" once attached and detaches when its stdin closes.
-run_perfgate() {
-  local line ns
-  coproc PG { exec "$driver" syscalls 2>/dev/null; }
-  read -r -t 30 -u "${PG[0]}" line || true
-  [[ $line == ready ]] || { echo "probe_attach_driver failed: $line" >&2; exit 3; }
-  ns=$(time_loop)
-  eval "exec ${PG[1]}>&-"
-  wait "$PG_PID"
+run_pg-work() { "$driver" syscalls --scope workload --sample "$sample" -- "$loop" "$iterations" 2>/dev/null; }
+
+run_pg-system() { "$driver" syscalls --scope system --sample "$sample" -- "$loop" "$iterations" 2>/dev/null; }
+
+# Starts syscount with the given extra arguments and waits until it prints
+# "Tracing syscalls..." (line-buffered through stdbuf: its stdout is a pipe).
+start_syscount() {
+  local line
+  coproc SC { exec stdbuf -oL "$syscount" -L "$@" 2>&1; }
+  while read -r -t 30 -u "${SC[0]}" line; do [[ $line == Tracing* ]] && break; done
+  [[ $line == Tracing* ]] || { echo "syscount did not start: $line" >&2; kill "$SC_PID"; exit 3; }
+}
+
+stop_syscount() {
+  kill -INT "$SC_PID"
+  wait "$SC_PID" || true
+}
+
+run_sc() {
+  local ns
+  start_syscount
+  ns=$("$loop" "$iterations")
+  stop_syscount
   echo "$ns"
 }
 
-# syscount prints "Tracing syscalls..." once attached (line-buffered through
-# stdbuf, since its stdout is a pipe) and exits on SIGINT.
-run_syscount() {
-  local line ns
-  coproc SC { exec stdbuf -oL "$syscount" -L 2>&1; }
-  while read -r -t 30 -u "${SC[0]}" line; do [[ $line == Tracing* ]] && break; done
-  [[ $line == Tracing* ]] || { echo "syscount did not start: $line" >&2; kill "$SC_PID"; exit 3; }
-  ns=$(time_loop)
-  kill -INT "$SC_PID"
-  wait "$SC_PID" || true
-  echo "$ns"
+# The loop is held on a fifo until syscount, filtering on its pid, is ready.
+run_sc-pid() {
+  local pid
+  rm -f "$tmp/gate"
+  mkfifo "$tmp/gate"
+  ( read -r _ < "$tmp/gate"; exec "$loop" "$iterations" ) > "$tmp/out" &
+  pid=$!
+  start_syscount -p "$pid"
+  echo go > "$tmp/gate"
+  wait "$pid"
+  stop_syscount
+  cat "$tmp/out"
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-modes=(none perfgate syscount)
+echo "getppid loop: $iterations calls/run, $rounds rounds, perfgate latency sampling 1/$sample, kernel $(uname -r)"
+modes=(none pg-work pg-system sc sc-pid)
 for ((round = 1; round <= rounds; round++)); do
   # Rotate the order so no mode always runs right after another's teardown.
   line="round $round:"
@@ -66,9 +100,16 @@ for ((round = 1; round <= rounds; round++)); do
   echo "$line"
 done
 
-base=$(median ${samples[none]})
-printf '\n%-10s %12s %8s\n' mode "median ns/call" ratio
+declare -A med added
 for mode in "${modes[@]}"; do
-  m=$(median ${samples[$mode]})
-  printf '%-10s %12.1f %7.2fx\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
+  med[$mode]=$(median ${samples[$mode]})
+  added[$mode]=$(awk -v a="${med[$mode]}" -v b="$(median ${samples[none]})" 'BEGIN { print a - b }')
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+printf '\n%-10s %14s %10s %8s %14s %14s\n' mode "median ns/call" "added ns" "x none" "added/sc-add" "added/scpid-add"
+for mode in "${modes[@]}"; do
+  printf '%-10s %14.1f %10.1f %7.2fx %14s %14s\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
+    "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[sc]}")" \
+    "$(ratio "${added[$mode]}" "${added[sc-pid]}")"
 done

@@ -11,8 +11,8 @@ struct pg_runqlat_stats {
 };
 
 struct pg_syscalls_stats {
-	__u64 count;                 /* completed syscalls */
-	__u64 hist[PG_HIST_BUCKETS]; /* ns from sys_enter to sys_exit */
+	__u64 count;                 /* syscalls entered (counted at sys_enter) */
+	__u64 hist[PG_HIST_BUCKETS]; /* ns from sys_enter to sys_exit of sampled syscalls */
 };
 
 struct pg_kmem_stats {

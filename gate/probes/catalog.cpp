@@ -17,7 +17,8 @@ const std::vector<CatalogEntry>& Entries() {
       {{"runqlat", "run-queue latency: wakeup or preemption to running, per thread", {"sched.runq_latency"}},
        MakeRunQueueLatencyProbe},
       {{"syscalls",
-        "syscall count and latency (raw_syscalls sys_enter/sys_exit)",
+        "syscall count (exact) and latency (sampled, about 1 in 16 syscalls; histogram counts are of "
+        "sampled calls) (raw_syscalls sys_enter/sys_exit)",
         {"syscalls.count", "syscalls.latency"}},
        MakeSyscallsProbe},
       {{"kmem",

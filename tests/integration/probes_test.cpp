@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -268,9 +269,19 @@ TEST_P(SyscallsProbe, FollowsAGrandchildForkedByTheWorkload) {
 TEST_P(SyscallsProbe, IgnoresUntrackedProcessesInWorkloadScope) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  // The tracked child idles while this (untracked) process makes syscalls.
-  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] {});
-  CallGetppid(kGetppidCalls);
+  // The tracked child idles while an untracked thread of this process makes syscalls.
+  std::atomic<bool> stop{false};
+  std::atomic<long> untracked_calls{0};
+  std::thread noise([&] {
+    while (!stop.load()) {
+      CallGetppid(1000);
+      untracked_calls += 1000;
+    }
+  });
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] { usleep(100 * 1000); });
+  stop = true;
+  noise.join();
+  EXPECT_GT(untracked_calls.load(), 10000);
   EXPECT_LT(metrics.at("syscalls.count").value, 200);
 }
 
