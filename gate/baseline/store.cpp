@@ -37,14 +37,7 @@ std::string BaselinePath(const std::string& dir, const std::string& suite, const
 }
 
 Baseline ParseBaseline(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-  }
+  json j = ParseJsonText(text, file);
   if (!j.is_object()) throw InputError(file + ": $: expected an object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
     throw InputError(file + ": $.schema_version: missing or not an integer");

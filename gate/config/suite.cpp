@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/error.h"
+#include "metrics/results_json.h"
 
 namespace perfgate {
 
@@ -308,14 +309,7 @@ std::string ExpandVariables(const std::string& text, const SuiteVariables& vars,
 
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocab,
                  const SuiteVariables& vars) {
-  json j;
-  try {
-    j = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-  }
+  json j = ParseJsonText(text, file);
   SuiteObject o(j, file, "$", {"name", "scenarios", "description"});
   Suite suite;
   suite.file = file;

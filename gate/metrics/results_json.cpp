@@ -378,19 +378,23 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   return res;
 }
 
-json ReadJsonFile(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file + ": cannot open: " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+json ParseJsonText(const std::string& text, const std::string& file) {
   try {
-    return json::parse(buffer.str(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     // nlohmann's message carries the line and column.
     std::string what = e.what();
     auto pos = what.find("parse error");
     throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
   }
+}
+
+json ReadJsonFile(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file + ": cannot open: " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseJsonText(buffer.str(), file);
 }
 
 RunResults ReadResultsFile(const std::string& file) { return ResultsFromJson(ReadJsonFile(file), file); }

@@ -23,6 +23,8 @@ ScenarioResult ScenarioFromJson(const nlohmann::json& j, const std::string& file
 Environment EnvironmentFromJson(const nlohmann::json& j, const std::string& file, const std::string& path);
 RunResults ResultsFromJson(const nlohmann::json& j, const std::string& file);
 
+// Parses JSON text (comments allowed); InputError naming `file`, line and column on syntax errors.
+nlohmann::json ParseJsonText(const std::string& text, const std::string& file);
 // Reads and parses a JSON file (comments allowed); InputError on I/O or syntax errors.
 nlohmann::json ReadJsonFile(const std::string& file);
 RunResults ReadResultsFile(const std::string& file);
