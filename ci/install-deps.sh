@@ -8,7 +8,7 @@ PACKAGES=(
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev
-  fio procps util-linux
+  fio procps util-linux libbpf-tools
   python3 python3-junitparser libxml2-utils
 )
 
