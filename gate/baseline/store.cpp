@@ -37,7 +37,10 @@ std::string BaselinePath(const std::string& dir, const std::string& suite, const
 }
 
 Baseline ParseBaseline(const std::string& text, const std::string& file) {
-  json j = ParseJsonText(text, file);
+  return BaselineFromJson(ParseJsonText(text, file), file);
+}
+
+Baseline BaselineFromJson(const json& j, const std::string& file) {
   if (!j.is_object()) throw InputError(file + ": $: expected an object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
     throw InputError(file + ": $.schema_version: missing or not an integer");
@@ -90,15 +93,6 @@ void SaveBaseline(const std::string& file, const Baseline& b) {
   fs::create_directories(fs::path(file).parent_path(), ec);
   if (ec) throw InfraError(fs::path(file).parent_path().string() + ": cannot create directory: " + ec.message());
   WriteFileAtomic(file, SerializeBaseline(b));
-}
-
-std::map<std::string, Baseline> LoadBaselines(const std::string& dir, const RunResults& results) {
-  std::map<std::string, Baseline> out;
-  for (const auto& s : results.scenarios) {
-    std::string file = BaselinePath(dir, results.suite, s.name);
-    if (auto b = LoadBaseline(file)) out.emplace(s.name, std::move(*b));
-  }
-  return out;
 }
 
 }  // namespace perfgate

@@ -3,7 +3,7 @@
 // recorded on. Written atomically; a failed write leaves the old file intact.
 #pragma once
 
-#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -25,13 +25,11 @@ std::string BaselinePath(const std::string& dir, const std::string& suite, const
 // The baseline, nullopt when there is no file; InputError naming file and JSON path when it is unreadable.
 std::optional<Baseline> LoadBaseline(const std::string& file);
 Baseline ParseBaseline(const std::string& text, const std::string& file);
+Baseline BaselineFromJson(const nlohmann::json& j, const std::string& file);
 
 // Serializes (pretty, sorted keys, trailing newline).
 std::string SerializeBaseline(const Baseline& baseline);
 // Writes atomically, creating the directory.
 void SaveBaseline(const std::string& file, const Baseline& baseline);
-
-// Baselines of every scenario in `results` found under `dir`.
-std::map<std::string, Baseline> LoadBaselines(const std::string& dir, const RunResults& results);
 
 }  // namespace perfgate

@@ -190,7 +190,7 @@ int CompareCommand(const std::string& baseline_file, const std::string& results_
   std::map<std::string, ScenarioResult> baselines;
   std::optional<Environment> env;
   if (bj.is_object() && bj.contains("scenario")) {
-    Baseline b = ParseBaseline(bj.dump(), baseline_file);
+    Baseline b = BaselineFromJson(bj, baseline_file);
     env = b.environment;
     baselines.emplace(b.scenario.name, std::move(b.scenario));
   } else {

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "metrics/did_you_mean.h"
 #include "stats/descriptive.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple_testing.h"
@@ -48,21 +49,6 @@ std::vector<double> StatisticValues(const Repetitions& reps, const std::string& 
 
 // ---- "did you mean" --------------------------------------------------------
 
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
-
 std::string Join(const std::vector<std::string>& names, const std::string& separator) {
   std::string joined;
   for (const std::string& name : names) joined += (joined.empty() ? "" : separator) + name;
@@ -75,17 +61,8 @@ std::string MissingMetricMessage(const std::string& metric, const std::string& s
     for (const auto& [name, _] : *metrics) present.insert(name);
   }
   std::string message = "metric " + metric + " not measured in scenario " + scenario;
-  std::vector<std::pair<size_t, std::string>> close;
-  const size_t tolerance = std::max<size_t>(2, metric.size() / 3);
-  for (const std::string& name : present) {
-    if (size_t distance = EditDistance(metric, name); distance <= tolerance) close.emplace_back(distance, name);
-  }
-  std::sort(close.begin(), close.end());
-  if (!close.empty()) {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < close.size() && i < 3; ++i) names.push_back(close[i].second);
-    return message + "; did you mean " + Join(names, " or ") + "?";
-  }
+  std::vector<std::string> close = ClosestMatches(metric, {present.begin(), present.end()}, 3);
+  if (!close.empty()) return message + "; did you mean " + Join(close, " or ") + "?";
   if (present.empty()) return message + "; no metrics were measured";
   return message + "; measured: " + Join({present.begin(), present.end()}, ", ");
 }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/did_you_mean.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
 
@@ -19,20 +20,6 @@ namespace perfgate {
 using nlohmann::json;
 
 namespace {
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 // Validates one JSON object of the suite: known keys only, typed getters that
 // name the JSON path.
@@ -43,9 +30,7 @@ class SuiteObject {
     if (!j_.is_object()) Fail(path_, "expected an object, got " + std::string(j_.type_name()));
     for (const auto& [key, value] : j_.items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      std::string hint;
-      if (auto near = ClosestMatch(key, keys)) hint = " (did you mean \"" + *near + "\"?)";
-      Fail(At(key), "unknown key \"" + key + "\"" + hint);
+      Fail(At(key), "unknown key \"" + key + "\"" + DidYouMeanHint(key, keys));
     }
   }
 
@@ -123,9 +108,7 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   WorkloadSpec w;
   w.kind = o.Has("kind") ? o.String("kind") : "command";
   if (std::find(vocab.workload_kinds.begin(), vocab.workload_kinds.end(), w.kind) == vocab.workload_kinds.end()) {
-    std::string hint;
-    if (auto near = ClosestMatch(w.kind, vocab.workload_kinds)) hint = " (did you mean \"" + *near + "\"?)";
-    o.Fail(o.At("kind"), "unknown workload kind \"" + w.kind + "\"" + hint);
+    o.Fail(o.At("kind"), "unknown workload kind \"" + w.kind + "\"" + DidYouMeanHint(w.kind, vocab.workload_kinds));
   }
   if (o.Has("argv")) {
     const json& argv = o.Array("argv");
@@ -176,9 +159,7 @@ std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocab
       }
     }
     if (std::find(vocab.probes.begin(), vocab.probes.end(), p.name) == vocab.probes.end()) {
-      std::string hint;
-      if (auto near = ClosestMatch(p.name, vocab.probes)) hint = " (did you mean \"" + *near + "\"?)";
-      scenario.Fail(where, "unknown probe \"" + p.name + "\"" + hint);
+      scenario.Fail(where, "unknown probe \"" + p.name + "\"" + DidYouMeanHint(p.name, vocab.probes));
     }
     if (!seen.insert(p.name).second) scenario.Fail(where, "probe \"" + p.name + "\" listed twice");
     out.push_back(p);
@@ -199,9 +180,7 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
     static const std::vector<std::string> kStats = {"value", "count", "rate", "per_op", "p50", "p90",
                                                     "p99",   "p99.9", "max", "mean"};
     if (std::find(kStats.begin(), kStats.end(), c.statistic) == kStats.end()) {
-      std::string hint;
-      if (auto near = ClosestMatch(c.statistic, kStats)) hint = " (did you mean \"" + *near + "\"?)";
-      o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + hint);
+      o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + DidYouMeanHint(c.statistic, kStats));
     }
   }
   std::string type = o.Has("type") ? o.String("type") : (o.Has("max") || o.Has("min") ? "budget" : "regression");
@@ -216,9 +195,7 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
     if (o.Has("min")) c.min = o.Number("min", -1e300, 1e300);
     if (!c.max && !c.min) o.Fail(where, "a budget check needs \"max\" or \"min\"");
   } else {
-    std::string hint;
-    if (auto near = ClosestMatch(type, {"regression", "budget"})) hint = " (did you mean \"" + *near + "\"?)";
-    o.Fail(o.At("type"), "unknown check type \"" + type + "\"" + hint);
+    o.Fail(o.At("type"), "unknown check type \"" + type + "\"" + DidYouMeanHint(type, {"regression", "budget"}));
   }
   c.name = o.Has("name") ? o.String("name") : c.metric + (c.statistic.empty() ? "" : "." + c.statistic);
   return c;
@@ -266,19 +243,6 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
 }
 
 }  // namespace
-
-std::optional<std::string> ClosestMatch(const std::string& word, const std::vector<std::string>& candidates) {
-  std::optional<std::string> best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    size_t d = EditDistance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
-}
 
 std::string ExpandVariables(const std::string& text, const SuiteVariables& vars, const std::string& where) {
   std::string out;

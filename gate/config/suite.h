@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/did_you_mean.h"
 #include "metrics/results.h"
 
 namespace perfgate {
@@ -61,9 +62,6 @@ Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, cons
 // Same, from text (tests, fuzzing); `file` names it in errors.
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocabulary,
                  const SuiteVariables& variables);
-
-// The candidate closest to `word` by edit distance, when close enough to be a plausible typo.
-std::optional<std::string> ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
 
 // Expands ${name} and ${name:-default}; throws InputError naming `where` for an unset variable without default.
 std::string ExpandVariables(const std::string& text, const SuiteVariables& variables, const std::string& where);
