@@ -46,7 +46,10 @@ std::string SelfDir() {
 
 SuiteVocabulary Vocabulary() {
   SuiteVocabulary v;
-  for (const auto& p : ProbeCatalog()) v.probes.push_back(p.name);
+  for (const auto& p : ProbeCatalog()) {
+    v.probes.push_back(p.name);
+    for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
+  }
   v.workload_kinds = AdapterKinds();
   return v;
 }

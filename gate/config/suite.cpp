@@ -140,7 +140,24 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   return w;
 }
 
-std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocabulary& vocab) {
+json ParseProbeParameter(const SuiteObject& o, const std::string& key, const std::string& type,
+                         const SuiteVariables& vars) {
+  const json& v = o.Get(key);
+  std::string where = o.file() + ": " + o.At(key);
+  if (type == "string") return ExpandVariables(o.String(key), vars, where);
+  if (type == "integer") return o.Integer(key, 0, 1 << 30);
+  if (type == "boolean") return o.Bool(key);
+  if (!v.is_array()) o.Fail(o.At(key), "expected an array of strings, got " + std::string(v.type_name()));
+  json out = json::array();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) o.Fail(Index(o.At(key), i), "expected a string, got " + std::string(v[i].type_name()));
+    out.push_back(ExpandVariables(v[i].get<std::string>(), vars, o.file() + ": " + Index(o.At(key), i)));
+  }
+  return out;
+}
+
+std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocabulary& vocab,
+                                   const SuiteVariables& vars) {
   std::vector<ProbeSpec> out;
   if (!scenario.Has("probes")) return out;
   const json& probes = scenario.Array("probes");
@@ -150,16 +167,27 @@ std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocab
     ProbeSpec p;
     if (probes[i].is_string()) {
       p.name = probes[i].get<std::string>();
+    } else if (probes[i].is_object() && probes[i].contains("name") && probes[i]["name"].is_string()) {
+      p.name = probes[i]["name"].get<std::string>();
     } else {
-      SuiteObject o(probes[i], scenario.file(), where, {"name", "scope"});
-      p.name = o.String("name");
+      SuiteObject(probes[i], scenario.file(), where, {"name", "scope"}).String("name");  // throws, naming the path
+    }
+    if (std::find(vocab.probes.begin(), vocab.probes.end(), p.name) == vocab.probes.end()) {
+      scenario.Fail(where, "unknown probe \"" + p.name + "\"" + DidYouMeanHint(p.name, vocab.probes));
+    }
+    if (probes[i].is_object()) {
+      std::map<std::string, std::string> parameters;
+      if (auto it = vocab.probe_parameters.find(p.name); it != vocab.probe_parameters.end()) parameters = it->second;
+      std::vector<std::string> keys = {"name", "scope"};
+      for (const auto& [key, type] : parameters) keys.push_back(key);
+      SuiteObject o(probes[i], scenario.file(), where, keys);
       if (o.Has("scope")) p.scope = o.String("scope");
       if (p.scope != "workload" && p.scope != "system") {
         o.Fail(o.At("scope"), "expected \"workload\" or \"system\", got \"" + p.scope + "\"");
       }
-    }
-    if (std::find(vocab.probes.begin(), vocab.probes.end(), p.name) == vocab.probes.end()) {
-      scenario.Fail(where, "unknown probe \"" + p.name + "\"" + DidYouMeanHint(p.name, vocab.probes));
+      for (const auto& [key, type] : parameters) {
+        if (o.Has(key)) p.params[key] = ParseProbeParameter(o, key, type, vars);
+      }
     }
     if (!seen.insert(p.name).second) scenario.Fail(where, "probe \"" + p.name + "\" listed twice");
     out.push_back(p);
@@ -227,7 +255,7 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
   ParseRepetitions(o, s);
   if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
-  s.probes = ParseProbes(o, vocab);
+  s.probes = ParseProbes(o, vocab, vars);
   if (o.Has("checks")) {
     const json& checks = o.Array("checks");
     std::set<std::string> names;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics/did_you_mean.h"
 #include "metrics/results.h"
 
@@ -26,6 +28,9 @@ struct WorkloadSpec {
 struct ProbeSpec {
   std::string name;
   std::string scope = "workload";  // "workload" | "system"
+  // The probe's own keys, type-checked against the vocabulary; strings (and
+  // strings in arrays) have ${variables} expanded.
+  nlohmann::json params = nlohmann::json::object();
 };
 
 struct ScenarioSpec {
@@ -49,6 +54,9 @@ struct Suite {
 struct SuiteVocabulary {
   std::vector<std::string> probes;
   std::vector<std::string> workload_kinds;
+  // Per probe: its parameter names and what each must be ("string",
+  // "strings" = array of strings, "integer" >= 0, "boolean").
+  std::map<std::string, std::map<std::string, std::string>> probe_parameters = {};
 };
 
 // Variables usable in argv, env and cwd as ${name} or ${name:-default}: the

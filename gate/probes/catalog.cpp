@@ -47,6 +47,20 @@ std::unique_ptr<Probe> CreateProbe(const std::string& name) {
   return nullptr;
 }
 
+std::string ToString(ProbeParameterType type) {
+  switch (type) {
+    case ProbeParameterType::kString:
+      return "string";
+    case ProbeParameterType::kStrings:
+      return "strings";
+    case ProbeParameterType::kInteger:
+      return "integer";
+    case ProbeParameterType::kBoolean:
+      return "boolean";
+  }
+  return "unknown";
+}
+
 std::string ToString(AttachType type) {
   switch (type) {
     case AttachType::kFentry:

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics/metric.h"
 #include "metrics/results.h"
 
@@ -23,6 +25,12 @@ struct ProbeOptions {
   // When non-empty, only these attach types may be chosen (tests force each
   // type this kernel has, e.g. {kTracepoint}).
   std::vector<AttachType> allowed_attach_types;
+  // The probe's parameters from the suite (keys and types already checked
+  // against its ProbeInfo::parameters; strings have variables expanded).
+  nlohmann::json params = nlohmann::json::object();
+  // The workload's executable, resolved through PATH (empty for a shell
+  // command line or when unknown); probes of user code attach to it.
+  std::string workload_path;
 };
 
 class WorkloadTracker;
@@ -45,10 +53,22 @@ class Probe {
   virtual void Detach() = 0;
 };
 
+// A parameter a probe accepts in the suite, e.g. {"name": "ufunc", "functions": ["leveldb::*"]}.
+enum class ProbeParameterType { kString, kStrings, kInteger, kBoolean };
+struct ProbeParameter {
+  std::string name;
+  ProbeParameterType type;
+  std::string description;
+};
+
+// "string", "strings", "integer", "boolean" (the suite's vocabulary).
+std::string ToString(ProbeParameterType type);
+
 struct ProbeInfo {
   std::string name;
   std::string description;
   std::vector<std::string> metrics;  // metric names the probe produces
+  std::vector<ProbeParameter> parameters = {};
 };
 
 // Whether an attach type works on this kernel, and why not (doctor, `perfgate probes`).

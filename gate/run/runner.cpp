@@ -1,8 +1,11 @@
 #include "run/runner.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -35,10 +38,35 @@ Metric Counter(const std::string& name, double count, double duration_s, const s
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
+// argv[0] as exec would find it: a path with a '/' (relative to cwd), else the
+// first executable in PATH; empty when there is none.
+std::string ResolveExecutable(const std::string& name, const std::string& cwd) {
+  namespace fs = std::filesystem;
+  if (name.find('/') != std::string::npos) {
+    fs::path p = name;
+    if (p.is_relative() && !cwd.empty()) p = fs::path(cwd) / p;
+    std::error_code ec;
+    fs::path abs = fs::absolute(p, ec);
+    return ec ? p.string() : abs.lexically_normal().string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
 // The probes of one scenario, attached for its whole duration.
 class ScenarioProbes {
  public:
-  ScenarioProbes(const ScenarioSpec& spec, const RunOptions& options) {
+  ScenarioProbes(const ScenarioSpec& spec, const std::vector<std::string>& argv, const RunOptions& options) {
     bool workload_scope = false;
     for (const auto& p : spec.probes) workload_scope |= p.scope == "workload";
     ProbeOptions base;
@@ -52,6 +80,8 @@ class ScenarioProbes {
       if (!probe) throw InputError("probe \"" + p.name + "\" is not in the catalog");
       ProbeOptions po = base;
       po.scope = p.scope == "system" ? ProbeScope::kSystem : ProbeScope::kWorkload;
+      po.params = p.params;
+      if (!spec.workload.shell && !argv.empty()) po.workload_path = ResolveExecutable(argv[0], spec.workload.cwd);
       probe->Attach(po, tracker_.get());
       probes_.push_back({std::move(probe), p.scope});
     }
@@ -156,7 +186,7 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     const WorkloadAdapter* adapter = FindAdapter(spec.workload.kind);
     if (!adapter) throw InputError("unknown workload kind \"" + spec.workload.kind + "\"");
     std::vector<std::string> argv = adapter->LaunchArgv(spec.workload);
-    ScenarioProbes probes(spec, options);
+    ScenarioProbes probes(spec, argv, options);
     int reps = options.repetitions.value_or(spec.repetitions_min);
     for (int i = -spec.warmup; i < reps; ++i) {
       if (options.stop && options.stop->load()) throw InfraError("interrupted");

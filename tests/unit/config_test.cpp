@@ -6,7 +6,10 @@
 namespace perfgate {
 namespace {
 
-const SuiteVocabulary kVocab{{"runqlat", "syscalls", "kmem"}, {"command"}};
+const SuiteVocabulary kVocab{{"runqlat", "syscalls", "kmem", "ufunc"},
+                             {"command"},
+                             {{"ufunc", {{"functions", "strings"}, {"binary", "string"}, {"stacks", "boolean"}}},
+                              {"syscalls", {{"top", "integer"}}}}};
 const SuiteVariables kVars{"/suites", "/opt/perfgate"};
 
 Suite Parse(const std::string& text) { return ParseSuite(text, "s.json", kVocab, kVars); }
@@ -76,6 +79,39 @@ TEST(Suite, WrongTypesAndRangesNameThePath) {
   EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]},
               "checks": [{"metric": "workload.wall_time", "statistic": "p999"}]}]})")
                 .find("did you mean \"p99\""),
+            std::string::npos);
+}
+
+std::string WithProbe(const std::string& probe) {
+  return R"({"name": "s", "scenarios": [{"name": "a", "workload": {"argv": ["/bin/true"]}, "probes": [)" + probe +
+         "]}]}";
+}
+
+TEST(Suite, ProbeParametersAreTypedAndExpanded) {
+  Suite s = Parse(WithProbe(
+      R"({"name": "ufunc", "functions": ["leveldb::*", "${PG_TEST_UNSET_VAR:-main}"], "binary": "${perfgate_dir}/x",
+          "stacks": true}, {"name": "syscalls", "top": 5})"));
+  const auto& probes = s.scenarios[0].probes;
+  ASSERT_EQ(probes.size(), 2u);
+  EXPECT_EQ(probes[0].params["functions"], nlohmann::json({"leveldb::*", "main"}));
+  EXPECT_EQ(probes[0].params["binary"], "/opt/perfgate/x");
+  EXPECT_EQ(probes[0].params["stacks"], true);
+  EXPECT_EQ(probes[1].params["top"], 5);
+  EXPECT_TRUE(Parse(WithProbe(R"({"name": "kmem"})")).scenarios[0].probes[0].params.empty());
+}
+
+TEST(Suite, BadProbeParametersNameThePath) {
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "ufunc", "functons": ["a"]})")).find(
+                "$.scenarios[0].probes[0].functons: unknown key \"functons\" (did you mean \"functions\"?)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "ufunc", "functions": ["a", 3]})"))
+                .find("$.scenarios[0].probes[0].functions[1]: expected a string"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "syscalls", "top": "five"})"))
+                .find("$.scenarios[0].probes[0].top: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "kmem", "top": 3})")).find("unknown key \"top\""), std::string::npos);
+  EXPECT_NE(ErrorOf(WithProbe(R"({"scope": "system"})")).find("$.scenarios[0].probes[0]: missing required key \"name\""),
             std::string::npos);
 }
 
