@@ -6,21 +6,11 @@
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/percpu.h"
+#include "probes/probe_metrics.h"
 #include "stats.h"
 
 namespace perfgate {
 namespace {
-
-Metric Counter(const std::string& name, const std::string& unit, double value, double duration_s) {
-  Metric metric;
-  metric.name = name;
-  metric.kind = MetricKind::kCounter;
-  metric.unit = unit;
-  metric.better = Better::kLower;
-  metric.value = value;
-  metric.duration_s = duration_s;
-  return metric;
-}
 
 class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
  public:
@@ -35,9 +25,9 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
       total.kmalloc += cpu.kmalloc;
       total.kmem_cache_alloc += cpu.kmem_cache_alloc;
     }
-    out["mm.page_alloc"] = Counter("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
+    out["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
     out["mm.kmalloc"] =
-        Counter("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
+        CounterMetric("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
   }
 
  protected:

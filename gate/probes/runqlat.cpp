@@ -5,6 +5,7 @@
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
+#include "probes/probe_metrics.h"
 #include "runqlat.skel.h"
 #include "stats.h"
 
@@ -18,14 +19,9 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
   void Reset() override { ZeroPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat"); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    Metric metric;
-    metric.name = "sched.runq_latency";
-    metric.kind = MetricKind::kHistogram;
-    metric.unit = "ns";
-    metric.better = Better::kLower;
-    metric.duration_s = duration_s;
-    metric.hist = MergeCpuHistograms(ReadPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat"));
-    out[metric.name] = std::move(metric);
+    out["sched.runq_latency"] =
+        HistogramMetric("sched.runq_latency", "ns", MergeCpuHistograms(ReadPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat")),
+                        duration_s);
   }
 
  protected:

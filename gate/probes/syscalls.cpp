@@ -15,6 +15,7 @@
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
+#include "probes/probe_metrics.h"
 #include "stats.h"
 #include "syscalls.skel.h"
 
@@ -55,26 +56,12 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
 
   void Collect(double duration_s, MetricSet& out) override {
     auto per_cpu = ReadPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
-    Metric count;
-    count.name = "syscalls.count";
-    count.kind = MetricKind::kCounter;
-    count.unit = "count";
-    count.better = Better::kLower;
-    count.duration_s = duration_s;
-    for (const auto& cpu : per_cpu) count.value += static_cast<double>(cpu.count);
-
-    Metric latency;
+    double count = 0;
+    for (const auto& cpu : per_cpu) count += static_cast<double>(cpu.count);
+    out["syscalls.count"] = CounterMetric("syscalls.count", "count", count, duration_s);
     // Sampled: about 1 in latency_sample_every syscalls per CPU, so its
     // count is of sampled calls; its shape and quantiles are what matter.
-    latency.name = "syscalls.latency";
-    latency.kind = MetricKind::kHistogram;
-    latency.unit = "ns";
-    latency.better = Better::kLower;
-    latency.duration_s = duration_s;
-    latency.hist = MergeCpuHistograms(per_cpu);
-
-    out[count.name] = std::move(count);
-    out[latency.name] = std::move(latency);
+    out["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
   }
 
  protected:
