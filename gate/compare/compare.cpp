@@ -168,6 +168,7 @@ struct Evidence {
 struct BadSideChange {
   double estimate = 0;
   std::optional<double> worst;  // worst end of the interval
+  std::optional<double> best;   // best end of the interval (0 when a two-sided one spans no change)
   double good = 0;              // the change in the good direction (-inf when none is good)
 };
 
@@ -177,11 +178,15 @@ BadSideChange ToBadSide(const CheckResult& check) {
   const auto& high = check.change_ci_high_pct;
   switch (check.better) {
     case Better::kLower:
-      return {change, high, -change};
+      return {change, high, low, -change};
     case Better::kHigher:
-      return {-change, low ? std::optional<double>(-*low) : std::nullopt, change};
-    case Better::kNone:
-      return {std::fabs(change), low && high ? std::optional<double>(std::max(*high, -*low)) : std::nullopt, -HUGE_VAL};
+      return {-change, low ? std::optional<double>(-*low) : std::nullopt,
+              high ? std::optional<double>(-*high) : std::nullopt, change};
+    case Better::kNone: {
+      if (!low || !high) return {std::fabs(change), std::nullopt, std::nullopt, -HUGE_VAL};
+      const double nearest = *low > 0 ? *low : *high < 0 ? -*high : 0;
+      return {std::fabs(change), std::max(*high, -*low), nearest, -HUGE_VAL};
+    }
   }
   return {};
 }
@@ -297,7 +302,11 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
 
   std::string tail;
   bool report_better_p = change.good > 0;
-  if (worse_significant && change.estimate > threshold) {
+  // The whole interval beyond the threshold, not just the estimate: a shift
+  // of about the threshold's size (machine drift between the baseline and
+  // now is 1-4 % on shared CI hosts) must not flip between pass and fail.
+  const bool beyond = change.estimate > threshold && (!change.best || *change.best > threshold);
+  if (worse_significant && beyond) {
     check.verdict = Verdict::kRegression;
     tail = " > threshold " + FormatPct(threshold);
     report_better_p = false;
@@ -314,6 +323,9 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
       tail = "; inconclusive: " + ResolutionLimit(check, evidence, per_check_alpha, mde_pct);
     } else if (!worse_significant) {
       tail = "; inconclusive: beyond threshold " + FormatPct(threshold) + " but not significant";
+    } else if (change.estimate > threshold) {
+      tail = "; inconclusive: significant and beyond threshold " + FormatPct(threshold) +
+             ", but the interval reaches back within it";
     } else {
       tail = "; inconclusive: significant, but the interval reaches past threshold " + FormatPct(threshold);
     }

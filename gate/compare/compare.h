@@ -6,7 +6,9 @@
 // every change in the bad direction (lower-is-better: larger is worse;
 // higher-is-better: smaller is worse; no preferred direction: either way):
 //   d      = bad-direction change of the medians, candidate / baseline - 1
-//   d_max  = the worst end of the (1 - alpha) interval of the relative change:
+//   d_min, d_max = the best and worst ends of the (1 - alpha) interval of the
+//            relative change (for no preferred direction: the ends nearest to
+//            and farthest from no change):
 //            Hodges–Lehmann interval of the log ratio (distribution-free,
 //            inverts the same rank test), or the percentile bootstrap of the
 //            median ratio when some repetition measured <= 0
@@ -19,8 +21,9 @@
 //            (stats/power.h); infinite when the repetitions are too few for the
 //            rank test to ever reach that level
 // Verdict, first rule that holds:
-//   regression   adjusted p_worse < alpha  and  d > T
-//                (evidence that it changed, and its estimated size is beyond T)
+//   regression   adjusted p_worse < alpha  and  d > T  and  d_min > T
+//                (evidence that it changed, and its whole interval is beyond
+//                T, so a shift of about T does not flip between pass and fail)
 //   improvement  adjusted p_better < alpha  and  the good-direction change > T
 //   pass         d <= T  and  ( d_max <= T
 //                               or (adjusted p_worse >= alpha and MDE <= T) )

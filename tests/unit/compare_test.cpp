@@ -227,6 +227,25 @@ TEST(Compare, SignificantChangeWhoseIntervalStraddlesTheThresholdIsInconclusive)
   EXPECT_NE(check.message.find("significant, but the interval reaches past threshold 10 %"), std::string::npos);
 }
 
+TEST(Compare, SignificantShiftJustBeyondTheThresholdIsNotYetARegression) {
+  // Medians +12 %, but the interval reaches back below +10 %: a drift of
+  // about the threshold's size must not fail the merge.
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {1.08, 1.16, 1.12, 1.09, 1.15, 1.10, 1.14}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"s", FixedScenario("s", "m", {1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998})}};
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kInconclusive) << check.message;
+  EXPECT_GT(check.change_pct, 10);
+  ASSERT_TRUE(check.change_ci_low_pct.has_value());
+  EXPECT_LT(*check.change_ci_low_pct, 10);
+  EXPECT_NE(check.message.find("significant and beyond threshold 10 %, but the interval reaches back within it"),
+            std::string::npos)
+      << check.message;
+}
+
 TEST(Compare, HigherIsBetterDropIsARegression) {
   RunResults run;
   run.scenarios.push_back(FixedScenario("fio", "fio.rand.read.iops", {12000, 12100, 11900, 12050, 11950, 12020},
