@@ -64,7 +64,7 @@ TEST_F(GateTest, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
       EXPECT_EQ(CountOf(junit, "<failure"), 0) << junit;
       EXPECT_EQ(CountOf(junit, "<error"), 0) << junit;
     } else {
-      failures += run.output;
+      failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ":\n" + run.output + "\n";
     }
   }
   EXPECT_GE(passed, 19) << failures;
