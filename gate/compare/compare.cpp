@@ -162,7 +162,24 @@ struct Evidence {
   double p_worse = 1;   // one-sided towards the bad direction (two-sided without one)
   double p_better = 1;  // one-sided towards the good direction (1 without one)
   double cv = 0;        // pooled robust coefficient of variation
+  // Median CPUs of other work on the host, candidate and baseline, when both
+  // recorded it.
+  std::optional<std::pair<double, double>> host_other_cpus;
 };
+
+// A timing regression measured while other work kept this many more CPUs busy
+// than when the baseline was recorded is not attributed to the change: on
+// the 2-CPU CI hosts a parallel build next to the workload alone slows it by
+// 30-80 %. A quarter CPU is well above /proc/stat's tick resolution.
+constexpr double kBusierHostCpus = 0.25;
+
+std::optional<std::pair<double, double>> HostOtherCpus(const Repetitions& candidate, const ScenarioResult* baseline) {
+  if (baseline == nullptr) return std::nullopt;
+  std::vector<double> now = StatisticValues(candidate, kHostOtherCpus, "value");
+  std::vector<double> then = StatisticValues(MeasuredRepetitions(*baseline), kHostOtherCpus, "value");
+  if (now.empty() || then.empty()) return std::nullopt;
+  return std::make_pair(stats::Median(now), stats::Median(then));
+}
 
 // The change as seen from the bad side: positive is worse. In percent.
 struct BadSideChange {
@@ -306,7 +323,15 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   // of about the threshold's size (machine drift between the baseline and
   // now is 1-4 % on shared CI hosts) must not flip between pass and fail.
   const bool beyond = change.estimate > threshold && (!change.best || *change.best > threshold);
-  if (worse_significant && beyond) {
+  const bool host_busier = IsTimeUnit(check.unit) && evidence.host_other_cpus &&
+                           evidence.host_other_cpus->first - evidence.host_other_cpus->second > kBusierHostCpus;
+  if (worse_significant && beyond && host_busier) {
+    check.verdict = Verdict::kInconclusive;
+    tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host was busier, other work kept " +
+           Printf("%.2f", evidence.host_other_cpus->first) + " CPUs busy vs " +
+           Printf("%.2f", evidence.host_other_cpus->second) + " when the baseline was recorded";
+    report_better_p = false;
+  } else if (worse_significant && beyond) {
     check.verdict = Verdict::kRegression;
     tail = " > threshold " + FormatPct(threshold);
     report_better_p = false;
@@ -370,6 +395,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       if (check.spec.type == CheckSpec::Type::kBudget) {
         EvaluateBudget(check);
       } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, 1 - options.alpha)) {
+        evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         family.push_back(*evidence);
       }
     }

@@ -24,6 +24,10 @@
 //   regression   adjusted p_worse < alpha  and  d > T  and  d_min > T
 //                (evidence that it changed, and its whole interval is beyond
 //                T, so a shift of about T does not flip between pass and fail)
+//                ... unless the metric is a time and the host was busier:
+//                the median of host.other_cpus (other work on the machine
+//                during each repetition) exceeds the baseline's by more than
+//                0.25 CPUs -> inconclusive, saying so
 //   improvement  adjusted p_better < alpha  and  the good-direction change > T
 //   pass         d <= T  and  ( d_max <= T
 //                               or (adjusted p_worse >= alpha and MDE <= T) )

@@ -89,4 +89,6 @@ std::optional<Better> ParseBetter(const std::string& t) {
   return std::nullopt;
 }
 
+bool IsTimeUnit(const std::string& unit) { return unit == "s" || unit == "ms" || unit == "us" || unit == "ns"; }
+
 }  // namespace perfgate

@@ -43,4 +43,11 @@ std::optional<Better> ParseBetter(const std::string& text);
 // Metrics of one repetition, keyed by name.
 using MetricSet = std::map<std::string, Metric>;
 
+// CPUs' worth of other work on the host while the repetition ran (run/host_load.h).
+inline constexpr const char* kHostOtherCpus = "host.other_cpus";
+
+// Whether a unit measures time ("s", "ms", "us", "ns"): such metrics slow
+// down when the host is busy, while counts per operation do not.
+bool IsTimeUnit(const std::string& unit);
+
 }  // namespace perfgate

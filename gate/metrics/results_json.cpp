@@ -175,7 +175,8 @@ json ToJson(const ProbeReport& p) {
     hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
   }
   return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
-          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops}};
+          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
+          {"workload_cpu_ns", p.workload_cpu_ns}};
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -197,6 +198,7 @@ ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const st
   p.run_count = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_count")));
   p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns")));
   p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops")));
+  p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns")));
   return p;
 }
 

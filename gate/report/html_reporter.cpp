@@ -254,16 +254,22 @@ std::string HooksCell(const ProbeReport& probe) {
   return Td(html);
 }
 
+// The probe's BPF run time as a share of the workload's CPU time.
+std::string CpuShareText(const ProbeReport& probe) {
+  std::optional<double> share = probe.CpuShare();
+  return share ? FormatNumber(100 * *share) + " %" : "";
+}
+
 std::string ProbesTable(const ScenarioResult& scenario) {
   if (scenario.probes.empty()) return "";
   std::string html = "<h3>Probes</h3>\n<table class=\"probes\">\n<thead><tr>" + Th("Probe") + Th("Scope") +
-                     Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("Drops", "num") +
+                     Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("CPU share", "num") + Th("Drops", "num") +
                      "</tr></thead>\n<tbody>\n";
   for (const ProbeReport& p : scenario.probes) {
     std::string per_event =
         p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) / static_cast<double>(p.run_count)) : "";
     html += "<tr>" + Td(Esc(p.name), "name") + Td(Esc(p.scope)) + HooksCell(p) +
-            Td(std::to_string(p.run_count), "num") + Td(per_event, "num") +
+            Td(std::to_string(p.run_count), "num") + Td(per_event, "num") + Td(CpuShareText(p), "num") +
             Td(std::to_string(p.drops), p.drops > 0 ? "num warn" : "num") + "</tr>\n";
   }
   return html + "</tbody>\n</table>\n";

@@ -13,6 +13,7 @@
 #include "metrics/error.h"
 #include "probes/tracker.h"
 #include "run/environment.h"
+#include "run/host_load.h"
 #include "run/process.h"
 
 namespace perfgate {
@@ -105,13 +106,26 @@ class ScenarioProbes {
   void Collect(double duration_s, MetricSet& out) {
     for (auto& p : probes_) p.probe->Collect(duration_s, out);
   }
+  // Counts a repetition's CPU time towards the probes' cost share when the
+  // run-time stats were on during it.
+  void CountWorkloadCpu(const Repetition& rep) {
+    auto cpu = rep.metrics.find("workload.cpu_time");
+    if (stats_ && stats_->enabled() && cpu != rep.metrics.end()) {
+      workload_cpu_ns_ += static_cast<uint64_t>(cpu->second.value * 1e9);
+    }
+  }
+  // Every probe's report, and the tracker's (its fork/exit hooks cost too).
   std::vector<ProbeReport> Reports() const {
     std::vector<ProbeReport> out;
+    if (tracker_) {
+      out.push_back(tracker_->Report());
+    }
     for (const auto& p : probes_) {
       ProbeReport r = p.probe->Report();
       r.scope = p.scope;
       out.push_back(std::move(r));
     }
+    for (auto& r : out) r.workload_cpu_ns = workload_cpu_ns_;
     return out;
   }
 
@@ -126,6 +140,7 @@ class ScenarioProbes {
   std::optional<BpfStatsEnabler> stats_;
   std::unique_ptr<WorkloadTracker> tracker_;
   std::vector<Attached> probes_;
+  uint64_t workload_cpu_ns_ = 0;
 };
 
 std::string DescribeFailure(const ProcessOutcome& o, double timeout_s) {
@@ -150,8 +165,10 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
                          const std::vector<std::string>& argv, ScenarioProbes& probes, const RunOptions& options) {
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd);
   probes.Prepare(process.pid());
+  const std::optional<CpuTimes> host_before = ReadCpuTimes();
   process.Release();
   ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop);
+  const std::optional<CpuTimes> host_after = ReadCpuTimes();
   Repetition rep;
   rep.exit_status = outcome.status();
   if (!outcome.succeeded()) {
@@ -159,6 +176,12 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     return rep;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
+  if (host_before && host_after) {
+    const double cpu_s = rep.metrics["workload.cpu_time"].value;
+    Metric other = Scalar(kHostOtherCpus, OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s), "cpus");
+    other.better = Better::kNone;
+    rep.metrics[kHostOtherCpus] = std::move(other);
+  }
   probes.Collect(outcome.wall_s, rep.metrics);
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
@@ -192,6 +215,7 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
       if (options.stop && options.stop->load()) throw InfraError("interrupted");
       probes.MeasureProbeCost(i < 0 || spec.warmup == 0);
       Repetition rep = RunRepetition(spec, *adapter, argv, probes, options);
+      probes.CountWorkloadCpu(rep);
       std::string label = i < 0 ? "warm-up " + std::to_string(i + spec.warmup + 1)
                                 : "repetition " + std::to_string(i + 1);
       if (!rep.failure.empty()) throw InfraError("scenario \"" + spec.name + "\": " + label + ": workload " + rep.failure);

@@ -246,6 +246,44 @@ TEST(Compare, SignificantShiftJustBeyondTheThresholdIsNotYetARegression) {
       << check.message;
 }
 
+void SetHostLoad(ScenarioResult& scenario, double other_cpus) {
+  for (Repetition& rep : scenario.repetitions) {
+    Metric load = Scalar(kHostOtherCpus, other_cpus, Better::kNone, "cpus");
+    rep.metrics[kHostOtherCpus] = load;
+  }
+}
+
+TEST(Compare, TimingRegressionOnABusierHostIsInconclusiveAndSaysWhy) {
+  std::vector<double> slow = {1.30, 1.32, 1.29, 1.31, 1.33, 1.30, 1.28};
+  std::vector<double> fast = {1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998};
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", slow));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  SetHostLoad(run.scenarios[0], 1.4);
+  std::map<std::string, ScenarioResult> baseline{{"s", FixedScenario("s", "m", fast)}};
+  SetHostLoad(baseline["s"], 0.05);
+  EvaluateChecks(run, baseline, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kInconclusive) << check.message;
+  EXPECT_NE(check.message.find("the host was busier, other work kept 1.40 CPUs busy vs 0.05"), std::string::npos)
+      << check.message;
+
+  // The same slowdown on an equally quiet host is a regression.
+  SetHostLoad(run.scenarios[0], 0.1);
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression) << run.scenarios[0].checks[0].message;
+
+  // Counts do not slow down with the host: still a regression.
+  RunResults counts;
+  counts.scenarios.push_back(FixedScenario("s", "m", slow, Better::kLower, "pages"));
+  counts.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  SetHostLoad(counts.scenarios[0], 1.4);
+  std::map<std::string, ScenarioResult> count_baseline{{"s", FixedScenario("s", "m", fast, Better::kLower, "pages")}};
+  SetHostLoad(count_baseline["s"], 0.05);
+  EvaluateChecks(counts, count_baseline, {});
+  EXPECT_EQ(counts.scenarios[0].checks[0].verdict, Verdict::kRegression) << counts.scenarios[0].checks[0].message;
+}
+
 TEST(Compare, HigherIsBetterDropIsARegression) {
   RunResults run;
   run.scenarios.push_back(FixedScenario("fio", "fio.rand.read.iops", {12000, 12100, 11900, 12050, 11950, 12020},
