@@ -21,7 +21,19 @@ struct RunCommandOptions {
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
 };
 
+struct OverheadCommandOptions {
+  std::string suite_file;
+  std::vector<std::string> scenarios;
+  int pairs = 10;
+  std::string metric = "workload.wall_time";
+  std::string json_file;  // also write the numbers here when set
+  bool quiet = false;
+  std::vector<std::string> attach_types;
+};
+
 int RunCommand(const RunCommandOptions& options);
+// Slowdown of each scenario under its probes vs without any (interleaved).
+int OverheadCommand(const OverheadCommandOptions& options);
 int BaselineRecordCommand(const RunCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict);

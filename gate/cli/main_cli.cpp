@@ -58,6 +58,19 @@ int PerfgateMain(int argc, char** argv) {
   report->add_option("--out", report_out, "Output directory")->capture_default_str();
   report->add_flag("--strict", report_strict, "Inconclusive checks fail");
 
+  OverheadCommandOptions overhead_opts;
+  auto* overhead = app.add_subcommand(
+      "overhead", "Measure what the probes cost: each scenario without and with its probes, interleaved");
+  overhead->add_option("suite", overhead_opts.suite_file, "Suite file (JSON, comments allowed)")->required();
+  overhead->add_option("--scenario", overhead_opts.scenarios, "Measure only this scenario (repeatable)");
+  overhead->add_option("--pairs", overhead_opts.pairs, "Repetitions per side (bare and probed)")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 10000));
+  overhead->add_option("--metric", overhead_opts.metric, "Scalar metric to compare")->capture_default_str();
+  overhead->add_option("--json", overhead_opts.json_file, "Also write the measurements to this JSON file");
+  overhead->add_flag("--quiet", overhead_opts.quiet, "Do not print per-repetition progress");
+  overhead->add_option("--attach-types", overhead_opts.attach_types, "Allow only these attach types")->delimiter(',');
+
   auto* probes = app.add_subcommand("probes", "List the probe catalog and the attach type chosen on this kernel");
 
   bool doctor_fix = false;
@@ -82,6 +95,7 @@ int PerfgateMain(int argc, char** argv) {
     if (*record) return BaselineRecordCommand(record_opts);
     if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
+    if (*overhead) return OverheadCommand(overhead_opts);
     if (*probes) return ProbesCommand();
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {

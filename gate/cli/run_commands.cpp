@@ -15,6 +15,8 @@
 #include "metrics/results_json.h"
 #include "probes/probe.h"
 #include "report/reporter.h"
+#include "report/format.h"
+#include "run/overhead.h"
 #include "run/runner.h"
 
 namespace perfgate {
@@ -214,6 +216,61 @@ int ReportCommand(const std::string& results_file, const std::string& out_dir, b
   WriteReports(results, out_dir);
   PrintSummary(results, out_dir);
   return results.exit_code;
+}
+
+int OverheadCommand(const OverheadCommandOptions& o) {
+  Suite suite = LoadSuiteFile(o.suite_file);
+  InstallStopHandlers();
+  RunOptions ro;
+  ro.scenarios = o.scenarios;
+  ro.allowed_attach_types = ParseAttachTypes(o.attach_types);
+  ro.stop = &g_stop;
+  ro.quiet = o.quiet;
+  OverheadOptions options;
+  options.pairs = o.pairs;
+  options.metric = o.metric;
+  std::vector<OverheadResult> results = MeasureOverhead(suite, ro, options);
+
+  nlohmann::json out = nlohmann::json::array();
+  bool failed = false;
+  std::printf("%-28s %12s %12s %9s %19s\n", "scenario", "bare", "probed", "slowdown", "95 % interval");
+  for (const OverheadResult& r : results) {
+    nlohmann::json j = {{"scenario", r.scenario}, {"metric", o.metric}};
+    if (!r.error.empty()) {
+      failed = true;
+      std::printf("%-28s error: %s\n", r.scenario.c_str(), r.error.c_str());
+      j["error"] = r.error;
+      out.push_back(j);
+      continue;
+    }
+    std::string interval = r.slowdown_low && r.slowdown_high
+                               ? "[" + FormatNumber(*r.slowdown_low) + "x, " + FormatNumber(*r.slowdown_high) + "x]"
+                               : "";
+    std::printf("%-28s %12s %12s %8sx %19s\n", r.scenario.c_str(), FormatNumber(r.bare_median).c_str(),
+                FormatNumber(r.probed_median).c_str(), FormatNumber(r.slowdown).c_str(), interval.c_str());
+    j.update({{"bare", r.bare},
+              {"probed", r.probed},
+              {"bare_median", r.bare_median},
+              {"probed_median", r.probed_median},
+              {"slowdown", r.slowdown}});
+    if (r.slowdown_low) j["slowdown_low"] = *r.slowdown_low;
+    if (r.slowdown_high) j["slowdown_high"] = *r.slowdown_high;
+    nlohmann::json probes = nlohmann::json::array();
+    for (const ProbeReport& p : r.probes) {
+      std::optional<double> share = p.CpuShare();
+      std::string per_event =
+          p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) / static_cast<double>(p.run_count)) : "-";
+      std::printf("    %-12s %10llu events %8s ns/event %9s of workload CPU\n", p.name.c_str(),
+                  static_cast<unsigned long long>(p.run_count), per_event.c_str(),
+                  share ? (FormatNumber(100 * *share) + " %").c_str() : "-");
+      probes.push_back({{"name", p.name}, {"events", p.run_count}, {"run_time_ns", p.run_time_ns},
+                        {"workload_cpu_ns", p.workload_cpu_ns}});
+    }
+    j["probes"] = probes;
+    out.push_back(j);
+  }
+  if (!o.json_file.empty()) WriteFileAtomic(o.json_file, out.dump(2) + "\n");
+  return static_cast<int>(failed || g_stop.load() ? ExitCode::kInfra : ExitCode::kPass);
 }
 
 }  // namespace perfgate

@@ -3,6 +3,8 @@
 // codes, and no BPF program outlives a run.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <regex>
 
@@ -82,6 +84,42 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   // The message names the metric, both values and the change.
   const std::regex message(R"re(<failure[^>]*message="[^"]*workload\.wall_time[^"]*\+[0-9.]+ ?%)re");
   EXPECT_TRUE(std::regex_search(junit, message)) << junit;
+}
+
+TEST_F(GateTest, OverheadRunsBothSidesInterleavedAndReportsProbeCost) {
+  std::string suite = dir_ / "overhead.json";
+  WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "100"])",
+                                R"(["syscalls", {"name": "kmem", "scope": "system"}])", "[]"));
+  std::string json_file = dir_ / "overhead-out.json";
+  CliRun run = RunCli({"overhead", suite, "--pairs", "3", "--quiet", "--json", json_file});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("slowdown"), std::string::npos) << run.output;
+  nlohmann::json out = nlohmann::json::parse(ReadFile(json_file));
+  ASSERT_EQ(out.size(), 1u) << out.dump();
+  const nlohmann::json& s = out[0];
+  EXPECT_EQ(s["scenario"], "s");
+  EXPECT_EQ(s["bare"].size(), 3u);
+  EXPECT_EQ(s["probed"].size(), 3u);
+  EXPECT_GT(s["slowdown"].get<double>(), 0.5);
+  EXPECT_LT(s["slowdown_low"].get<double>(), s["slowdown_high"].get<double>());
+  std::set<std::string> names;
+  for (const auto& p : s["probes"]) {
+    names.insert(p["name"].get<std::string>());
+    if (p["name"] == "syscalls") {
+      EXPECT_GT(p["events"].get<uint64_t>(), 100u);
+      EXPECT_GT(p["run_time_ns"].get<uint64_t>(), 0u);
+      EXPECT_GT(p["workload_cpu_ns"].get<uint64_t>(), 0u);
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"tracker", "syscalls", "kmem"}));
+}
+
+TEST_F(GateTest, OverheadOfACrashingWorkloadExitsThree) {
+  std::string suite = dir_ / "crash.json";
+  WriteFile(suite, CommandSuite(R"(["/bin/sh", "-c", "kill -SEGV $$"])", R"(["syscalls"])", "[]"));
+  CliRun run = RunCli({"overhead", suite, "--pairs", "3", "--quiet"});
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("signal 11"), std::string::npos) << run.output;
 }
 
 TEST_F(GateTest, PageAllocationBudgetBelowObservedRateFails) {

@@ -1,0 +1,187 @@
+#include "run/repetition.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "metrics/error.h"
+#include "run/host_load.h"
+#include "run/process.h"
+
+namespace perfgate {
+
+namespace {
+
+Metric Scalar(const std::string& name, double value, const std::string& unit) {
+  Metric m;
+  m.name = name;
+  m.kind = MetricKind::kScalar;
+  m.value = value;
+  m.unit = unit;
+  m.better = Better::kLower;
+  return m;
+}
+
+Metric Counter(const std::string& name, double count, double duration_s, const std::string& unit) {
+  Metric m = Scalar(name, count, unit);
+  m.kind = MetricKind::kCounter;
+  m.duration_s = duration_s;
+  return m;
+}
+
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+
+std::string DescribeFailure(const ProcessOutcome& o, double timeout_s) {
+  std::string what;
+  if (o.interrupted) return "interrupted";
+  if (o.timed_out) {
+    what = "timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s (process group killed)";
+  } else if (o.term_signal) {
+    what = "crashed with signal " + std::to_string(o.term_signal) + " (" + strsignal(o.term_signal) + ")";
+  } else {
+    what = "exited with status " + std::to_string(o.exit_code);
+  }
+  std::string tail = o.stderr_tail;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  if (auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
+  if (!tail.empty()) what += "; last stderr line: " + tail.substr(0, 300);
+  return what;
+}
+
+}  // namespace
+
+std::string ResolveExecutable(const std::string& name, const std::string& cwd) {
+  namespace fs = std::filesystem;
+  if (name.find('/') != std::string::npos) {
+    fs::path p = name;
+    if (p.is_relative() && !cwd.empty()) p = fs::path(cwd) / p;
+    std::error_code ec;
+    fs::path abs = fs::absolute(p, ec);
+    return ec ? p.string() : abs.lexically_normal().string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<ProbeSpec>& probes,
+                               const std::vector<std::string>& argv, const RunOptions& options) {
+  bool workload_scope = false;
+  for (const auto& p : probes) workload_scope |= p.scope == "workload";
+  ProbeOptions base;
+  base.allowed_attach_types = options.allowed_attach_types;
+  if (workload_scope) {
+    tracker_ = std::make_unique<WorkloadTracker>();
+    tracker_->Attach(base);
+  }
+  for (const auto& p : probes) {
+    auto probe = CreateProbe(p.name);
+    if (!probe) throw InputError("probe \"" + p.name + "\" is not in the catalog");
+    ProbeOptions po = base;
+    po.scope = p.scope == "system" ? ProbeScope::kSystem : ProbeScope::kWorkload;
+    po.params = p.params;
+    if (!spec.workload.shell && !argv.empty()) po.workload_path = ResolveExecutable(argv[0], spec.workload.cwd);
+    probe->Attach(po, tracker_.get());
+    probes_.push_back({std::move(probe), p.scope});
+  }
+}
+
+ScenarioProbes::~ScenarioProbes() {
+  for (auto& p : probes_) p.probe->Detach();
+  if (tracker_) tracker_->Detach();
+}
+
+void ScenarioProbes::Prepare(pid_t pid) {
+  if (tracker_) {
+    tracker_->Clear();
+    tracker_->Track(pid);
+  }
+  for (auto& p : probes_) p.probe->Reset();
+}
+
+void ScenarioProbes::MeasureProbeCost(bool on) {
+  if (on && !stats_) stats_.emplace();
+  if (!on) stats_.reset();
+}
+
+void ScenarioProbes::Collect(double duration_s, MetricSet& out) {
+  for (auto& p : probes_) p.probe->Collect(duration_s, out);
+}
+
+void ScenarioProbes::CountWorkloadCpu(const Repetition& rep) {
+  auto cpu = rep.metrics.find("workload.cpu_time");
+  if (stats_ && stats_->enabled() && cpu != rep.metrics.end()) {
+    workload_cpu_ns_ += static_cast<uint64_t>(cpu->second.value * 1e9);
+  }
+}
+
+std::vector<ProbeReport> ScenarioProbes::Reports() const {
+  std::vector<ProbeReport> out;
+  if (tracker_) out.push_back(tracker_->Report());
+  for (const auto& p : probes_) {
+    ProbeReport r = p.probe->Report();
+    r.scope = p.scope;
+    out.push_back(std::move(r));
+  }
+  for (auto& r : out) r.workload_cpu_ns = workload_cpu_ns_;
+  return out;
+}
+
+Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter,
+                         const std::vector<std::string>& argv, ScenarioProbes& probes, const RunOptions& options) {
+  HeldProcess process(argv, spec.workload.env, spec.workload.cwd);
+  probes.Prepare(process.pid());
+  const std::optional<CpuTimes> host_before = ReadCpuTimes();
+  process.Release();
+  ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop);
+  const std::optional<CpuTimes> host_after = ReadCpuTimes();
+  Repetition rep;
+  rep.exit_status = outcome.status();
+  if (!outcome.succeeded()) {
+    rep.failure = DescribeFailure(outcome, spec.timeout_s);
+    return rep;
+  }
+  AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
+  if (host_before && host_after) {
+    const double cpu_s = rep.metrics["workload.cpu_time"].value;
+    Metric other = Scalar(kHostOtherCpus, OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s), "cpus");
+    other.better = Better::kNone;
+    rep.metrics[kHostOtherCpus] = std::move(other);
+  }
+  probes.Collect(outcome.wall_s, rep.metrics);
+  WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
+  for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
+  if (parsed.ops) {
+    for (auto& [name, m] : rep.metrics) {
+      if (m.kind == MetricKind::kCounter) m.ops = parsed.ops;
+    }
+  }
+  return rep;
+}
+
+void AddRusageMetrics(const ::rusage& u, double wall_s, MetricSet& out) {
+  out["workload.wall_time"] = Scalar("workload.wall_time", wall_s, "s");
+  out["workload.cpu_time"] = Scalar("workload.cpu_time", Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
+  out["workload.max_rss"] = Scalar("workload.max_rss", static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
+  out["workload.page_faults"] =
+      Counter("workload.page_faults", static_cast<double>(u.ru_minflt + u.ru_majflt), wall_s, "count");
+  out["workload.context_switches"] =
+      Counter("workload.context_switches", static_cast<double>(u.ru_nvcsw + u.ru_nivcsw), wall_s, "count");
+}
+
+}  // namespace perfgate

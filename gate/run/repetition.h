@@ -1,0 +1,68 @@
+// One repetition of a scenario: a fresh process of the workload, run under
+// the scenario's probes, turned into metrics. The runner and the overhead
+// measurement share it.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/adapter.h"
+#include "config/suite.h"
+#include "metrics/results.h"
+#include "probes/probe.h"
+#include "probes/tracker.h"
+#include "run/runner.h"
+
+namespace perfgate {
+
+// argv[0] as exec would find it: a path with a '/' (relative to cwd), else the
+// first executable in PATH; empty when there is none.
+std::string ResolveExecutable(const std::string& name, const std::string& cwd);
+
+// The probes of one scenario, attached for as long as this lives; with an
+// empty `probes` list, nothing is loaded (the bare workload).
+class ScenarioProbes {
+ public:
+  ScenarioProbes(const ScenarioSpec& spec, const std::vector<ProbeSpec>& probes, const std::vector<std::string>& argv,
+                 const RunOptions& options);
+  ~ScenarioProbes();
+  ScenarioProbes(const ScenarioProbes&) = delete;
+  ScenarioProbes& operator=(const ScenarioProbes&) = delete;
+
+  // Tracks the held workload process and zeroes the probes' aggregates.
+  void Prepare(pid_t pid);
+  // BPF run-time stats on or off.
+  void MeasureProbeCost(bool on);
+  void Collect(double duration_s, MetricSet& out);
+  // Counts a repetition's CPU time towards the probes' cost share when the
+  // run-time stats were on during it.
+  void CountWorkloadCpu(const Repetition& rep);
+  // Every probe's report, and the tracker's (its fork/exit hooks cost too).
+  std::vector<ProbeReport> Reports() const;
+
+ private:
+  struct Attached {
+    std::unique_ptr<Probe> probe;
+    std::string scope;
+  };
+  // BPF run-time stats cost two clock reads per program run, so they are on
+  // only while the warm-up runs (or, without warm-up, throughout): the probe
+  // cost is measured without distorting the measured repetitions.
+  std::optional<BpfStatsEnabler> stats_;
+  std::unique_ptr<WorkloadTracker> tracker_;
+  std::vector<Attached> probes_;
+  uint64_t workload_cpu_ns_ = 0;
+};
+
+// One fresh process run of the workload under the attached probes. A failed
+// run has Repetition::failure set (crash, timeout, non-zero exit).
+Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
+                         ScenarioProbes& probes, const RunOptions& options);
+
+}  // namespace perfgate
