@@ -1,10 +1,16 @@
 // The end-to-end gate, through the perfgate binary: A/A passes, a planted
 // slowdown and a budget fail, bad input and broken workloads get their exit
 // codes, and no BPF program outlives a run.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 
@@ -173,6 +179,47 @@ TEST_F(GateTest, WorkloadPastItsTimeoutIsKilledAndExitsThree) {
   EXPECT_EQ(run.exit_code, 3) << run.output;
   EXPECT_NE(run.output.find("timed out"), std::string::npos) << run.output;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+}
+
+// perfgate run in the background, stopped by `signal` once its workload runs.
+class StoppedRun : public GateTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(StoppedRun, ExitsThreeKeepsPartialResultsAndUnloadsEveryProgram) {
+  std::string suite = dir_ / "long.json";
+  std::string started = dir_ / "started";
+  WriteFile(suite, CommandSuite(R"(["/bin/sh", "-c", "touch )" + started + R"(; sleep 20"])",
+                                R"(["syscalls", "runqlat", "kmem"])", R"([{"metric": "workload.wall_time"}])"));
+  std::string log = dir_ / "log";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(PERFGATE_BIN, PERFGATE_BIN, "run", suite.c_str(), "--out", (dir_ / "o").c_str(), nullptr);
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(started) && std::chrono::steady_clock::now() < deadline) usleep(20 * 1000);
+  ASSERT_TRUE(fs::exists(started)) << ReadFile(log);
+  ASSERT_EQ(kill(pid, GetParam()), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "perfgate died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("interrupted"), std::string::npos) << ReadFile(log);
+  EXPECT_NE(ReadFile(dir_ / "o/results.json").find("\"partial\": true"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, StoppedRun, ::testing::Values(SIGINT, SIGTERM),
+                         [](const ::testing::TestParamInfo<int>& info) { return std::string(sigabbrev_np(info.param)); });
+
+TEST_F(GateTest, FailedAttachExitsThreeAndUnloadsWhatWasAttached) {
+  std::string suite = dir_ / "attach.json";
+  WriteFile(suite, CommandSuite(R"(["/bin/true"])", R"(["syscalls", "runqlat"])", "[]"));
+  // No hook of these probes can be a uprobe: the first probe to load fails.
+  CliRun run = RunCli({"run", suite, "--out", dir_ / "o", "--attach-types", "uprobe"});
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("no usable attach type"), std::string::npos) << run.output;
 }
 
 TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
