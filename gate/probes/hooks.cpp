@@ -1,9 +1,12 @@
 #include "probes/hooks.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <mutex>
 #include <sstream>
 
 #include "metrics/error.h"
@@ -157,8 +160,22 @@ void DestroyLinks(std::vector<bpf_link*>& links) {
   links.clear();
 }
 
+void KeepLargeAllocationsOnTheHeap() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // libbpf reads and parses the kernel's BTF (several MB) for every object
+    // it loads. glibc serves such blocks with a fresh mmap and unmaps them on
+    // free, so each load page-faults the whole buffer in again: on a VM that
+    // tripled the attach time of the default probe set. Served from the heap
+    // and not trimmed, the next load reuses the same pages.
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  });
+}
+
 void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, const std::function<void()>& close,
                    std::vector<bpf_link*>& links) {
+  KeepLargeAllocationsOnTheHeap();
   // Each retry drops one variant of one hook, so this ends.
   for (;;) {
     bpf_object* object = open();

@@ -85,4 +85,9 @@ void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, con
 
 void DestroyLinks(std::vector<bpf_link*>& links);
 
+// Once per process: large blocks (libbpf's copy of the kernel BTF, read for
+// every object) stay on the heap and are reused instead of page-faulted in
+// anew. LoadAndAttach calls it; call it before loading objects otherwise.
+void KeepLargeAllocationsOnTheHeap();
+
 }  // namespace perfgate
