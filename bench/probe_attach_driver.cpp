@@ -9,7 +9,9 @@
 // held on a pipe, tracks it (workload scope), resets the probe, releases it
 // and waits; CMD's stdout is this program's stdout.
 //
-//   probe_attach_driver PROBE [--attach-type raw_tp|tracepoint|tp_btf] [--stats]
+// PROBE may be a comma-separated list (e.g. the default set).
+//
+//   probe_attach_driver PROBE[,PROBE...] [--attach-type raw_tp|tracepoint|tp_btf] [--stats]
 //                       [--scope system|workload] [--sample N] [-- CMD ARGS...]
 //
 // --sample sets the syscalls probe's latency sampling (1 in N; 1 = exact).
@@ -18,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -171,23 +174,27 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   try {
-    std::unique_ptr<perfgate::Probe> probe;
-    if (sample > 0 && std::strcmp(argv[1], "syscalls") == 0)
-      probe = perfgate::MakeSyscallsProbe({.latency_sample_every = static_cast<uint32_t>(sample)});
-    else if (sample > 0)
-      throw perfgate::InputError("--sample applies to the syscalls probe only");
-    else
-      probe = perfgate::CreateProbe(argv[1]);
-    if (!probe) {
-      std::fprintf(stderr, "unknown probe: %s\n", argv[1]);
-      return 2;
+    std::vector<std::unique_ptr<perfgate::Probe>> probes;
+    std::string names = argv[1];
+    for (size_t start = 0; start <= names.size();) {
+      size_t end = std::min(names.find(',', start), names.size());
+      std::string name = names.substr(start, end - start);
+      start = end + 1;
+      if (sample > 0 && name == "syscalls")
+        probes.push_back(perfgate::MakeSyscallsProbe({.latency_sample_every = static_cast<uint32_t>(sample)}));
+      else
+        probes.push_back(perfgate::CreateProbe(name));
+      if (!probes.back()) {
+        std::fprintf(stderr, "unknown probe: %s\n", name.c_str());
+        return 2;
+      }
     }
     // Run-time stats cost two clock reads per program run, so only on request.
     std::optional<perfgate::BpfStatsEnabler> enabler;
     if (stats) enabler.emplace();
     std::optional<perfgate::WorkloadTracker> tracker;
     if (workload) tracker.emplace().Attach(options);
-    probe->Attach(options, tracker ? &*tracker : nullptr);
+    for (auto& probe : probes) probe->Attach(options, tracker ? &*tracker : nullptr);
     auto begin = std::chrono::steady_clock::now();
     if (command != nullptr) {
       std::fflush(stdout);
@@ -196,20 +203,23 @@ int main(int argc, char** argv) {
         tracker->Clear();
         tracker->Track(held.pid());
       }
-      probe->Reset();
+      for (auto& probe : probes) probe->Reset();
       begin = std::chrono::steady_clock::now();
       status = held.Release();
     } else {
-      probe->Reset();
+      for (auto& probe : probes) probe->Reset();
       std::printf("ready\n");
       std::fflush(stdout);
       WaitForStop();
     }
     perfgate::MetricSet metrics;
-    probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
-    PrintReport(probe->Report(), stats);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    for (auto& probe : probes) {
+      probe->Collect(seconds, metrics);
+      PrintReport(probe->Report(), stats);
+    }
     PrintMetrics(metrics);
-    probe->Detach();
+    for (auto& probe : probes) probe->Detach();
   } catch (const perfgate::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return static_cast<int>(e.code());

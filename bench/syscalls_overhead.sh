@@ -7,6 +7,8 @@
 #               it: probe_attach_driver forks the loop held on a pipe, tracks
 #               it with the WorkloadTracker, resets the probe and releases it
 #   pg-system   perfgate's syscalls probe in system scope (same launch)
+#   pg-default  perfgate's default probe set in workload scope (runqlat,
+#               syscalls, kmem, sched, reclaim, pagefault; same launch)
 #   sc          libbpf-tools `syscount -L` (system-wide, its default)
 #   sc-pid      `syscount -L -p PID` on the held loop (fairer against pg-work)
 #
@@ -45,6 +47,11 @@ declare -A samples=()
 run_none() { "$loop" "$iterations"; }
 
 run_pg-work() { "$driver" syscalls --scope workload --sample "$sample" -- "$loop" "$iterations" 2>/dev/null; }
+
+run_pg-default() {
+  "$driver" runqlat,syscalls,kmem,sched,reclaim,pagefault --scope workload --sample "$sample" -- "$loop" "$iterations" \
+    2>/dev/null
+}
 
 run_pg-system() { "$driver" syscalls --scope system --sample "$sample" -- "$loop" "$iterations" 2>/dev/null; }
 
@@ -87,7 +94,7 @@ run_sc-pid() {
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "getppid loop: $iterations calls/run, $rounds rounds, perfgate latency sampling 1/$sample, kernel $(uname -r)"
-modes=(none pg-work pg-system sc sc-pid)
+modes=(none pg-work pg-default pg-system sc sc-pid)
 for ((round = 1; round <= rounds; round++)); do
   # Rotate the order so no mode always runs right after another's teardown.
   line="round $round:"
