@@ -18,6 +18,7 @@ struct RunCommandOptions {
   bool strict = false;
   bool fdr = false;
   bool quiet = false;
+  bool require_same_env = false;  // a baseline from another kernel/CPU is an error
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
 };
 

@@ -20,6 +20,8 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_flag("--strict", o.strict, "Inconclusive checks fail the run (exit 1)");
   cmd->add_flag("--fdr", o.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.quiet, "Do not print per-repetition progress");
+  cmd->add_flag("--require-same-env", o.require_same_env,
+                "A baseline recorded on another kernel, CPU model or CPU count is an error (exit 2)");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');

@@ -16,6 +16,7 @@
 #include "probes/probe.h"
 #include "report/reporter.h"
 #include "report/format.h"
+#include "run/environment.h"
 #include "run/overhead.h"
 #include "run/runner.h"
 
@@ -145,9 +146,26 @@ std::optional<Environment> FirstEnvironment(const std::map<std::string, Baseline
 
 }  // namespace
 
+// Baselines recorded on another kernel, CPU model or CPU count: a warning, or
+// with --require-same-env an error before anything runs.
+void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, Baseline>& baselines,
+                               const RunCommandOptions& o) {
+  const Environment now = CaptureEnvironment();
+  for (const auto& [scenario, baseline] : baselines) {
+    std::vector<std::string> mismatches = EnvironmentMismatches(baseline.environment, now);
+    if (mismatches.empty()) continue;
+    std::string what;
+    for (const auto& m : mismatches) what += (what.empty() ? "" : "; ") + m;
+    const std::string file = BaselinePath(o.baseline_dir, suite.name, scenario);
+    if (o.require_same_env) throw InputError(file + ": recorded on a different machine: " + what);
+    std::fprintf(stderr, "perfgate: warning: %s: recorded on a different machine: %s\n", file.c_str(), what.c_str());
+  }
+}
+
 int RunCommand(const RunCommandOptions& o) {
   Suite suite = LoadSuiteFile(o.suite_file);
   auto baselines = LoadSuiteBaselines(suite, o);
+  CheckBaselineEnvironments(suite, baselines, o);
   RunResults results = MeasureSuite(suite, o);
   Finish(results, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
   WriteReports(results, o.out_dir);

@@ -49,4 +49,15 @@ int ExitCodeFor(const RunResults& results, bool strict) {
   }
 }
 
+std::vector<std::string> EnvironmentMismatches(const Environment& baseline, const Environment& now) {
+  std::vector<std::string> out;
+  auto compare = [&](const char* what, const std::string& then, const std::string& current) {
+    if (then != current) out.push_back(std::string(what) + ": " + then + " (baseline) vs " + current + " (now)");
+  };
+  compare("kernel", baseline.kernel, now.kernel);
+  compare("CPU model", baseline.cpu_model, now.cpu_model);
+  compare("CPU count", std::to_string(baseline.cpu_count), std::to_string(now.cpu_count));
+  return out;
+}
+
 }  // namespace perfgate

@@ -84,6 +84,11 @@ struct Environment {
   std::string timestamp;  // ISO 8601 UTC
 };
 
+// What differs between the machine a baseline was recorded on and this one
+// (kernel, CPU model, CPU count), one line each: "kernel: 6.1.0 (baseline) vs
+// 6.18.0 (now)". Empty when they match.
+std::vector<std::string> EnvironmentMismatches(const Environment& baseline, const Environment& now);
+
 struct Repetition {
   int index = 0;
   bool warmup = false;

@@ -302,7 +302,13 @@ std::string EnvironmentSection(const RunResults& results) {
     if (base) html += Td(Esc(baseline));
     return html + "</tr>\n";
   };
-  std::string html = "<section class=\"card\" id=\"environment\">\n<h2>Environment</h2>\n<table class=\"env\">\n";
+  std::string html = "<section class=\"card\" id=\"environment\">\n<h2>Environment</h2>\n";
+  if (base) {
+    for (const std::string& m : EnvironmentMismatches(*base, env)) {
+      html += "<div class=\"error-box\"><strong>Baseline from a different machine:</strong> " + Esc(m) + "</div>\n";
+    }
+  }
+  html += "<table class=\"env\">\n";
   if (base) html += "<thead><tr><td></td>" + Th("Candidate") + Th("Baseline") + "</tr></thead>\n";
   html += "<tbody>\n";
   const std::pair<const char*, std::string Environment::*> fields[] = {

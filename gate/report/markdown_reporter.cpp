@@ -83,6 +83,11 @@ std::string Header(const RunResults& results) {
   }
   text += ".";
   if (results.partial) text += " **The run was interrupted; results are partial.**";
+  if (results.baseline_environment) {
+    for (const std::string& m : EnvironmentMismatches(*results.baseline_environment, results.environment)) {
+      text += "\n\n> **Baseline from a different machine:** " + Cell(m);
+    }
+  }
   return text + "\n\n";
 }
 

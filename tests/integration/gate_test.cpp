@@ -128,6 +128,30 @@ TEST_F(GateTest, OverheadOfACrashingWorkloadExitsThree) {
   EXPECT_NE(run.output.find("signal 11"), std::string::npos) << run.output;
 }
 
+TEST_F(GateTest, BaselineFromAnotherKernelWarnsOrWithRequireSameEnvExitsTwo) {
+  std::string suite = dir_ / "env.json";
+  WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "20"])", "[]",
+                                R"([{"metric": "workload.max_rss", "max": 1e12}])"));
+  std::string baselines = dir_ / "baselines";
+  ASSERT_EQ(RunCli({"baseline", "record", suite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
+  const fs::path file = fs::path(baselines) / "t/s.json";
+  nlohmann::json baseline = nlohmann::json::parse(ReadFile(file));
+  baseline["environment"]["kernel"] = "2.6.32-other";
+  WriteFile(file, baseline.dump(2));
+
+  CliRun strict = RunCli({"run", suite, "--baseline-dir", baselines, "--out", dir_ / "o1", "--require-same-env"});
+  EXPECT_EQ(strict.exit_code, 2) << strict.output;
+  EXPECT_NE(strict.output.find(file.string() + ": recorded on a different machine: kernel: 2.6.32-other (baseline)"),
+            std::string::npos)
+      << strict.output;
+
+  CliRun lenient = RunCli({"run", suite, "--baseline-dir", baselines, "--out", dir_ / "o2"});
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find("warning"), std::string::npos) << lenient.output;
+  EXPECT_NE(ReadFile(dir_ / "o2/summary.md").find("Baseline from a different machine"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "o2/report/index.html").find("Baseline from a different machine"), std::string::npos);
+}
+
 TEST_F(GateTest, PageAllocationBudgetBelowObservedRateFails) {
   std::string suite = dir_ / "budget.json";
   WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "500"])",
