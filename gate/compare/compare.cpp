@@ -165,6 +165,9 @@ struct Evidence {
   // Median CPUs of other work on the host, candidate and baseline, when both
   // recorded it.
   std::optional<std::pair<double, double>> host_other_cpus;
+  // Median idle CPUs while the candidate ran (CPU count minus other work minus
+  // the workload's own use), when known.
+  std::optional<double> candidate_spare_cpus;
 };
 
 // A timing regression measured while other work kept this many more CPUs busy
@@ -172,6 +175,22 @@ struct Evidence {
 // the 2-CPU CI hosts a parallel build next to the workload alone slows it by
 // 30-80 %. A quarter CPU is well above /proc/stat's tick resolution.
 constexpr double kBusierHostCpus = 0.25;
+
+// Idle CPUs per candidate repetition: with none to spare, the workload queued
+// behind other work and its times say nothing about the change.
+std::optional<double> SpareCpus(const Repetitions& candidate, int cpu_count) {
+  if (cpu_count <= 0) return std::nullopt;
+  std::vector<double> spare;
+  for (const MetricSet* metrics : candidate) {
+    auto other = metrics->find(kHostOtherCpus);
+    auto cpu = metrics->find("workload.cpu_time");
+    auto wall = metrics->find("workload.wall_time");
+    if (other == metrics->end() || cpu == metrics->end() || wall == metrics->end() || !(wall->second.value > 0)) continue;
+    spare.push_back(cpu_count - other->second.value - cpu->second.value / wall->second.value);
+  }
+  if (spare.empty()) return std::nullopt;
+  return stats::Median(spare);
+}
 
 std::optional<std::pair<double, double>> HostOtherCpus(const Repetitions& candidate, const ScenarioResult* baseline) {
   if (baseline == nullptr) return std::nullopt;
@@ -325,7 +344,17 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   const bool beyond = change.estimate > threshold && (!change.best || *change.best > threshold);
   const bool host_busier = IsTimeUnit(check.unit) && evidence.host_other_cpus &&
                            evidence.host_other_cpus->first - evidence.host_other_cpus->second > kBusierHostCpus;
-  if (worse_significant && beyond && host_busier) {
+  // Saturated by other work, not by the workload alone (one busy thread on a
+  // one-CPU host leaves nothing idle and is still a fair measurement).
+  const bool host_saturated = IsTimeUnit(check.unit) && evidence.candidate_spare_cpus && evidence.host_other_cpus &&
+                              *evidence.candidate_spare_cpus < kBusierHostCpus &&
+                              evidence.host_other_cpus->first > kBusierHostCpus;
+  if (worse_significant && beyond && host_saturated && !host_busier) {
+    check.verdict = Verdict::kInconclusive;
+    tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host had no CPU to spare (" +
+           Printf("%.2f", std::max(0.0, *evidence.candidate_spare_cpus)) + " idle) while the candidate ran";
+    report_better_p = false;
+  } else if (worse_significant && beyond && host_busier) {
     check.verdict = Verdict::kInconclusive;
     tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host was busier, other work kept " +
            Printf("%.2f", evidence.host_other_cpus->first) + " CPUs busy vs " +
@@ -396,6 +425,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         EvaluateBudget(check);
       } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, 1 - options.alpha)) {
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
+        evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         family.push_back(*evidence);
       }
     }

@@ -27,7 +27,9 @@
 //                ... unless the metric is a time and the host was busier:
 //                the median of host.other_cpus (other work on the machine
 //                during each repetition) exceeds the baseline's by more than
-//                0.25 CPUs -> inconclusive, saying so
+//                0.25 CPUs, or other work (> 0.25 CPUs) left the host under
+//                0.25 CPUs idle while the candidate ran (CPU count - other
+//                work - the workload's own use) -> inconclusive, saying so
 //   improvement  adjusted p_better < alpha  and  the good-direction change > T
 //   pass         d <= T  and  ( d_max <= T
 //                               or (adjusted p_worse >= alpha and MDE <= T) )

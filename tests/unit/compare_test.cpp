@@ -273,6 +273,19 @@ TEST(Compare, TimingRegressionOnABusierHostIsInconclusiveAndSaysWhy) {
   EvaluateChecks(run, baseline, {});
   EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression) << run.scenarios[0].checks[0].message;
 
+  // A saturated host (2 CPUs: 1.4 of other work plus the workload's own 1.0)
+  // makes it inconclusive even when the baseline was as busy.
+  run.environment.cpu_count = 2;
+  for (Repetition& rep : run.scenarios[0].repetitions) {
+    rep.metrics["workload.cpu_time"] = Scalar("workload.cpu_time", 1.0);
+    rep.metrics["workload.wall_time"] = Scalar("workload.wall_time", 1.0);
+  }
+  SetHostLoad(run.scenarios[0], 1.4);
+  SetHostLoad(baseline["s"], 1.4);
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kInconclusive) << run.scenarios[0].checks[0].message;
+  EXPECT_NE(run.scenarios[0].checks[0].message.find("no CPU to spare"), std::string::npos);
+
   // Counts do not slow down with the host: still a regression.
   RunResults counts;
   counts.scenarios.push_back(FixedScenario("s", "m", slow, Better::kLower, "pages"));
