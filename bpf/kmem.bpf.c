@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Page and slab allocation counts, attributed to the thread that allocates. */
+/* Page and slab allocation and free counts, attributed to the thread that
+ * allocates or frees (frees deferred to RCU or a kworker are not the
+ * workload's). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -50,6 +52,36 @@ static __always_inline void on_kmem_cache_alloc(void)
 
 	if (stats)
 		stats->kmem_cache_alloc++;
+}
+
+/* Every freed page passes free_pages_prepare(), which fires mm_page_free,
+ * also when it is then freed in a batch (mm_page_free_batched). */
+static __always_inline void on_page_free(unsigned int order)
+{
+	struct pg_kmem_stats *stats = current_stats();
+
+	if (stats)
+		stats->pages_freed += 1ULL << (order & 63);
+}
+
+/* kfree(NULL) fires the tracepoint too. */
+static __always_inline void on_kfree(bool freed)
+{
+	struct pg_kmem_stats *stats;
+
+	if (!freed)
+		return;
+	stats = current_stats();
+	if (stats)
+		stats->kfree++;
+}
+
+static __always_inline void on_kmem_cache_free(void)
+{
+	struct pg_kmem_stats *stats = current_stats();
+
+	if (stats)
+		stats->kmem_cache_free++;
 }
 
 SEC("tp_btf/mm_page_alloc")
@@ -112,6 +144,69 @@ SEC("tracepoint/kmem/kmem_cache_alloc")
 int kmem_cache_alloc_tracepoint(void *ctx)
 {
 	on_kmem_cache_alloc();
+	return 0;
+}
+
+SEC("tp_btf/mm_page_free")
+int BPF_PROG(kmem_page_free_tp_btf, struct page *page, unsigned int order)
+{
+	on_page_free(order);
+	return 0;
+}
+
+SEC("raw_tp/mm_page_free")
+int BPF_PROG(kmem_page_free_raw_tp, struct page *page, unsigned int order)
+{
+	on_page_free(order);
+	return 0;
+}
+
+SEC("tracepoint/kmem/mm_page_free")
+int kmem_page_free_tracepoint(struct trace_event_raw_mm_page_free *ctx)
+{
+	on_page_free(ctx->order);
+	return 0;
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kmem_kfree_tp_btf, unsigned long call_site, const void *ptr)
+{
+	on_kfree(ptr != NULL);
+	return 0;
+}
+
+SEC("raw_tp/kfree")
+int BPF_PROG(kmem_kfree_raw_tp, unsigned long call_site, const void *ptr)
+{
+	on_kfree(ptr != NULL);
+	return 0;
+}
+
+SEC("tracepoint/kmem/kfree")
+int kmem_kfree_tracepoint(struct trace_event_raw_kfree *ctx)
+{
+	on_kfree(ctx->ptr != NULL);
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(kmem_cache_free_tp_btf)
+{
+	on_kmem_cache_free();
+	return 0;
+}
+
+SEC("raw_tp/kmem_cache_free")
+int BPF_PROG(kmem_cache_free_raw_tp)
+{
+	on_kmem_cache_free();
+	return 0;
+}
+
+SEC("tracepoint/kmem/kmem_cache_free")
+int kmem_cache_free_tracepoint(void *ctx)
+{
+	on_kmem_cache_free();
 	return 0;
 }
 

@@ -10,9 +10,15 @@ struct pg_runqlat_stats {
 	__u64 hist[PG_HIST_BUCKETS]; /* ns from wakeup/preemption to running */
 };
 
+/* Syscall numbers counted one by one: above every native syscall of the
+ * supported architectures (x86_64 has fewer than 512), and small enough that
+ * the counts share the per-CPU value with the histogram (at most 32 KiB). */
+#define PG_SYSCALL_SLOTS 512
+
 struct pg_syscalls_stats {
-	__u64 count;                 /* syscalls entered (counted at sys_enter) */
-	__u64 hist[PG_HIST_BUCKETS]; /* ns from sys_enter to sys_exit of sampled syscalls */
+	__u64 count;                   /* syscalls entered (counted at sys_enter) */
+	__u64 hist[PG_HIST_BUCKETS];   /* ns from sys_enter to sys_exit of sampled syscalls */
+	__u64 by_nr[PG_SYSCALL_SLOTS]; /* syscalls entered, per syscall number */
 };
 
 struct pg_kmem_stats {
@@ -20,6 +26,9 @@ struct pg_kmem_stats {
 	__u64 page_allocs;       /* mm_page_alloc events that returned a page */
 	__u64 kmalloc;           /* kmem:kmalloc events */
 	__u64 kmem_cache_alloc;  /* kmem:kmem_cache_alloc events */
+	__u64 pages_freed;       /* pages freed (sum of 1 << order of kmem:mm_page_free) */
+	__u64 kfree;             /* kmem:kfree events of a non-NULL pointer */
+	__u64 kmem_cache_free;   /* kmem:kmem_cache_free events */
 };
 
 #endif

@@ -15,6 +15,9 @@ namespace perfgate {
 struct WorkloadOutput {
   MetricSet metrics;
   std::optional<double> ops;  // operations the workload reported (for per-op budgets)
+  // What the parser left out and why (a benchmark that reported an error, a
+  // NaN value): not fatal, but a check on it will find its metric missing.
+  std::vector<std::string> warnings;
 };
 
 class WorkloadAdapter {

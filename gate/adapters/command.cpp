@@ -12,6 +12,10 @@ namespace perfgate {
 
 std::vector<std::string> CommandAdapter::LaunchArgv(const WorkloadSpec& spec) const {
   if (spec.argv.empty()) throw InputError("command workload: empty argv");
+  if (!spec.options.empty()) {
+    throw InputError("command workload: \"" + spec.options.begin()->first +
+                     "\" does not apply to command workloads (they take argv, env, cwd, shell)");
+  }
   if (!spec.shell) return spec.argv;
   std::string line;
   for (const auto& a : spec.argv) line += (line.empty() ? "" : " ") + a;

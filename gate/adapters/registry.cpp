@@ -1,7 +1,11 @@
 #include <memory>
 
 #include "adapters/adapter.h"
+#include "adapters/camera_startup.h"
 #include "adapters/command.h"
+#include "adapters/fio.h"
+#include "adapters/gbench.h"
+#include "adapters/unixbench.h"
 
 namespace perfgate {
 
@@ -12,6 +16,10 @@ const std::vector<std::unique_ptr<WorkloadAdapter>>& Adapters() {
   static const auto* table = [] {
     auto* t = new std::vector<std::unique_ptr<WorkloadAdapter>>();
     t->push_back(std::make_unique<CommandAdapter>());
+    t->push_back(std::make_unique<CameraStartupAdapter>());
+    t->push_back(std::make_unique<FioAdapter>());
+    t->push_back(std::make_unique<UnixBenchAdapter>());
+    t->push_back(std::make_unique<GbenchAdapter>());
     return t;
   }();
   return *table;

@@ -80,7 +80,12 @@ int ProbesCommand() {
       }
       probe->Detach();
     } catch (const Error& e) {
-      std::printf("    cannot attach: %s\n", e.what());
+      // A probe of what its suite parameters name (ufunc's functions) has no
+      // hooks without them: not a failure of this kernel.
+      if (e.code() == ExitCode::kBadInput)
+        std::printf("    hooks: chosen from its suite parameters (%s)\n", e.what());
+      else
+        std::printf("    cannot attach: %s\n", e.what());
     }
   }
   return 0;

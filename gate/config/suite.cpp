@@ -119,6 +119,21 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
     }
   }
   if (NeedsArgv(w.kind) && w.argv.empty()) o.Fail(o.At("argv"), "a command workload needs a non-empty argv");
+  if (!NeedsArgv(w.kind) && o.Has("argv")) {
+    o.Fail(o.At("argv"), "argv is the command line of a command workload; a " + w.kind +
+                             " workload takes extra tool arguments in \"args\"");
+  }
+  // Other kinds build their own command line; "args" are appended to it, and
+  // reach the adapter as WorkloadSpec::argv.
+  if (o.Has("args")) {
+    if (NeedsArgv(w.kind)) o.Fail(o.At("args"), "a command workload takes its whole command line in \"argv\"");
+    const json& args = o.Array("args");
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::string where = Index(o.At("args"), i);
+      if (!args[i].is_string()) o.Fail(where, "expected a string");
+      w.argv.push_back(ExpandVariables(args[i].get<std::string>(), vars, parent.file() + ": " + where));
+    }
+  }
   if (o.Has("env")) {
     const json& env = o.Get("env");
     if (!env.is_object()) o.Fail(o.At("env"), "expected an object of strings");

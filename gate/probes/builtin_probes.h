@@ -10,5 +10,13 @@ namespace perfgate {
 std::unique_ptr<Probe> MakeRunQueueLatencyProbe();
 std::unique_ptr<Probe> MakeSyscallsProbe();
 std::unique_ptr<Probe> MakeKernelMemoryProbe();
+std::unique_ptr<Probe> MakeOffCpuProbe();
+std::unique_ptr<Probe> MakeSchedulerEventsProbe();
+std::unique_ptr<Probe> MakeLifecycleProbe();
+std::unique_ptr<Probe> MakeReclaimProbe();
+std::unique_ptr<Probe> MakePageFaultProbe();
+std::unique_ptr<Probe> MakeBlockLatencyProbe();
+std::unique_ptr<Probe> MakeIrqProbe();
+std::unique_ptr<Probe> MakeUfuncProbe();
 
 }  // namespace perfgate

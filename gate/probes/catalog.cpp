@@ -17,14 +17,69 @@ const std::vector<CatalogEntry>& Entries() {
       {{"runqlat", "run-queue latency: wakeup or preemption to running, per thread", {"sched.runq_latency"}},
        MakeRunQueueLatencyProbe},
       {{"syscalls",
-        "syscall count (exact) and latency (sampled, about 1 in 16 syscalls; histogram counts are of "
-        "sampled calls) (raw_syscalls sys_enter/sys_exit)",
-        {"syscalls.count", "syscalls.latency"}},
+        "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "
+        "(sampled, about 1 in 16 syscalls; histogram counts are of sampled calls) (raw_syscalls "
+        "sys_enter/sys_exit)",
+        {"syscalls.count", "syscalls.count.<name>", "syscalls.latency"},
+        {{"top", ProbeParameterType::kInteger,
+          "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"}}},
        MakeSyscallsProbe},
       {{"kmem",
-        "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc)",
-        {"mm.page_alloc", "mm.kmalloc"}},
+        "pages allocated (kmem:mm_page_alloc) and freed (kmem:mm_page_free), slab allocations (kmem:kmalloc, "
+        "kmem:kmem_cache_alloc) and frees (kmem:kfree, kmem:kmem_cache_free)",
+        {"mm.page_alloc", "mm.kmalloc", "mm.page_free", "mm.kfree"}},
        MakeKernelMemoryProbe},
+      {{"offcpu",
+        "off-CPU time per wait, from a thread leaving the CPU to running again (sched:sched_switch), in total "
+        "and by its state when it left: sleep (S), io (D or in iowait), preempted (still runnable)",
+        {"sched.offcpu", "sched.offcpu.sleep", "sched.offcpu.io", "sched.offcpu.preempted", "sched.offcpu_time"},
+        {{"stacks", ProbeParameterType::kBoolean,
+          "also sum off-CPU time per kernel and user stack, for reports (costs a stack walk per switch)"}}},
+       MakeOffCpuProbe},
+      {{"sched",
+        "context switches (sched:sched_switch, the thread leaving), wakeups (sched:sched_wakeup) and "
+        "migrations between CPUs (sched:sched_migrate_task)",
+        {"sched.switches", "sched.wakeups", "sched.migrations"}},
+       MakeSchedulerEventsProbe},
+      {{"lifecycle",
+        "processes and threads created (sched:sched_process_fork), execs (sched:sched_process_exec), exits "
+        "of the processes created (sched:sched_process_exit) and their lifetime from fork to exit",
+        {"proc.forks", "proc.threads", "proc.execs", "proc.exits", "proc.lifetime"}},
+       MakeLifecycleProbe},
+      {{"reclaim",
+        "direct reclaim (vmscan:mm_vmscan_direct_reclaim_begin/_end) and memory-cgroup reclaim "
+        "(vmscan:mm_vmscan_memcg_reclaim_begin/_end, and mm_vmscan_memcg_softlimit_reclaim_begin/_end where the "
+        "kernel has them): latency per reclaim, reclaims, pages reclaimed",
+        {"mm.reclaim_latency", "mm.memcg_reclaim_latency", "mm.reclaim", "mm.memcg_reclaim", "mm.reclaim_pages"}},
+       MakeReclaimProbe},
+      {{"pagefault",
+        "user page faults (exceptions:page_fault_user, x86), split into major and minor by the threads' own "
+        "fault counters (read at each fault and at sched:sched_process_exit)",
+        {"mm.page_faults", "mm.page_faults.major", "mm.page_faults.minor"}},
+       MakePageFaultProbe},
+      {{"biolat",
+        "block request latency from block:block_rq_issue to block:block_rq_complete, in total and per disk; "
+        "workload scope counts requests its threads insert (block:block_rq_insert) or issue",
+        {"block.io_latency", "block.io", "block.io_bytes", "block.<disk>.io_latency"}},
+       MakeBlockLatencyProbe},
+      {{"irq",
+        "time per hard-IRQ handler (irq:irq_handler_entry/_exit) and per softirq (irq:softirq_entry/_exit); "
+        "system scope only",
+        {"irq.hardirq_time", "irq.softirq_time", "irq.hardirqs", "irq.softirqs"}},
+       MakeIrqProbe},
+      {{"ufunc",
+        "latency (uprobe to uretprobe) and calls of user-space functions chosen by glob, in the workload binary "
+        "and its shared libraries",
+        {"ufunc.<symbol>.latency", "ufunc.<symbol>.calls"},
+        {{"functions", ProbeParameterType::kStrings,
+          "required: globs over demangled C++ names (with or without parameters) or C names, e.g. [\"myapp::*\", "
+          "\"compress*\"]"},
+         {"binary", ProbeParameterType::kString, "the executable to search first (default: the workload's)"},
+         {"libraries", ProbeParameterType::kStrings,
+          "more shared objects to search with every glob: paths, or names of the binary's libraries (\"libz\")"},
+         {"pid", ProbeParameterType::kInteger,
+          "trace this running process only; its executable and mapped libraries are searched"}}},
+       MakeUfuncProbe},
   };
   return entries;
 }

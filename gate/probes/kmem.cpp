@@ -1,5 +1,6 @@
-// mm.page_alloc and mm.kmalloc: page and slab allocations, as counts over the
-// repetition so that checks can gate on their rate.
+// mm.page_alloc, mm.kmalloc, mm.page_free and mm.kfree: page and slab
+// allocations and frees, as counts over the repetition so that checks can
+// gate on their rate.
 #include <memory>
 
 #include "kmem.skel.h"
@@ -24,17 +25,26 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
       total.pages += cpu.pages;
       total.kmalloc += cpu.kmalloc;
       total.kmem_cache_alloc += cpu.kmem_cache_alloc;
+      total.pages_freed += cpu.pages_freed;
+      total.kfree += cpu.kfree;
+      total.kmem_cache_free += cpu.kmem_cache_free;
     }
     out["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
     out["mm.kmalloc"] =
         CounterMetric("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
+    out["mm.page_free"] = CounterMetric("mm.page_free", "pages", static_cast<double>(total.pages_freed), duration_s);
+    out["mm.kfree"] =
+        CounterMetric("mm.kfree", "count", static_cast<double>(total.kfree + total.kmem_cache_free), duration_s);
   }
 
  protected:
   std::vector<HookSpec> Hooks() const override {
     return {TracepointHook("kmem", "mm_page_alloc", "kmem_page_alloc"),
             TracepointHook("kmem", "kmalloc", "kmem_kmalloc"),
-            TracepointHook("kmem", "kmem_cache_alloc", "kmem_cache_alloc")};
+            TracepointHook("kmem", "kmem_cache_alloc", "kmem_cache_alloc"),
+            TracepointHook("kmem", "mm_page_free", "kmem_page_free"),
+            TracepointHook("kmem", "kfree", "kmem_kfree"),
+            TracepointHook("kmem", "kmem_cache_free", "kmem_cache_free")};
   }
 
  private:

@@ -1,14 +1,18 @@
-// syscalls.count (exact) and syscalls.latency (sampled) from raw_syscalls
+// syscalls.count (exact), syscalls.count.<name> (exact, the `top` syscalls
+// with the most calls) and syscalls.latency (sampled) from raw_syscalls
 // sys_enter/sys_exit; see bpf/syscalls.bpf.c for the in-kernel side.
 #include "probes/syscalls.h"
 
 #include <bpf/bpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "metrics/error.h"
 #include "probes/bpf_probe.h"
@@ -21,6 +25,86 @@
 
 namespace perfgate {
 namespace {
+
+// Consecutive syscall numbers and their names.
+struct SyscallRange {
+  long first;
+  const char* const* names;
+  long size;
+};
+
+#if defined(__x86_64__)
+// x86_64 syscall names by number, from the kernel's syscall_64.tbl (through
+// <asm/unistd_64.h>, plus the numbers added up to Linux 6.17). Numbers
+// 335..423 are unused; 512 and up are x32. Compiled in, so that naming never
+// depends on the tools or headers of the machine under test. 32-bit (ia32)
+// processes report their own numbers to raw_syscalls, which this table names
+// as if they were native: a known limit.
+// clang-format off
+// 0..334
+constexpr const char* kX86_64From0[] = {
+    "read", "write", "open", "close", "stat", "fstat", "lstat", "poll", "lseek", "mmap", "mprotect", "munmap", "brk",
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "ioctl", "pread64", "pwrite64", "readv", "writev", "access",
+    "pipe", "select", "sched_yield", "mremap", "msync", "mincore", "madvise", "shmget", "shmat", "shmctl", "dup",
+    "dup2", "pause", "nanosleep", "getitimer", "alarm", "setitimer", "getpid", "sendfile", "socket", "connect",
+    "accept", "sendto", "recvfrom", "sendmsg", "recvmsg", "shutdown", "bind", "listen", "getsockname", "getpeername",
+    "socketpair", "setsockopt", "getsockopt", "clone", "fork", "vfork", "execve", "exit", "wait4", "kill", "uname",
+    "semget", "semop", "semctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "fcntl", "flock", "fsync",
+    "fdatasync", "truncate", "ftruncate", "getdents", "getcwd", "chdir", "fchdir", "rename", "mkdir", "rmdir", "creat",
+    "link", "unlink", "symlink", "readlink", "chmod", "fchmod", "chown", "fchown", "lchown", "umask", "gettimeofday",
+    "getrlimit", "getrusage", "sysinfo", "times", "ptrace", "getuid", "syslog", "getgid", "setuid", "setgid",
+    "geteuid", "getegid", "setpgid", "getppid", "getpgrp", "setsid", "setreuid", "setregid", "getgroups", "setgroups",
+    "setresuid", "getresuid", "setresgid", "getresgid", "getpgid", "setfsuid", "setfsgid", "getsid", "capget",
+    "capset", "rt_sigpending", "rt_sigtimedwait", "rt_sigqueueinfo", "rt_sigsuspend", "sigaltstack", "utime", "mknod",
+    "uselib", "personality", "ustat", "statfs", "fstatfs", "sysfs", "getpriority", "setpriority", "sched_setparam",
+    "sched_getparam", "sched_setscheduler", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
+    "sched_rr_get_interval", "mlock", "munlock", "mlockall", "munlockall", "vhangup", "modify_ldt", "pivot_root",
+    "_sysctl", "prctl", "arch_prctl", "adjtimex", "setrlimit", "chroot", "sync", "acct", "settimeofday", "mount",
+    "umount2", "swapon", "swapoff", "reboot", "sethostname", "setdomainname", "iopl", "ioperm", "create_module",
+    "init_module", "delete_module", "get_kernel_syms", "query_module", "quotactl", "nfsservctl", "getpmsg", "putpmsg",
+    "afs_syscall", "tuxcall", "security", "gettid", "readahead", "setxattr", "lsetxattr", "fsetxattr", "getxattr",
+    "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "tkill", "time", "futex", "sched_setaffinity", "sched_getaffinity", "set_thread_area", "io_setup", "io_destroy",
+    "io_getevents", "io_submit", "io_cancel", "get_thread_area", "lookup_dcookie", "epoll_create", "epoll_ctl_old",
+    "epoll_wait_old", "remap_file_pages", "getdents64", "set_tid_address", "restart_syscall", "semtimedop",
+    "fadvise64", "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete", "clock_settime",
+    "clock_gettime", "clock_getres", "clock_nanosleep", "exit_group", "epoll_wait", "epoll_ctl", "tgkill", "utimes",
+    "vserver", "mbind", "set_mempolicy", "get_mempolicy", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr", "kexec_load", "waitid", "add_key", "request_key", "keyctl", "ioprio_set",
+    "ioprio_get", "inotify_init", "inotify_add_watch", "inotify_rm_watch", "migrate_pages", "openat", "mkdirat",
+    "mknodat", "fchownat", "futimesat", "newfstatat", "unlinkat", "renameat", "linkat", "symlinkat", "readlinkat",
+    "fchmodat", "faccessat", "pselect6", "ppoll", "unshare", "set_robust_list", "get_robust_list", "splice", "tee",
+    "sync_file_range", "vmsplice", "move_pages", "utimensat", "epoll_pwait", "signalfd", "timerfd_create", "eventfd",
+    "fallocate", "timerfd_settime", "timerfd_gettime", "accept4", "signalfd4", "eventfd2", "epoll_create1", "dup3",
+    "pipe2", "inotify_init1", "preadv", "pwritev", "rt_tgsigqueueinfo", "perf_event_open", "recvmmsg", "fanotify_init",
+    "fanotify_mark", "prlimit64", "name_to_handle_at", "open_by_handle_at", "clock_adjtime", "syncfs", "sendmmsg",
+    "setns", "getcpu", "process_vm_readv", "process_vm_writev", "kcmp", "finit_module", "sched_setattr",
+    "sched_getattr", "renameat2", "seccomp", "getrandom", "memfd_create", "kexec_file_load", "bpf", "execveat",
+    "userfaultfd", "membarrier", "mlock2", "copy_file_range", "preadv2", "pwritev2", "pkey_mprotect", "pkey_alloc",
+    "pkey_free", "statx", "io_pgetevents", "rseq",
+};
+
+// 424..469
+constexpr const char* kX86_64From424[] = {
+    "pidfd_send_signal", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
+    "fsconfig", "fsmount", "fspick", "pidfd_open", "clone3", "close_range", "openat2", "pidfd_getfd", "faccessat2",
+    "process_madvise", "epoll_pwait2", "mount_setattr", "quotactl_fd", "landlock_create_ruleset", "landlock_add_rule",
+    "landlock_restrict_self", "memfd_secret", "process_mrelease", "futex_waitv", "set_mempolicy_home_node",
+    "cachestat", "fchmodat2", "map_shadow_stack", "futex_wake", "futex_wait", "futex_requeue", "statmount",
+    "listmount", "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules", "mseal", "setxattrat", "getxattrat",
+    "listxattrat", "removexattrat", "open_tree_attr", "file_getattr", "file_setattr",
+};
+// clang-format on
+
+constexpr SyscallRange kSyscallRanges[] = {
+    {0, kX86_64From0, static_cast<long>(std::size(kX86_64From0))},
+    {424, kX86_64From424, static_cast<long>(std::size(kX86_64From424))},
+};
+static_assert(std::size(kX86_64From0) == 335 && std::size(kX86_64From424) == 46);
+#else
+// Other architectures: every syscall is "syscall_<nr>" until it gets a table.
+constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};
+#endif
 
 // Task-local storage is the cheapest per-thread slot for the start time, but
 // older kernels do not offer its helpers to tracepoint programs.
@@ -41,6 +125,18 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   explicit SyscallsProbe(const SyscallsProbeOptions& options)
       : BpfProbe("syscalls", {syscalls_bpf__open, syscalls_bpf__destroy}), options_(options) {}
 
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    top_ = options_.top;
+    if (auto top = options.params.find("top"); top != options.params.end()) {
+      int64_t value = top->get<int64_t>();
+      if (value < 0 || value > PG_SYSCALL_SLOTS)
+        throw InputError("probe syscalls: top must be between 0 and " + std::to_string(PG_SYSCALL_SLOTS) + ", not " +
+                         std::to_string(value));
+      top_ = static_cast<uint32_t>(value);
+    }
+    BpfProbe::Attach(options, tracker);
+  }
+
   void Reset() override {
     ZeroPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
     // The tracker has just been cleared and re-seeded: drop the threads'
@@ -57,8 +153,16 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   void Collect(double duration_s, MetricSet& out) override {
     auto per_cpu = ReadPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
     double count = 0;
-    for (const auto& cpu : per_cpu) count += static_cast<double>(cpu.count);
+    std::vector<uint64_t> by_nr(PG_SYSCALL_SLOTS);
+    for (const auto& cpu : per_cpu) {
+      count += static_cast<double>(cpu.count);
+      for (size_t nr = 0; nr < PG_SYSCALL_SLOTS; ++nr) by_nr[nr] += cpu.by_nr[nr];
+    }
     out["syscalls.count"] = CounterMetric("syscalls.count", "count", count, duration_s);
+    for (const auto& top : TopSyscalls(by_nr, top_)) {
+      std::string name = "syscalls.count." + SyscallName(top.nr);
+      out[name] = CounterMetric(name, "count", static_cast<double>(top.count), duration_s);
+    }
     // Sampled: about 1 in latency_sample_every syscalls per CPU, so its
     // count is of sampled calls; its shape and quantiles are what matter.
     out["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
@@ -81,10 +185,32 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   int StatsFd() const { return bpf_map__fd(skel().maps.syscalls_stats); }
 
   SyscallsProbeOptions options_;
+  uint32_t top_ = 0;          // from the suite's `top`, else options_.top
   uint32_t tracked_gen_ = 1;  // as bpf/syscalls.bpf.c initializes it
 };
 
 }  // namespace
+
+std::string SyscallName(long nr) {
+  for (const auto& range : kSyscallRanges) {
+    if (nr >= range.first && nr < range.first + range.size) return range.names[nr - range.first];
+  }
+  return "syscall_" + std::to_string(nr);
+}
+
+std::vector<SyscallCount> TopSyscalls(const std::vector<uint64_t>& count_by_nr, size_t n) {
+  std::vector<SyscallCount> called;
+  for (size_t nr = 0; nr < count_by_nr.size(); ++nr) {
+    if (count_by_nr[nr] > 0) called.push_back({static_cast<uint32_t>(nr), count_by_nr[nr]});
+  }
+  n = std::min(n, called.size());
+  std::partial_sort(called.begin(), called.begin() + static_cast<std::ptrdiff_t>(n), called.end(),
+                    [](const SyscallCount& a, const SyscallCount& b) {
+                      return a.count != b.count ? a.count > b.count : a.nr < b.nr;
+                    });
+  called.resize(n);
+  return called;
+}
 
 std::unique_ptr<Probe> MakeSyscallsProbe(const SyscallsProbeOptions& options) {
   uint32_t every = options.latency_sample_every;

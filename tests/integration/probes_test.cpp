@@ -276,7 +276,8 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   EXPECT_GT(report.run_time_ns, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, ProbeLifetime, ::testing::Values("runqlat", "syscalls", "kmem"));
+INSTANTIATE_TEST_SUITE_P(Catalog, ProbeLifetime,
+                         ::testing::Values("runqlat", "syscalls", "kmem", "offcpu", "sched", "pagefault"));
 
 TEST(ProbeAttach, DisallowedAttachTypesAreReportedAsRejected) {
   PERFGATE_REQUIRE_ROOT();

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU time: from a tracked thread leaving the CPU to it running again,
+ * split by why it left (its state at switch-out). Both ends are
+ * sched_switch, which runs in prev's context: prev leaves, next returns. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "filter.bpf.h"
+#include "hist.bpf.h"
+#include "offcpu.h"
+#include "task_state.bpf.h"
+
+/* task_struct::__state bits (macros, so not in vmlinux.h). */
+#define PG_TASK_INTERRUPTIBLE 0x1
+#define PG_TASK_UNINTERRUPTIBLE 0x2
+#define PG_TASK_DEAD 0x80
+#define PG_TASK_NOLOAD 0x400
+
+/* sched_switch's tracepoint reports the state as one bit per letter of ps:
+ * S, D, T, t, X, Z, P, I; see __trace_sched_switch_state(). */
+#define PG_REPORT_SLEEPING 0x1
+#define PG_REPORT_DISK 0x2
+#define PG_REPORT_DEAD 0x10
+#define PG_REPORT_ZOMBIE 0x20
+#define PG_REPORT_IDLE 0x80
+
+/* Not a wait: the thread's last switch-out, it never runs again. */
+#define PG_OFFCPU_NONE -1
+
+/* Set by user space for the `stacks` parameter; false lets the verifier drop
+ * every stack path, and the stack maps are shrunk to one entry. */
+const volatile bool capture_stacks = false;
+
+/* Threads off-CPU at once that can be followed: sleeping threads of the whole
+ * machine in system scope. */
+#define OFFCPU_MAX 16384
+
+struct offcpu_start {
+	__u64 ts;          /* ktime at switch-out */
+	__u32 reason;      /* PG_OFFCPU_* */
+	__u32 tgid;
+	__s32 kernel_stack;
+	__s32 user_stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX);
+	__type(key, __u32); /* thread id */
+	__type(value, struct offcpu_start);
+} offcpu_since SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PG_OFFCPU_REASONS);
+	__type(key, __u32); /* PG_OFFCPU_* */
+	__type(value, struct pg_offcpu_stats);
+} offcpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pg_offcpu_drops);
+} offcpu_drops SEC(".maps");
+
+/* Sized by user space when stacks are captured. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PG_OFFCPU_STACK_DEPTH * sizeof(__u64));
+} offcpu_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct pg_offcpu_stack_key);
+	__type(value, struct pg_offcpu_stack_total);
+} offcpu_by_stack SEC(".maps");
+
+static __always_inline struct pg_offcpu_drops *drops(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&offcpu_drops, &zero);
+}
+
+/* From task_struct::__state (tp_btf, raw_tp) and sched_switch's preempt flag.
+ * A preempted thread never left the run queue, whatever its state says. */
+static __always_inline int reason_of_state(bool preempt, long state)
+{
+	if (preempt || state == TASK_RUNNING)
+		return PG_OFFCPU_PREEMPTED;
+	if (state & PG_TASK_DEAD)
+		return PG_OFFCPU_NONE;
+	/* TASK_IDLE is uninterruptible only so that signals do not wake it;
+	 * it is an idle wait, not load. */
+	if (state & PG_TASK_NOLOAD)
+		return PG_OFFCPU_SLEEP;
+	if (state & PG_TASK_UNINTERRUPTIBLE)
+		return PG_OFFCPU_IO;
+	if (state & PG_TASK_INTERRUPTIBLE)
+		return PG_OFFCPU_SLEEP;
+	return PG_OFFCPU_OTHER;
+}
+
+/* From the tracepoint's prev_state: TASK_REPORT_MAX (0x100) when preempted,
+ * 0 when runnable, else one bit per state. */
+static __always_inline int reason_of_report(long report)
+{
+	if ((report & ~PG_TASK_REPORT_PREEMPTED) == 0)
+		return PG_OFFCPU_PREEMPTED;
+	if (report & (PG_REPORT_DEAD | PG_REPORT_ZOMBIE))
+		return PG_OFFCPU_NONE;
+	if (report & PG_REPORT_IDLE)
+		return PG_OFFCPU_SLEEP;
+	if (report & PG_REPORT_DISK)
+		return PG_OFFCPU_IO;
+	if (report & PG_REPORT_SLEEPING)
+		return PG_OFFCPU_SLEEP;
+	return PG_OFFCPU_OTHER;
+}
+
+/* io_schedule() marks the thread; some of its callers sleep interruptibly. */
+static __always_inline bool current_in_iowait(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait);
+}
+
+static __always_inline void on_leave(void *ctx, __u32 tid, int reason, __u64 now)
+{
+	struct offcpu_start start = {};
+	struct pg_offcpu_drops *lost;
+
+	start.ts = now;
+	start.reason = reason == PG_OFFCPU_SLEEP && current_in_iowait() ? PG_OFFCPU_IO : reason;
+	start.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
+	start.kernel_stack = -1;
+	start.user_stack = -1;
+	if (capture_stacks) {
+		start.kernel_stack = bpf_get_stackid(ctx, &offcpu_stacks, 0);
+		/* Fails for kernel threads, which have no user stack: not a drop. */
+		start.user_stack = bpf_get_stackid(ctx, &offcpu_stacks, BPF_F_USER_STACK);
+		if (start.kernel_stack < 0 && (lost = drops()))
+			lost->stacks++;
+	}
+	if (bpf_map_update_elem(&offcpu_since, &tid, &start, BPF_ANY) != 0 && (lost = drops()))
+		lost->starts++;
+}
+
+static __always_inline void add_to_stack(const struct offcpu_start *start, __u64 delta)
+{
+	struct pg_offcpu_stack_key key = {};
+	struct pg_offcpu_stack_total *total, zero = {};
+	struct pg_offcpu_drops *lost;
+
+	if (start->kernel_stack < 0 && start->user_stack < 0)
+		return;
+	key.tgid = start->tgid;
+	key.kernel_stack = start->kernel_stack;
+	key.user_stack = start->user_stack;
+	total = bpf_map_lookup_elem(&offcpu_by_stack, &key);
+	if (!total) {
+		bpf_map_update_elem(&offcpu_by_stack, &key, &zero, BPF_NOEXIST);
+		total = bpf_map_lookup_elem(&offcpu_by_stack, &key);
+	}
+	if (!total) {
+		if ((lost = drops()))
+			lost->stack_sums++;
+		return;
+	}
+	/* Shared by every CPU. */
+	__sync_fetch_and_add(&total->time_ns, delta);
+	__sync_fetch_and_add(&total->count, 1);
+}
+
+static __always_inline void on_return(__u32 tid, __u64 now)
+{
+	struct offcpu_start *start;
+	struct pg_offcpu_stats *stats;
+	__u32 reason;
+	__u64 delta;
+
+	start = bpf_map_lookup_elem(&offcpu_since, &tid);
+	if (!start)
+		return;
+	/* The tracker may have forgotten the thread since (a new repetition). */
+	if (!pg_is_tracked(tid)) {
+		bpf_map_delete_elem(&offcpu_since, &tid);
+		return;
+	}
+	delta = now - start->ts;
+	reason = start->reason;
+	stats = bpf_map_lookup_elem(&offcpu_stats, &reason);
+	if (stats) {
+		stats->time_ns += delta;
+		pg_hist_add(stats->hist, delta);
+	}
+	if (capture_stacks)
+		add_to_stack(start, delta);
+	bpf_map_delete_elem(&offcpu_since, &tid);
+}
+
+static __always_inline void on_switch(void *ctx, __u32 prev_tid, int reason, __u32 next_tid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* Every CPU's idle task has tid 0; its "off-CPU" time is busy time. */
+	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_is_tracked(prev_tid))
+		on_leave(ctx, prev_tid, reason, now);
+	if (next_tid != 0)
+		on_return(next_tid, now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch_tp_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(ctx, prev->pid, reason_of_state(preempt, pg_task_state(prev)), next->pid);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch_raw_tp, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(ctx, BPF_CORE_READ(prev, pid), reason_of_state(preempt, pg_task_state(prev)),
+		  BPF_CORE_READ(next, pid));
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int offcpu_switch_tracepoint(struct trace_event_raw_sched_switch *ctx)
+{
+	on_switch(ctx, ctx->prev_pid, reason_of_report(ctx->prev_state), ctx->next_pid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

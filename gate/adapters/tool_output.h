@@ -1,0 +1,51 @@
+// Reading what benchmark tools print: the JSON document inside their stdout,
+// metric-name segments from the tools' own names, and the option checks the
+// tool adapters share.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/suite.h"
+
+namespace perfgate {
+
+// The first JSON object in `text` whose first line starts with '{', ignoring
+// the lines before it (tools print notes and warnings there) and anything
+// after its closing brace. Bare NaN, Infinity and -Infinity values (Google
+// Benchmark prints them; JSON has no such literals) become null. Throws
+// InfraError naming `source` when there is no document, it is truncated or
+// it is not valid JSON.
+nlohmann::json ParseToolJson(const std::string& text, const std::string& source);
+
+// `name` made into one segment of a metric name: characters the metric-name
+// pattern does not allow in a segment ('.', spaces, commas, parentheses, ...)
+// become '_'. Empty input gives "_".
+std::string MetricSegment(std::string_view name);
+
+// Lower-case words joined by '_' ("Pipe-based Context Switching" ->
+// "pipe_based_context_switching"), for names meant to be typed in checks.
+std::string SnakeCase(std::string_view name);
+
+// Throws InputError when the workload sets an option outside `allowed`
+// (suites accept every adapter's keys; each adapter says which are its own).
+void RequireOnlyOptions(const WorkloadSpec& spec, const std::vector<std::string>& allowed);
+
+// The value of a required option; InputError naming the kind when missing.
+const std::string& RequiredOption(const WorkloadSpec& spec, const std::string& key);
+
+// `name` as exec would find it in PATH (or itself, when it has a '/'); empty
+// when it is not there or not executable.
+std::string FindExecutable(const std::string& name);
+
+// Throws InfraError when `dir` is not a directory on a disk file system
+// (tmpfs and ramfs keep files in memory: no disk I/O to measure).
+void RequireDiskDirectory(const std::string& dir, const std::string& what);
+
+// The directory of the running perfgate binary, where the workload programs
+// it ships are built.
+std::string PerfgateDir();
+
+}  // namespace perfgate

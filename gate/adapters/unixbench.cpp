@@ -1,0 +1,167 @@
+#include "adapters/unixbench.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "adapters/tool_output.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+
+namespace {
+
+// Run must be started from its own directory (it runs make and finds pgms/
+// relative to the working directory); the runner's cwd is the scenario's, so
+// a small wrapper changes into it. $1 is the UnixBench directory.
+constexpr const char* kWrapper = "cd \"$1\" || exit 1\nshift\nexec ./Run \"$@\"\n";
+
+Metric Score(const std::string& name, double value, const std::string& unit) {
+  Metric m;
+  m.name = name;
+  m.kind = MetricKind::kScalar;
+  m.value = value;
+  m.unit = unit;
+  m.better = Better::kHigher;
+  return m;
+}
+
+// One "Benchmark Run:" section of the results: one copies count.
+struct RunSection {
+  int copies = 1;
+  size_t line_no = 0;
+  int results = 0;
+  bool index_table = false;  // inside the index table
+  bool index_open = false;   // an index table started and its score line has not come yet
+  std::string prefix() const { return copies == 1 ? "unixbench." : "unixbench." + std::to_string(copies) + "copy."; }
+  std::string label() const { return copies == 1 ? "single-copy run" : std::to_string(copies) + "-copy run"; }
+};
+
+}  // namespace
+
+std::vector<std::string> UnixBenchAdapter::LaunchArgv(const WorkloadSpec& spec) const {
+  RequireOnlyOptions(spec, {"dir", "tests", "iterations", "copies"});
+  std::string dir;
+  if (auto it = spec.options.find("dir"); it != spec.options.end()) {
+    dir = it->second;
+  } else if (auto env = spec.env.find("UNIXBENCH_DIR"); env != spec.env.end()) {
+    dir = env->second;
+  } else if (const char* from_env = std::getenv("UNIXBENCH_DIR")) {
+    dir = from_env;
+  }
+  const std::string how =
+      "UnixBench is not packaged for Debian: clone byte-unixbench (github.com/kdlucas/byte-unixbench) and set the "
+      "scenario's \"dir\" or the UNIXBENCH_DIR environment variable to its UnixBench directory (the one holding Run)";
+  if (dir.empty()) throw InfraError("unixbench workload: no UnixBench directory given. " + how);
+  std::filesystem::path path = dir;
+  if (path.is_relative() && !spec.cwd.empty()) path = std::filesystem::path(spec.cwd) / path;
+  if (access((path / "Run").c_str(), X_OK) != 0) {
+    throw InfraError("unixbench workload: no executable Run in " + dir + ". " + how);
+  }
+  std::vector<std::string> argv = {"/bin/sh", "-c", kWrapper, "perfgate-unixbench", path.string()};
+  if (auto it = spec.options.find("iterations"); it != spec.options.end()) {
+    argv.insert(argv.end(), {"-i", it->second});
+  }
+  int copies = 1;
+  if (auto it = spec.options.find("copies"); it != spec.options.end()) copies = std::stoi(it->second);
+  argv.insert(argv.end(), {"-c", "1"});
+  if (copies > 1) argv.insert(argv.end(), {"-c", std::to_string(copies)});
+  argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
+  if (auto it = spec.options.find("tests"); it != spec.options.end()) {
+    std::string tests = it->second;
+    for (char& c : tests) {
+      if (c == ',') c = ' ';
+    }
+    std::istringstream in(tests);
+    for (std::string test; in >> test;) argv.push_back(test);
+  }
+  return argv;
+}
+
+WorkloadOutput UnixBenchAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
+  auto dir = spec.options.find("dir");
+  return ParseUnixBenchText(stdout_text,
+                            "UnixBench output" + (dir == spec.options.end() ? std::string() : " of " + dir->second));
+}
+
+WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& source) {
+  static const std::regex kRunStart(R"(^Benchmark Run: )");
+  static const std::regex kCopies(R"(running (\d+) parallel cop(y|ies) of tests)");
+  // "System Call Overhead                        1564332.2 lps   (10.0 s, 7 samples)"
+  static const std::regex kResult(R"(^(\S.*?)\s+(\d+(?:\.\d+)?) (\S+)\s+\(\s*\d+(?:\.\d+)? s, \d+ samples?\)\s*$)");
+  // "System Benchmarks Index Values               BASELINE       RESULT    INDEX" (or "... Partial Index ...")
+  static const std::regex kIndexHeader(R"(^\S.*\s+BASELINE\s+RESULT\s+INDEX\s*$)");
+  static const std::regex kIndexRow(R"(^(\S.*?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s*$)");
+  static const std::regex kRule(R"(^\s*=+\s*$)");
+  static const std::regex kScore(R"(^(\S.*?) Index Score(?: \(Partial Only\))?\s+(\d+(?:\.\d+)?)\s*$)");
+
+  WorkloadOutput out;
+  std::vector<RunSection> sections;
+  std::map<int, size_t> copies_seen;
+  auto close_section = [&](const RunSection& s) {
+    const std::string where = source + ": " + s.label() + " (line " + std::to_string(s.line_no) + ")";
+    if (s.results == 0) throw InfraError(where + ": no test results; the output is truncated or not UnixBench's");
+    if (s.index_open) throw InfraError(where + ": truncated: an index table without its \"Index Score\" line");
+  };
+  std::istringstream in(text);
+  std::string line;
+  size_t line_no = 0;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (std::regex_search(line, kRunStart)) {
+      if (!sections.empty()) close_section(sections.back());
+      sections.push_back(RunSection{});
+      sections.back().line_no = line_no;
+      continue;
+    }
+    if (sections.empty()) continue;  // the banner, make's output, system details
+    RunSection& s = sections.back();
+    if (std::regex_search(line, m, kCopies)) {
+      s.copies = std::stoi(m[1]);
+      if (s.copies < 1) throw InfraError(source + ": line " + std::to_string(line_no) + ": copies must be positive");
+      if (auto [it, fresh] = copies_seen.emplace(s.copies, line_no); !fresh) {
+        throw InfraError(source + ": line " + std::to_string(line_no) + ": a second " + s.label() +
+                         " (the first at line " + std::to_string(it->second) + ")");
+      }
+      continue;
+    }
+    if (std::regex_match(line, kIndexHeader)) {
+      s.index_table = s.index_open = true;
+      continue;
+    }
+    if (s.index_table && std::regex_match(line, kRule)) {
+      s.index_table = false;
+      continue;
+    }
+    if (std::regex_match(line, m, kScore)) {
+      const std::string group = m[1];
+      const std::string name = s.prefix() + (group == "System Benchmarks" ? "index" : SnakeCase(group) + "_index");
+      out.metrics[name] = Score(name, std::stod(m[2]), "index");
+      s.index_table = s.index_open = false;
+      continue;
+    }
+    if (s.index_table && std::regex_match(line, m, kIndexRow)) {
+      const std::string name = s.prefix() + SnakeCase(m[1].str()) + ".index";
+      out.metrics[name] = Score(name, std::stod(m[4]), "index");
+      continue;
+    }
+    if (!s.index_table && std::regex_match(line, m, kResult)) {
+      const std::string name = s.prefix() + SnakeCase(m[1].str());
+      out.metrics[name] = Score(name, std::stod(m[2]), m[3]);
+      ++s.results;
+    }
+  }
+  if (sections.empty()) {
+    throw InfraError(source + ": no \"Benchmark Run:\" section; the output is not UnixBench's results text");
+  }
+  close_section(sections.back());
+  return out;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,70 @@
+// irq.hardirq_time, irq.softirq_time, irq.hardirqs and irq.softirqs: time
+// the CPUs spent in interrupt handlers; see bpf/irq.bpf.c. Interrupts serve
+// the whole machine, so the probe only has a system scope.
+#include "irq.h"
+
+#include <memory>
+#include <vector>
+
+#include "irq.skel.h"
+#include "metrics/error.h"
+#include "probes/bpf_probe.h"
+#include "probes/builtin_probes.h"
+#include "probes/percpu.h"
+#include "probes/probe_metrics.h"
+
+namespace perfgate {
+namespace {
+
+class IrqProbe final : public BpfProbe<irq_bpf> {
+ public:
+  IrqProbe() : BpfProbe("irq", {irq_bpf__open, irq_bpf__destroy}) {}
+
+  // A hard IRQ or softirq runs in whatever thread it interrupted, so
+  // filtering on the workload's threads would count the interrupts that
+  // happened to land on them, not the ones their work caused. Refusing is
+  // clearer than a silently different meaning.
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    if (options.scope == ProbeScope::kWorkload)
+      throw InputError(
+          "probe irq is a system-scope probe: interrupts run on behalf of no process, so they cannot be "
+          "attributed to the workload; list it as {\"name\": \"irq\", \"scope\": \"system\"}");
+    BpfProbe::Attach(options, tracker);
+  }
+
+  void Reset() override { ZeroPerCpu<pg_irq_stats>(StatsFd(), "probe irq"); }
+
+  void Collect(double duration_s, MetricSet& out) override {
+    pg_irq_stats total{};
+    LogLinearHistogram hardirq, softirq;
+    for (const auto& cpu : ReadPerCpu<pg_irq_stats>(StatsFd(), "probe irq")) {
+      total.hardirqs += cpu.hardirqs;
+      total.softirqs += cpu.softirqs;
+      for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) {
+        hardirq.AddBucket(i, cpu.hardirq_hist[i]);
+        softirq.AddBucket(i, cpu.softirq_hist[i]);
+      }
+    }
+    out["irq.hardirq_time"] = HistogramMetric("irq.hardirq_time", "ns", std::move(hardirq), duration_s);
+    out["irq.softirq_time"] = HistogramMetric("irq.softirq_time", "ns", std::move(softirq), duration_s);
+    out["irq.hardirqs"] = CounterMetric("irq.hardirqs", "count", static_cast<double>(total.hardirqs), duration_s);
+    out["irq.softirqs"] = CounterMetric("irq.softirqs", "count", static_cast<double>(total.softirqs), duration_s);
+  }
+
+ protected:
+  std::vector<HookSpec> Hooks() const override {
+    return {TracepointHook("irq", "irq_handler_entry", "irq_hard_entry"),
+            TracepointHook("irq", "irq_handler_exit", "irq_hard_exit"),
+            TracepointHook("irq", "softirq_entry", "irq_soft_entry"),
+            TracepointHook("irq", "softirq_exit", "irq_soft_exit")};
+  }
+
+ private:
+  int StatsFd() const { return bpf_map__fd(skel().maps.irq_stats); }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> MakeIrqProbe() { return std::make_unique<IrqProbe>(); }
+
+}  // namespace perfgate

@@ -1,0 +1,83 @@
+// proc.forks, proc.threads, proc.execs, proc.exits and proc.lifetime: the
+// processes and threads the workload creates; see bpf/lifecycle.bpf.c for why
+// exits are matched to forks rather than filtered on the tracked map.
+#include "lifecycle.h"
+
+#include <bpf/bpf.h>
+
+#include <memory>
+#include <vector>
+
+#include "lifecycle.skel.h"
+#include "probes/bpf_probe.h"
+#include "probes/builtin_probes.h"
+#include "probes/hist_read.h"
+#include "probes/percpu.h"
+#include "probes/probe_metrics.h"
+
+namespace perfgate {
+namespace {
+
+class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
+ public:
+  LifecycleProbe() : BpfProbe("lifecycle", {lifecycle_bpf__open, lifecycle_bpf__destroy}) {}
+
+  void Reset() override {
+    ZeroPerCpu<pg_lifecycle_stats>(StatsFd(), "probe lifecycle");
+    // Processes forked in an earlier repetition are not this one's.
+    int born = bpf_map__fd(skel().maps.born);
+    std::vector<uint32_t> keys;
+    uint32_t key = 0;
+    const void* previous = nullptr;
+    while (bpf_map_get_next_key(born, previous, &key) == 0) {
+      keys.push_back(key);
+      previous = &keys.back();
+    }
+    for (uint32_t tgid : keys) bpf_map_delete_elem(born, &tgid);  // ENOENT: it exited meanwhile
+  }
+
+  void Collect(double duration_s, MetricSet& out) override {
+    auto per_cpu = ReadPerCpu<pg_lifecycle_stats>(StatsFd(), "probe lifecycle");
+    pg_lifecycle_stats total{};
+    for (const auto& cpu : per_cpu) {
+      total.forks += cpu.forks;
+      total.threads += cpu.threads;
+      total.execs += cpu.execs;
+      total.exits += cpu.exits;
+      total.lost += cpu.lost;
+    }
+    auto counter = [&](const char* name, uint64_t value) {
+      out[name] = CounterMetric(name, "count", static_cast<double>(value), duration_s);
+    };
+    counter("proc.forks", total.forks);
+    counter("proc.threads", total.threads);
+    counter("proc.execs", total.execs);
+    counter("proc.exits", total.exits);
+    out["proc.lifetime"] = HistogramMetric("proc.lifetime", "ns", MergeCpuHistograms(per_cpu), duration_s);
+    dropped_ += total.lost;
+  }
+
+  ProbeReport Report() const override {
+    ProbeReport report = BpfProbe::Report();
+    report.drops += dropped_;
+    return report;
+  }
+
+ protected:
+  std::vector<HookSpec> Hooks() const override {
+    return {TracepointHook("sched", "sched_process_fork", "lifecycle_fork"),
+            TracepointHook("sched", "sched_process_exec", "lifecycle_exec"),
+            TracepointHook("sched", "sched_process_exit", "lifecycle_exit")};
+  }
+
+ private:
+  int StatsFd() const { return bpf_map__fd(skel().maps.lifecycle_stats); }
+
+  uint64_t dropped_ = 0;  // forks whose exit could not be followed, over every repetition
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> MakeLifecycleProbe() { return std::make_unique<LifecycleProbe>(); }
+
+}  // namespace perfgate

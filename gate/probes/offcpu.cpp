@@ -1,0 +1,199 @@
+// sched.offcpu: how long tracked threads stay off the CPU, and why they left
+// it; see bpf/offcpu.bpf.c for the in-kernel side.
+#include "offcpu.h"
+
+#include <bpf/bpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metrics/error.h"
+#include "offcpu.skel.h"
+#include "probes/bpf_probe.h"
+#include "probes/builtin_probes.h"
+#include "probes/features.h"
+#include "probes/offcpu_stacks.h"
+#include "probes/percpu.h"
+#include "probes/probe_metrics.h"
+
+namespace perfgate {
+
+std::vector<OffCpuStack> MostOffCpuTime(std::vector<OffCpuStack> stacks, size_t n) {
+  auto more = [](const OffCpuStack& a, const OffCpuStack& b) {
+    if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+    if (a.count != b.count) return a.count > b.count;
+    return a.tgid < b.tgid;
+  };
+  n = std::min(n, stacks.size());
+  std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(n), stacks.end(), more);
+  stacks.resize(n);
+  return stacks;
+}
+
+namespace {
+
+const char* const kWhat = "probe offcpu";
+
+// Distinct stacks kept per repetition when `stacks` is on; the stack map has
+// room for both the kernel and the user stack of each.
+constexpr uint32_t kStackSums = 2048;
+constexpr uint32_t kStackTraces = 2 * kStackSums;
+
+// The reasons with a metric of their own; PG_OFFCPU_OTHER (stopped, traced,
+// parked) is in sched.offcpu only.
+struct Reason {
+  uint32_t key;
+  const char* metric;
+};
+constexpr Reason kReasons[] = {{PG_OFFCPU_SLEEP, "sched.offcpu.sleep"},
+                               {PG_OFFCPU_IO, "sched.offcpu.io"},
+                               {PG_OFFCPU_PREEMPTED, "sched.offcpu.preempted"}};
+
+// Every CPU's copy of one slot of a per-CPU array whose value is T (percpu.h
+// reads slot 0; the stats here have one slot per reason).
+template <class T>
+std::vector<T> ReadSlot(int map_fd, uint32_t key) {
+  static_assert(sizeof(T) % 8 == 0);
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  std::vector<T> values(static_cast<size_t>(cpus));
+  if (bpf_map_lookup_elem(map_fd, &key, values.data()) != 0)
+    throw InfraError(std::string(kWhat) + ": read per-CPU map: " + ErrnoText(errno));
+  return values;
+}
+
+template <class T>
+void ZeroSlot(int map_fd, uint32_t key) {
+  static_assert(sizeof(T) % 8 == 0);
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  std::vector<T> zeros(static_cast<size_t>(cpus));
+  if (bpf_map_update_elem(map_fd, &key, zeros.data(), BPF_ANY) != 0)
+    throw InfraError(std::string(kWhat) + ": reset per-CPU map: " + ErrnoText(errno));
+}
+
+// Deletes every key of a hash or stack map (keys collected first: deleting
+// while iterating restarts the walk).
+template <class Key>
+void ClearMap(int map_fd) {
+  std::vector<Key> keys;
+  Key key{};
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(map_fd, previous, &key) == 0) {
+    keys.push_back(key);
+    previous = &keys.back();
+  }
+  for (const Key& k : keys) bpf_map_delete_elem(map_fd, &k);
+}
+
+class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource {
+ public:
+  OffCpuProbe() : BpfProbe("offcpu", {offcpu_bpf__open, offcpu_bpf__destroy}) {}
+
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    stacks_ = options.params.value("stacks", false);
+    BpfProbe::Attach(options, tracker);
+  }
+
+  void Reset() override {
+    for (uint32_t key = 0; key < PG_OFFCPU_REASONS; ++key) ZeroSlot<pg_offcpu_stats>(StatsFd(), key);
+    ZeroPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat);
+    if (stacks_) {
+      ClearMap<pg_offcpu_stack_key>(bpf_map__fd(skel().maps.offcpu_by_stack));
+      ClearMap<uint32_t>(bpf_map__fd(skel().maps.offcpu_stacks));
+    }
+  }
+
+  void Collect(double duration_s, MetricSet& out) override {
+    LogLinearHistogram all;
+    double time_ns = 0;
+    for (uint32_t key = 0; key < PG_OFFCPU_REASONS; ++key) {
+      LogLinearHistogram hist;
+      for (const auto& cpu : ReadSlot<pg_offcpu_stats>(StatsFd(), key)) {
+        time_ns += static_cast<double>(cpu.time_ns);
+        for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) hist.AddBucket(i, cpu.hist[i]);
+      }
+      all.Merge(hist);
+      for (const auto& reason : kReasons) {
+        if (reason.key == key) out[reason.metric] = HistogramMetric(reason.metric, "ns", hist, duration_s);
+      }
+    }
+    out["sched.offcpu"] = HistogramMetric("sched.offcpu", "ns", std::move(all), duration_s);
+    out["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", time_ns, duration_s);
+    for (const auto& cpu : ReadPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat))
+      dropped_ += cpu.starts + cpu.stacks + cpu.stack_sums;
+  }
+
+  ProbeReport Report() const override {
+    ProbeReport report = BpfProbe::Report();
+    report.drops += dropped_;
+    return report;
+  }
+
+  std::vector<OffCpuStack> TopOffCpuStacks(size_t n) const override {
+    if (!stacks_) return {};
+    int sums_fd = bpf_map__fd(skel().maps.offcpu_by_stack);
+    std::vector<OffCpuStack> stacks;
+    pg_offcpu_stack_key key{};
+    const void* previous = nullptr;
+    pg_offcpu_stack_key current{};
+    while (bpf_map_get_next_key(sums_fd, previous, &key) == 0) {
+      current = key;
+      previous = &current;
+      pg_offcpu_stack_total total{};
+      if (bpf_map_lookup_elem(sums_fd, &current, &total) != 0) continue;  // deleted meanwhile
+      OffCpuStack stack;
+      stack.tgid = current.tgid;
+      stack.time_ns = total.time_ns;
+      stack.count = total.count;
+      stack.kernel_stack_id = current.kernel_stack;
+      stack.user_stack_id = current.user_stack;
+      stacks.push_back(std::move(stack));
+    }
+    stacks = MostOffCpuTime(std::move(stacks), n);
+    for (auto& stack : stacks) {
+      stack.kernel_ips = Frames(stack.kernel_stack_id);
+      stack.user_ips = Frames(stack.user_stack_id);
+    }
+    return stacks;
+  }
+
+ protected:
+  std::vector<HookSpec> Hooks() const override { return {TracepointHook("sched", "sched_switch", "offcpu_switch")}; }
+
+  void Configure(offcpu_bpf& skel) override {
+    skel.rodata->capture_stacks = stacks_;
+    // Without stacks the maps stay at the one entry they are declared with.
+    if (stacks_) {
+      bpf_map__set_max_entries(skel.maps.offcpu_stacks, kStackTraces);
+      bpf_map__set_max_entries(skel.maps.offcpu_by_stack, kStackSums);
+    }
+  }
+
+ private:
+  int StatsFd() const { return bpf_map__fd(skel().maps.offcpu_stats); }
+
+  // The instruction pointers of a stack id, innermost first; empty for a
+  // negative id (not captured) or an id since evicted.
+  std::vector<uint64_t> Frames(int32_t id) const {
+    if (id < 0) return {};
+    std::vector<uint64_t> ips(PG_OFFCPU_STACK_DEPTH);
+    uint32_t key = static_cast<uint32_t>(id);
+    if (bpf_map_lookup_elem(bpf_map__fd(skel().maps.offcpu_stacks), &key, ips.data()) != 0) return {};
+    ips.erase(std::find(ips.begin(), ips.end(), 0), ips.end());
+    return ips;
+  }
+
+  bool stacks_ = false;
+  uint64_t dropped_ = 0;  // over every repetition collected
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> MakeOffCpuProbe() { return std::make_unique<OffCpuProbe>(); }
+
+}  // namespace perfgate

@@ -1,0 +1,97 @@
+// mm.reclaim_latency, mm.memcg_reclaim_latency and their counts: how long
+// the workload's threads spent reclaiming memory themselves, directly
+// (global memory shortage) or for their memory cgroup; see bpf/reclaim.bpf.c.
+#include "reclaim.h"
+
+#include <bpf/libbpf.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probes/bpf_probe.h"
+#include "probes/builtin_probes.h"
+#include "probes/features.h"
+#include "probes/percpu.h"
+#include "probes/probe_metrics.h"
+#include "reclaim.skel.h"
+
+namespace perfgate {
+namespace {
+
+// Soft-limit reclaim belongs to cgroup-v1 memory controllers, and kernels
+// may drop its events; the probe then does without them. A raw tracepoint
+// exists for every tracepoint the kernel has, tracefs mounted or not.
+bool SoftLimitEventsExist() {
+  static const bool exist = RawTpSupported("mm_vmscan_memcg_softlimit_reclaim_begin").supported ||
+                            TracepointExists("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin").supported;
+  return exist;
+}
+
+class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
+ public:
+  ReclaimProbe() : BpfProbe("reclaim", {reclaim_bpf__open, reclaim_bpf__destroy}) {}
+
+  void Reset() override { ZeroPerCpu<pg_reclaim_stats>(StatsFd(), "probe reclaim"); }
+
+  void Collect(double duration_s, MetricSet& out) override {
+    pg_reclaim_stats total{};
+    LogLinearHistogram direct, memcg;
+    for (const auto& cpu : ReadPerCpu<pg_reclaim_stats>(StatsFd(), "probe reclaim")) {
+      total.direct += cpu.direct;
+      total.direct_pages += cpu.direct_pages;
+      total.memcg += cpu.memcg;
+      total.memcg_pages += cpu.memcg_pages;
+      total.softlimit += cpu.softlimit;
+      for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) {
+        direct.AddBucket(i, cpu.direct_hist[i]);
+        memcg.AddBucket(i, cpu.memcg_hist[i]);
+      }
+    }
+    out["mm.reclaim_latency"] = HistogramMetric("mm.reclaim_latency", "ns", std::move(direct), duration_s);
+    out["mm.memcg_reclaim_latency"] = HistogramMetric("mm.memcg_reclaim_latency", "ns", std::move(memcg), duration_s);
+    out["mm.reclaim"] = CounterMetric("mm.reclaim", "count", static_cast<double>(total.direct), duration_s);
+    out["mm.memcg_reclaim"] =
+        CounterMetric("mm.memcg_reclaim", "count", static_cast<double>(total.memcg + total.softlimit), duration_s);
+    // Soft-limit reclaim runs inside direct reclaim (or kswapd), whose
+    // nr_reclaimed already includes its pages: counting them again would
+    // count them twice.
+    out["mm.reclaim_pages"] = CounterMetric("mm.reclaim_pages", "pages",
+                                            static_cast<double>(total.direct_pages + total.memcg_pages), duration_s);
+  }
+
+ protected:
+  std::vector<HookSpec> Hooks() const override {
+    std::vector<HookSpec> hooks = {
+        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_begin", "reclaim_direct_begin"),
+        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_end", "reclaim_direct_end"),
+        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_begin", "reclaim_memcg_begin"),
+        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_end", "reclaim_memcg_end"),
+    };
+    if (SoftLimitEventsExist()) {
+      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin", "reclaim_softlimit_begin"));
+      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_end", "reclaim_softlimit_end"));
+    }
+    return hooks;
+  }
+
+  // The plan enables the chosen program of each of its hooks; programs of
+  // hooks left out must not load either (their tp_btf targets do not exist).
+  void Configure(reclaim_bpf& skel) override {
+    if (SoftLimitEventsExist()) return;
+    bpf_program* program = nullptr;
+    bpf_object__for_each_program(program, skel.obj) {
+      if (std::string(bpf_program__name(program)).starts_with("reclaim_softlimit_"))
+        bpf_program__set_autoload(program, false);
+    }
+  }
+
+ private:
+  int StatsFd() const { return bpf_map__fd(skel().maps.reclaim_stats); }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> MakeReclaimProbe() { return std::make_unique<ReclaimProbe>(); }
+
+}  // namespace perfgate

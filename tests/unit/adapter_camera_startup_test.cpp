@@ -1,0 +1,130 @@
+// The camera-startup adapter: the simulator's command line from the scenario's
+// keys, and its JSON-lines output (tests/fixtures/camera-startup: a real
+// pg-camera run in an 80 MiB memory cgroup).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "adapters/adapter.h"
+#include "adapters/camera_startup.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  std::ifstream in(std::string(PERFGATE_FIXTURES) + "/camera-startup/" + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+WorkloadSpec CameraSpec() {
+  WorkloadSpec spec;
+  spec.kind = "camera-startup";
+  spec.options["binary"] = "/bin/true";  // any executable stands in for pg-camera here
+  return spec;
+}
+
+Error LaunchError(const WorkloadSpec& spec) {
+  try {
+    CameraStartupAdapter().LaunchArgv(spec);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return InfraError("");
+}
+
+TEST(CameraStartupAdapter, KeysBecomeSimulatorOptions) {
+  WorkloadSpec spec = CameraSpec();
+  spec.options["scratch_dir"] = "/var/cache/cam";
+  spec.options["memory_limit_mb"] = "96";
+  spec.options["antagonist"] = "true";
+  spec.argv = {"--frames", "60"};
+  EXPECT_EQ(CameraStartupAdapter().LaunchArgv(spec),
+            (std::vector<std::string>{"/bin/true", "--cache-dir", "/var/cache/cam", "--memory-limit-mb", "96",
+                                      "--antagonist", "--frames", "60"}));
+  spec.options["antagonist"] = "false";
+  EXPECT_EQ(CameraStartupAdapter().LaunchArgv(spec).size(), 7u);
+}
+
+TEST(CameraStartupAdapter, AntagonistNeedsTheMemoryLimitItShares) {
+  WorkloadSpec spec = CameraSpec();
+  spec.options["antagonist"] = "true";
+  Error e = LaunchError(spec);
+  EXPECT_EQ(e.code(), ExitCode::kBadInput);
+  EXPECT_NE(std::string(e.what()).find("needs \"memory_limit_mb\""), std::string::npos) << e.what();
+}
+
+TEST(CameraStartupAdapter, MissingSimulatorSaysWhichTargetBuildsIt) {
+  WorkloadSpec spec = CameraSpec();
+  spec.options["binary"] = "/nonexistent/pg-camera";
+  Error e = LaunchError(spec);
+  EXPECT_EQ(e.code(), ExitCode::kInfra);
+  EXPECT_NE(std::string(e.what()).find("build the pg-camera target"), std::string::npos) << e.what();
+}
+
+TEST(CameraStartupAdapter, OptionsOfOtherKindsAreRefused) {
+  WorkloadSpec spec = CameraSpec();
+  spec.options["job"] = "x.fio";
+  Error e = LaunchError(spec);
+  EXPECT_EQ(e.code(), ExitCode::kBadInput);
+  EXPECT_NE(std::string(e.what()).find("\"job\" does not apply"), std::string::npos) << e.what();
+}
+
+TEST(CameraStartupOutput, RealRunGivesTimeToFirstFramePhasesAndFrameIntervals) {
+  WorkloadOutput out = CameraStartupAdapter().ParseOutput(Fixture("cold-start.txt"), CameraSpec());
+  const Metric& ttff = out.metrics.at("camera.time_to_first_frame");
+  EXPECT_EQ(ttff.unit, "ms");
+  EXPECT_EQ(ttff.better, Better::kLower);
+  double phases = 0;
+  for (const char* phase : {"load_libraries", "load_tuning", "allocate_buffers", "start_pipeline", "first_frame"}) {
+    phases += out.metrics.at(std::string("camera.phase.") + phase).value;
+  }
+  // The phases are consecutive and end at the first frame.
+  EXPECT_NEAR(phases, ttff.value, 1e-3);
+  EXPECT_LE(out.metrics.at("camera.frame_interval_p50").value, out.metrics.at("camera.frame_interval_p99").value);
+  EXPECT_LE(out.metrics.at("camera.frame_interval_p99").value, out.metrics.at("camera.frame_interval_max").value);
+  EXPECT_TRUE(out.metrics.count("camera.dropped_frames"));
+}
+
+TEST(CameraStartupOutput, OutputWithoutTimeToFirstFrameIsAnInfraError) {
+  try {
+    CameraStartupAdapter().ParseOutput("{\"metric\": \"app.x\", \"value\": 1}\n", CameraSpec());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInfra);
+    EXPECT_NE(std::string(e.what()).find("camera simulator output (/bin/true)"), std::string::npos) << e.what();
+  }
+  try {
+    CameraStartupAdapter().ParseOutput("{\"metric\": \"camera.time_to_first_frame\", \"value\": \"soon\"}\n",
+                                       CameraSpec());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1: \"value\" must be a finite number"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AdapterRegistry, EveryWorkloadKindHasOneAdapter) {
+  EXPECT_EQ(AdapterKinds(), (std::vector<std::string>{"command", "camera-startup", "fio", "unixbench", "gbench"}));
+  for (const auto& kind : AdapterKinds()) EXPECT_EQ(FindAdapter(kind)->kind(), kind);
+  EXPECT_EQ(FindAdapter("fio2"), nullptr);
+}
+
+TEST(CommandAdapter, KeysOfOtherKindsAreRefused) {
+  WorkloadSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.options["job"] = "x.fio";
+  try {
+    FindAdapter("command")->LaunchArgv(spec);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("\"job\" does not apply to command workloads"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace perfgate
