@@ -53,7 +53,9 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     result.probes = probes.Reports();
   } catch (const Error& e) {
     if (e.code() == ExitCode::kBadInput) throw;
-    result.error = e.what();
+    // Probe and adapter errors name what failed; the scenario is said here once.
+    const std::string what = e.what();
+    result.error = what.rfind("scenario \"", 0) == 0 ? what : "scenario \"" + spec.name + "\": " + what;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   result.duration_s = static_cast<double>(t1.tv_sec - t0.tv_sec) + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -81,7 +83,14 @@ RunResults RunSuite(const Suite& suite, const RunOptions& options) {
       results.partial = true;
       break;
     }
-    results.scenarios.push_back(RunScenario(spec, options));
+    try {
+      results.scenarios.push_back(RunScenario(spec, options));
+    } catch (const Error& e) {
+      // Bad input found only at run time (a probe parameter, a probe's scope):
+      // name the suite file and the scenario.
+      if (e.code() != ExitCode::kBadInput) throw;
+      throw InputError(suite.file + ": scenario \"" + spec.name + "\": " + e.what());
+    }
     if (options.stop && options.stop->load()) results.partial = true;
     if (options.on_scenario_done) options.on_scenario_done(results);
   }
