@@ -38,16 +38,6 @@ double Number(const json& object, const std::string& key, const std::string& whe
   return v.get<double>();
 }
 
-Metric Scalar(const std::string& name, double value, const std::string& unit, Better better) {
-  Metric m;
-  m.name = name;
-  m.kind = MetricKind::kScalar;
-  m.value = value;
-  m.unit = unit;
-  m.better = better;
-  return m;
-}
-
 // The mean and percentiles of one latency object of a direction: fio 3's
 // "<base>_ns" in ns or older fio's "<base>" in microseconds. Returns false
 // when the direction has neither.
@@ -64,7 +54,7 @@ bool AddLatency(const json& direction, const std::string& base, const std::strin
   const std::string at = where + "." + key;
   if (!lat.is_object()) throw InfraError(at + ": expected an object");
   const std::string name = prefix + "." + base;
-  out.metrics[name + "_mean"] = Scalar(name + "_mean", Number(lat, "mean", at) * scale, "ns", Better::kLower);
+  out.metrics[name + "_mean"] = ScalarMetric(name + "_mean", Number(lat, "mean", at) * scale, "ns", Better::kLower);
   if (!lat.contains("percentile")) return true;
   const json& percentiles = lat.at("percentile");
   if (!percentiles.is_object()) throw InfraError(at + ".percentile: expected an object");
@@ -72,7 +62,8 @@ bool AddLatency(const json& direction, const std::string& base, const std::strin
     std::string suffix = FioPercentileName(q);
     if (suffix.empty()) throw InfraError(at + ".percentile: \"" + q + "\" is not a percentile");
     const std::string metric = name + "_" + suffix;
-    out.metrics[metric] = Scalar(metric, Number(percentiles, q, at + ".percentile") * scale, "ns", Better::kLower);
+    out.metrics[metric] =
+        ScalarMetric(metric, Number(percentiles, q, at + ".percentile") * scale, "ns", Better::kLower);
   }
   return true;
 }
@@ -155,10 +146,10 @@ WorkloadOutput ParseFioJson(const std::string& text, const std::string& source) 
       if (Number(d, "io_bytes", at) <= 0) continue;
       any = true;
       const std::string name = prefix + "." + dir;
-      out.metrics[name + ".iops"] = Scalar(name + ".iops", Number(d, "iops", at), "ops/s", Better::kHigher);
+      out.metrics[name + ".iops"] = ScalarMetric(name + ".iops", Number(d, "iops", at), "ops/s", Better::kHigher);
       // fio 3 has bw_bytes; older fio only bw, in KiB/s.
       const double bw = d.contains("bw_bytes") ? Number(d, "bw_bytes", at) : Number(d, "bw", at) * 1024;
-      out.metrics[name + ".bw"] = Scalar(name + ".bw", bw, "bytes/s", Better::kHigher);
+      out.metrics[name + ".bw"] = ScalarMetric(name + ".bw", bw, "bytes/s", Better::kHigher);
       if (!AddLatency(d, "clat", name, at, out)) throw InfraError(at + ": missing \"clat_ns\" (or \"clat\")");
       AddLatency(d, "lat", name, at, out);
     }

@@ -195,13 +195,7 @@ WorkloadOutput ParseGbenchJson(const std::string& text, const std::string& sourc
     // A benchmark or value that failed in one repetition of the process has
     // no trustworthy median: leave it out rather than report the others.
     if (failed_metrics.count(name) || failed_benchmarks.count(name.substr(0, name.rfind('.') + 1))) continue;
-    Metric m;
-    m.name = name;
-    m.kind = MetricKind::kScalar;
-    m.unit = s.unit;
-    m.better = s.better;
-    m.value = Median(s.values);
-    out.metrics[name] = std::move(m);
+    out.metrics[name] = ScalarMetric(name, Median(s.values), s.unit, s.better);
   }
   return out;
 }

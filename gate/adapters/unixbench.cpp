@@ -20,14 +20,9 @@ namespace {
 // a small wrapper changes into it. $1 is the UnixBench directory.
 constexpr const char* kWrapper = "cd \"$1\" || exit 1\nshift\nexec ./Run \"$@\"\n";
 
+// UnixBench scores and indexes: higher is better.
 Metric Score(const std::string& name, double value, const std::string& unit) {
-  Metric m;
-  m.name = name;
-  m.kind = MetricKind::kScalar;
-  m.value = value;
-  m.unit = unit;
-  m.better = Better::kHigher;
-  return m;
+  return ScalarMetric(name, value, unit, Better::kHigher);
 }
 
 // One "Benchmark Run:" section of the results: one copies count.

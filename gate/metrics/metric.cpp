@@ -1,5 +1,7 @@
 #include "metrics/metric.h"
 
+#include <utility>
+
 namespace perfgate {
 
 std::vector<std::string> StatisticsFor(MetricKind kind) {
@@ -16,9 +18,12 @@ std::vector<std::string> StatisticsFor(MetricKind kind) {
 
 std::string DefaultStatistic(MetricKind kind) {
   switch (kind) {
-    case MetricKind::kScalar: return "value";
-    case MetricKind::kCounter: return "rate";
-    case MetricKind::kHistogram: return "p50";
+    case MetricKind::kScalar:
+      return "value";
+    case MetricKind::kCounter:
+      return "rate";
+    case MetricKind::kHistogram:
+      return "p50";
   }
   return "value";
 }
@@ -59,18 +64,24 @@ std::string StatisticUnit(const Metric& m, const std::string& stat) {
 
 std::string ToString(MetricKind kind) {
   switch (kind) {
-    case MetricKind::kScalar: return "scalar";
-    case MetricKind::kCounter: return "counter";
-    case MetricKind::kHistogram: return "histogram";
+    case MetricKind::kScalar:
+      return "scalar";
+    case MetricKind::kCounter:
+      return "counter";
+    case MetricKind::kHistogram:
+      return "histogram";
   }
   return "scalar";
 }
 
 std::string ToString(Better better) {
   switch (better) {
-    case Better::kLower: return "lower";
-    case Better::kHigher: return "higher";
-    case Better::kNone: return "none";
+    case Better::kLower:
+      return "lower";
+    case Better::kHigher:
+      return "higher";
+    case Better::kNone:
+      return "none";
   }
   return "none";
 }
@@ -90,5 +101,30 @@ std::optional<Better> ParseBetter(const std::string& t) {
 }
 
 bool IsTimeUnit(const std::string& unit) { return unit == "s" || unit == "ms" || unit == "us" || unit == "ns"; }
+
+Metric ScalarMetric(const std::string& name, double value, const std::string& unit, Better better) {
+  Metric metric;
+  metric.name = name;
+  metric.kind = MetricKind::kScalar;
+  metric.unit = unit;
+  metric.better = better;
+  metric.value = value;
+  return metric;
+}
+
+Metric CounterMetric(const std::string& name, const std::string& unit, double value, double duration_s) {
+  Metric metric = ScalarMetric(name, value, unit);
+  metric.kind = MetricKind::kCounter;
+  metric.duration_s = duration_s;
+  return metric;
+}
+
+Metric HistogramMetric(const std::string& name, const std::string& unit, LogLinearHistogram hist, double duration_s) {
+  Metric metric = ScalarMetric(name, 0, unit);
+  metric.kind = MetricKind::kHistogram;
+  metric.duration_s = duration_s;
+  metric.hist = std::move(hist);
+  return metric;
+}
 
 }  // namespace perfgate

@@ -19,10 +19,10 @@ struct Metric {
   MetricKind kind = MetricKind::kScalar;
   std::string unit;  // unit of value / of histogram samples: "s", "ns", "bytes", "count"
   Better better = Better::kLower;
-  double value = 0;          // scalar value, or counter's event count
-  double duration_s = 0;     // counter: the time the count was taken over (rate = value / duration_s)
-  std::optional<double> ops; // counter: operations the workload reported (per_op = value / ops)
-  LogLinearHistogram hist;   // histogram samples
+  double value = 0;           // scalar value, or counter's event count
+  double duration_s = 0;      // counter: the time the count was taken over (rate = value / duration_s)
+  std::optional<double> ops;  // counter: operations the workload reported (per_op = value / ops)
+  LogLinearHistogram hist;    // histogram samples
 };
 
 // Statistics a check may name. Scalar: "value". Counter: "count", "rate",
@@ -42,6 +42,13 @@ std::optional<Better> ParseBetter(const std::string& text);
 
 // Metrics of one repetition, keyed by name.
 using MetricSet = std::map<std::string, Metric>;
+
+// Builders of the three kinds, for the runner, the adapters and the probes.
+Metric ScalarMetric(const std::string& name, double value, const std::string& unit, Better better = Better::kLower);
+// A count over the repetition (rate = value / duration_s); lower is better.
+Metric CounterMetric(const std::string& name, const std::string& unit, double value, double duration_s);
+// A latency (or size) distribution; lower is better.
+Metric HistogramMetric(const std::string& name, const std::string& unit, LogLinearHistogram hist, double duration_s);
 
 // CPUs' worth of other work on the host while the repetition ran (run/host_load.h).
 inline constexpr const char* kHostOtherCpus = "host.other_cpus";

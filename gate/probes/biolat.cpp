@@ -15,13 +15,13 @@
 
 #include "biolat.skel.h"
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/biolat_devices.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 
 namespace perfgate {
 namespace {

@@ -9,6 +9,13 @@
 
 namespace perfgate {
 
+// One bucket array (e.g. a field of ReadPerCpuTotal's result) as a histogram.
+inline LogLinearHistogram HistogramOfBuckets(const __u64 (&buckets)[PG_HIST_BUCKETS]) {
+  LogLinearHistogram hist;
+  for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) hist.AddBucket(i, buckets[i]);
+  return hist;
+}
+
 // Each element of `per_cpu` has a `hist[PG_HIST_BUCKETS]` member.
 template <class Stats>
 LogLinearHistogram MergeCpuHistograms(const std::vector<Stats>& per_cpu) {

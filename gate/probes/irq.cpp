@@ -8,10 +8,11 @@
 
 #include "irq.skel.h"
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
+#include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 
 namespace perfgate {
 namespace {
@@ -35,18 +36,11 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
   void Reset() override { ZeroPerCpu<pg_irq_stats>(StatsFd(), "probe irq"); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    pg_irq_stats total{};
-    LogLinearHistogram hardirq, softirq;
-    for (const auto& cpu : ReadPerCpu<pg_irq_stats>(StatsFd(), "probe irq")) {
-      total.hardirqs += cpu.hardirqs;
-      total.softirqs += cpu.softirqs;
-      for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) {
-        hardirq.AddBucket(i, cpu.hardirq_hist[i]);
-        softirq.AddBucket(i, cpu.softirq_hist[i]);
-      }
-    }
-    out["irq.hardirq_time"] = HistogramMetric("irq.hardirq_time", "ns", std::move(hardirq), duration_s);
-    out["irq.softirq_time"] = HistogramMetric("irq.softirq_time", "ns", std::move(softirq), duration_s);
+    const auto total = ReadPerCpuTotal<pg_irq_stats>(StatsFd(), "probe irq");
+    out["irq.hardirq_time"] =
+        HistogramMetric("irq.hardirq_time", "ns", HistogramOfBuckets(total.hardirq_hist), duration_s);
+    out["irq.softirq_time"] =
+        HistogramMetric("irq.softirq_time", "ns", HistogramOfBuckets(total.softirq_hist), duration_s);
     out["irq.hardirqs"] = CounterMetric("irq.hardirqs", "count", static_cast<double>(total.hardirqs), duration_s);
     out["irq.softirqs"] = CounterMetric("irq.softirqs", "count", static_cast<double>(total.softirqs), duration_s);
   }

@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "kmem.skel.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "stats.h"
 
 namespace perfgate {
@@ -20,15 +20,7 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
   void Reset() override { ZeroPerCpu<pg_kmem_stats>(StatsFd(), "probe kmem"); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    pg_kmem_stats total{};
-    for (const auto& cpu : ReadPerCpu<pg_kmem_stats>(StatsFd(), "probe kmem")) {
-      total.pages += cpu.pages;
-      total.kmalloc += cpu.kmalloc;
-      total.kmem_cache_alloc += cpu.kmem_cache_alloc;
-      total.pages_freed += cpu.pages_freed;
-      total.kfree += cpu.kfree;
-      total.kmem_cache_free += cpu.kmem_cache_free;
-    }
+    const auto total = ReadPerCpuTotal<pg_kmem_stats>(StatsFd(), "probe kmem");
     out["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
     out["mm.kmalloc"] =
         CounterMetric("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "lifecycle.skel.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 
 namespace perfgate {
 namespace {

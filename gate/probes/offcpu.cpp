@@ -13,12 +13,12 @@
 
 #include "metrics/error.h"
 #include "offcpu.skel.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 
 namespace perfgate {
 

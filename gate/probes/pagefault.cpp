@@ -13,11 +13,11 @@
 
 #include "metrics/error.h"
 #include "pagefault.skel.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 
 namespace perfgate {
 namespace {
@@ -32,12 +32,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
   }
 
   void Collect(double duration_s, MetricSet& out) override {
-    pg_pagefault_stats total{};
-    for (const auto& cpu : ReadPerCpu<pg_pagefault_stats>(StatsFd(), "probe pagefault")) {
-      total.faults += cpu.faults;
-      total.major += cpu.major;
-      total.minor += cpu.minor;
-    }
+    const auto total = ReadPerCpuTotal<pg_pagefault_stats>(StatsFd(), "probe pagefault");
     out["mm.page_faults"] = CounterMetric("mm.page_faults", "count", static_cast<double>(total.faults), duration_s);
     out["mm.page_faults.major"] =
         CounterMetric("mm.page_faults.major", "count", static_cast<double>(total.major), duration_s);

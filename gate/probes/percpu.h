@@ -5,8 +5,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "metrics/error.h"
@@ -26,6 +30,23 @@ std::vector<T> ReadPerCpu(int map_fd, const std::string& what) {
   if (bpf_map_lookup_elem(map_fd, &zero, values.data()) != 0)
     throw InfraError(what + ": read per-CPU map: " + ErrnoText(errno));
   return values;
+}
+
+// Every CPU's copy of slot 0 added up field by field: the stats structs are
+// __u64 fields only (bpf/stats.h), histogram buckets included.
+template <class T>
+T ReadPerCpuTotal(int map_fd, const std::string& what) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(uint64_t) == 0);
+  constexpr size_t kWords = sizeof(T) / sizeof(uint64_t);
+  std::array<uint64_t, kWords> total{};
+  for (const T& cpu : ReadPerCpu<T>(map_fd, what)) {
+    std::array<uint64_t, kWords> words;
+    std::memcpy(words.data(), &cpu, sizeof(T));
+    for (size_t i = 0; i < kWords; ++i) total[i] += words[i];
+  }
+  T out;
+  std::memcpy(&out, total.data(), sizeof(T));
+  return out;
 }
 
 template <class T>

@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
+#include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "reclaim.skel.h"
 
 namespace perfgate {
@@ -35,21 +36,11 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
   void Reset() override { ZeroPerCpu<pg_reclaim_stats>(StatsFd(), "probe reclaim"); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    pg_reclaim_stats total{};
-    LogLinearHistogram direct, memcg;
-    for (const auto& cpu : ReadPerCpu<pg_reclaim_stats>(StatsFd(), "probe reclaim")) {
-      total.direct += cpu.direct;
-      total.direct_pages += cpu.direct_pages;
-      total.memcg += cpu.memcg;
-      total.memcg_pages += cpu.memcg_pages;
-      total.softlimit += cpu.softlimit;
-      for (unsigned i = 0; i < PG_HIST_BUCKETS; ++i) {
-        direct.AddBucket(i, cpu.direct_hist[i]);
-        memcg.AddBucket(i, cpu.memcg_hist[i]);
-      }
-    }
-    out["mm.reclaim_latency"] = HistogramMetric("mm.reclaim_latency", "ns", std::move(direct), duration_s);
-    out["mm.memcg_reclaim_latency"] = HistogramMetric("mm.memcg_reclaim_latency", "ns", std::move(memcg), duration_s);
+    const auto total = ReadPerCpuTotal<pg_reclaim_stats>(StatsFd(), "probe reclaim");
+    out["mm.reclaim_latency"] =
+        HistogramMetric("mm.reclaim_latency", "ns", HistogramOfBuckets(total.direct_hist), duration_s);
+    out["mm.memcg_reclaim_latency"] =
+        HistogramMetric("mm.memcg_reclaim_latency", "ns", HistogramOfBuckets(total.memcg_hist), duration_s);
     out["mm.reclaim"] = CounterMetric("mm.reclaim", "count", static_cast<double>(total.direct), duration_s);
     out["mm.memcg_reclaim"] =
         CounterMetric("mm.memcg_reclaim", "count", static_cast<double>(total.memcg + total.softlimit), duration_s);

@@ -1,11 +1,11 @@
 // sched.runq_latency: how long runnable threads wait for a CPU.
 #include <memory>
 
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "runqlat.skel.h"
 #include "stats.h"
 
@@ -20,8 +20,8 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
 
   void Collect(double duration_s, MetricSet& out) override {
     out["sched.runq_latency"] =
-        HistogramMetric("sched.runq_latency", "ns", MergeCpuHistograms(ReadPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat")),
-                        duration_s);
+        HistogramMetric("sched.runq_latency", "ns",
+                        MergeCpuHistograms(ReadPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat")), duration_s);
   }
 
  protected:

@@ -3,10 +3,10 @@
 // their rate or per-operation cost.
 #include <memory>
 
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "sched.skel.h"
 #include "sched_stats.h"
 
@@ -20,12 +20,7 @@ class SchedulerEventsProbe final : public BpfProbe<sched_bpf> {
   void Reset() override { ZeroPerCpu<pg_sched_stats>(StatsFd(), "probe sched"); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    pg_sched_stats total{};
-    for (const auto& cpu : ReadPerCpu<pg_sched_stats>(StatsFd(), "probe sched")) {
-      total.switches += cpu.switches;
-      total.wakeups += cpu.wakeups;
-      total.migrations += cpu.migrations;
-    }
+    const auto total = ReadPerCpuTotal<pg_sched_stats>(StatsFd(), "probe sched");
     out["sched.switches"] = CounterMetric("sched.switches", "count", static_cast<double>(total.switches), duration_s);
     out["sched.wakeups"] = CounterMetric("sched.wakeups", "count", static_cast<double>(total.wakeups), duration_s);
     out["sched.migrations"] =

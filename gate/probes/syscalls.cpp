@@ -1,6 +1,7 @@
 // syscalls.count (exact), syscalls.count.<name> (exact, the `top` syscalls
 // with the most calls) and syscalls.latency (sampled) from raw_syscalls
 // sys_enter/sys_exit; see bpf/syscalls.bpf.c for the in-kernel side.
+#include "metrics/metric.h"
 #include "probes/syscalls.h"
 
 #include <bpf/bpf.h>
@@ -19,7 +20,6 @@
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "stats.h"
 #include "syscalls.skel.h"
 

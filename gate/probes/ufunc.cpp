@@ -40,12 +40,12 @@
 #include <vector>
 
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/bpf_stats.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/hooks.h"
 #include "probes/percpu.h"
-#include "probes/probe_metrics.h"
 #include "probes/tracker.h"
 #include "probes/ufunc_probe.h"
 #include "probes/ufunc_targets.h"

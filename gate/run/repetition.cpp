@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "adapters/tool_output.h"
 #include "metrics/error.h"
 #include "run/host_load.h"
 #include "run/process.h"
@@ -17,23 +18,6 @@
 namespace perfgate {
 
 namespace {
-
-Metric Scalar(const std::string& name, double value, const std::string& unit) {
-  Metric m;
-  m.name = name;
-  m.kind = MetricKind::kScalar;
-  m.value = value;
-  m.unit = unit;
-  m.better = Better::kLower;
-  return m;
-}
-
-Metric Counter(const std::string& name, double count, double duration_s, const std::string& unit) {
-  Metric m = Scalar(name, count, unit);
-  m.kind = MetricKind::kCounter;
-  m.duration_s = duration_s;
-  return m;
-}
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
 
@@ -65,18 +49,7 @@ std::string ResolveExecutable(const std::string& name, const std::string& cwd) {
     fs::path abs = fs::absolute(p, ec);
     return ec ? p.string() : abs.lexically_normal().string();
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    start = end + 1;
-  }
-  return "";
+  return FindExecutable(name);
 }
 
 ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<ProbeSpec>& probes,
@@ -142,8 +115,8 @@ std::vector<ProbeReport> ScenarioProbes::Reports() const {
   return out;
 }
 
-Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter,
-                         const std::vector<std::string>& argv, ScenarioProbes& probes, const RunOptions& options) {
+Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
+                         ScenarioProbes& probes, const RunOptions& options) {
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
@@ -159,9 +132,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
   if (host_before && host_after) {
     const double cpu_s = rep.metrics["workload.cpu_time"].value;
-    Metric other = Scalar(kHostOtherCpus, OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s), "cpus");
-    other.better = Better::kNone;
-    rep.metrics[kHostOtherCpus] = std::move(other);
+    const double other = OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s);
+    rep.metrics[kHostOtherCpus] = ScalarMetric(kHostOtherCpus, other, "cpus", Better::kNone);
   }
   probes.Collect(outcome.wall_s, rep.metrics);
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
@@ -175,13 +147,13 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
 }
 
 void AddRusageMetrics(const ::rusage& u, double wall_s, MetricSet& out) {
-  out["workload.wall_time"] = Scalar("workload.wall_time", wall_s, "s");
-  out["workload.cpu_time"] = Scalar("workload.cpu_time", Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
-  out["workload.max_rss"] = Scalar("workload.max_rss", static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
+  out["workload.wall_time"] = ScalarMetric("workload.wall_time", wall_s, "s");
+  out["workload.cpu_time"] = ScalarMetric("workload.cpu_time", Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
+  out["workload.max_rss"] = ScalarMetric("workload.max_rss", static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
   out["workload.page_faults"] =
-      Counter("workload.page_faults", static_cast<double>(u.ru_minflt + u.ru_majflt), wall_s, "count");
+      CounterMetric("workload.page_faults", "count", static_cast<double>(u.ru_minflt + u.ru_majflt), wall_s);
   out["workload.context_switches"] =
-      Counter("workload.context_switches", static_cast<double>(u.ru_nvcsw + u.ru_nivcsw), wall_s, "count");
+      CounterMetric("workload.context_switches", "count", static_cast<double>(u.ru_nvcsw + u.ru_nivcsw), wall_s);
 }
 
 }  // namespace perfgate
