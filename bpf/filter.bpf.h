@@ -23,6 +23,32 @@ struct {
 	__type(value, __u32); /* its tgid, for inspection */
 } pg_tracked SEC(".maps");
 
+/* Shared like pg_tracked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pg_tracked_gen);
+} pg_tracked_gen SEC(".maps");
+
+/* Each object's last answer per CPU: whether thread `pid_tgid` was tracked
+ * when the map was at generation (kernel_gen, user_gen). Events come in
+ * bursts from one thread (a page fault allocating, a syscall loop), so most
+ * checks end here instead of in the hash map. */
+struct pg_tracked_answer {
+	__u64 pid_tgid;
+	__u64 tracked;
+	__u64 kernel_gen;
+	__u64 user_gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pg_tracked_answer);
+} pg_tracked_answer SEC(".maps");
+
 static __always_inline bool pg_is_tracked(__u32 tid)
 {
 	if (!pg_filter_tracked)
@@ -35,11 +61,47 @@ static __always_inline __u32 pg_current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
+/* A program interrupted here may have the answer rewritten by one nested
+ * in it (an interrupt's), for the same current thread and at the same or a
+ * newer generation. The generation is written last, so a torn answer is
+ * labelled with the older generation and looked up again next time. */
 static __always_inline bool pg_current_is_tracked(void)
 {
+	struct pg_tracked_answer *answer;
+	struct pg_tracked_gen *gen;
+	__u64 id, kernel_gen, user_gen;
+	__u32 zero = 0;
+	bool tracked;
+
 	if (!pg_filter_tracked)
 		return true;
-	return pg_is_tracked(pg_current_tid());
+	id = bpf_get_current_pid_tgid();
+	gen = bpf_map_lookup_elem(&pg_tracked_gen, &zero);
+	answer = bpf_map_lookup_elem(&pg_tracked_answer, &zero);
+	if (!gen || !answer)
+		return pg_is_tracked((__u32)id);
+	kernel_gen = *(volatile __u64 *)&gen->kernel;
+	user_gen = *(volatile __u64 *)&gen->user;
+	if (answer->pid_tgid == id && answer->kernel_gen == kernel_gen && answer->user_gen == user_gen)
+		return answer->tracked;
+	tracked = pg_is_tracked((__u32)id);
+	answer->pid_tgid = id;
+	answer->tracked = tracked;
+	asm volatile("" ::: "memory");
+	answer->kernel_gen = kernel_gen;
+	answer->user_gen = user_gen;
+	return tracked;
+}
+
+/* The tracker's hooks, after changing the map. */
+static __always_inline void pg_tracked_changed(void)
+{
+	struct pg_tracked_gen *gen;
+	__u32 zero = 0;
+
+	gen = bpf_map_lookup_elem(&pg_tracked_gen, &zero);
+	if (gen)
+		__sync_fetch_and_add(&gen->kernel, 1);
 }
 
 #endif

@@ -3,7 +3,20 @@
 #ifndef PERFGATE_FILTER_H
 #define PERFGATE_FILTER_H
 
+#ifdef __cplusplus
+#include <linux/types.h>
+#endif
+
 /* Threads of the workload's process tree that can be tracked at once. */
 #define PG_TRACKED_MAX 65536
+
+/* Bumped after every change of the tracked map, so that a probe's per-CPU
+ * answer for the current thread stays valid until the map changes: `kernel`
+ * by the tracker's hooks (atomically), `user` by user space (its only
+ * writer). */
+struct pg_tracked_gen {
+	__u64 kernel;
+	__u64 user;
+};
 
 #endif

@@ -21,13 +21,15 @@ static __always_inline void on_fork(__u32 child_tid)
 	 * which is the child's for a thread and informative for a process. */
 	value = *parent_tgid;
 	bpf_map_update_elem(&pg_tracked, &child_tid, &value, BPF_ANY);
+	pg_tracked_changed();
 }
 
 static __always_inline void on_exit(void)
 {
 	__u32 tid = pg_current_tid();
 
-	bpf_map_delete_elem(&pg_tracked, &tid);
+	if (bpf_map_delete_elem(&pg_tracked, &tid) == 0)
+		pg_tracked_changed();
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -34,7 +34,7 @@ class BpfProbe : public Probe {
     scope_ = options.scope;
     skeleton_.Load(*plan_, [&](Skel& skel) {
       skel.rodata->pg_filter_tracked = workload;
-      Scope(skel, workload ? tracker->map_fd() : -1);
+      ScopeTrackedMaps(skel.maps.pg_tracked, skel.maps.pg_tracked_gen, workload ? tracker : nullptr, name_);
       Configure(skel);
     });
   }
@@ -72,14 +72,6 @@ class BpfProbe : public Probe {
   }
 
  private:
-  // Workload scope shares the tracker's map; system scope never reads its own,
-  // so it is shrunk to one entry.
-  void Scope(Skel& skel, int tracked_fd) {
-    int err = tracked_fd >= 0 ? bpf_map__reuse_fd(skel.maps.pg_tracked, tracked_fd)
-                              : bpf_map__set_max_entries(skel.maps.pg_tracked, 1);
-    if (err != 0) throw InfraError("probe " + name_ + ": scope the tracked map: " + ErrnoText(-err));
-  }
-
   std::string name_;
   AttachedSkeleton<Skel> skeleton_;
   std::optional<HookPlan> plan_;

@@ -25,9 +25,11 @@ const std::vector<CatalogEntry>& Entries() {
           "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"}}},
        MakeSyscallsProbe},
       {{"kmem",
-        "pages allocated (kmem:mm_page_alloc) and freed (kmem:mm_page_free), slab allocations (kmem:kmalloc, "
-        "kmem:kmem_cache_alloc) and frees (kmem:kfree, kmem:kmem_cache_free)",
-        {"mm.page_alloc", "mm.kmalloc", "mm.page_free", "mm.kfree"}},
+        "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc); "
+        "with frees, pages freed (kmem:mm_page_free) and slab frees (kmem:kfree, kmem:kmem_cache_free)",
+        {"mm.page_alloc", "mm.kmalloc", "mm.page_free", "mm.kfree"},
+        {{"frees", ProbeParameterType::kBoolean,
+          "also count page and slab frees, mm.page_free and mm.kfree (default false: about twice the events)"}}},
        MakeKernelMemoryProbe},
       {{"offcpu",
         "off-CPU time per wait, from a thread leaving the CPU to running again (sched:sched_switch), in total "
@@ -53,8 +55,8 @@ const std::vector<CatalogEntry>& Entries() {
         {"mm.reclaim_latency", "mm.memcg_reclaim_latency", "mm.reclaim", "mm.memcg_reclaim", "mm.reclaim_pages"}},
        MakeReclaimProbe},
       {{"pagefault",
-        "user page faults (exceptions:page_fault_user, x86), split into major and minor by the threads' own "
-        "fault counters (read at each fault and at sched:sched_process_exit)",
+        "page faults, major and minor, as the kernel counts them per thread: counters read at "
+        "sched:sched_process_fork/_exit and from /proc at the start and end of a repetition (no per-fault event)",
         {"mm.page_faults", "mm.page_faults.major", "mm.page_faults.minor"}},
        MakePageFaultProbe},
       {{"biolat",

@@ -98,6 +98,10 @@ std::string HookPlan::HookName(const Hook& hook) const {
 }
 
 void HookPlan::ApplyAutoload(bpf_object* object) const {
+  // Programs of hooks the plan leaves out (a probe option turned them off,
+  // or their event does not exist here) must not load either.
+  bpf_program* program = nullptr;
+  bpf_object__for_each_program(program, object) bpf_program__set_autoload(program, false);
   for (const auto& hook : hooks_) {
     for (const auto& variant : hook.spec.variants) {
       bpf_program* program = bpf_object__find_program_by_name(object, variant.program.c_str());

@@ -38,7 +38,7 @@ class HookPlan {
   HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOptions& options);
 
   const std::string& probe() const { return probe_; }
-  // Enables exactly the chosen program of every hook.
+  // Loads exactly the chosen program of every hook, no other program.
   void ApplyAutoload(bpf_object* object) const;
   // Attaches every chosen program. On failure returns the failing hook's index
   // and the reason, having destroyed the links it created.

@@ -1,6 +1,8 @@
-// mm.page_alloc, mm.kmalloc, mm.page_free and mm.kfree: page and slab
-// allocations and frees, as counts over the repetition so that checks can
-// gate on their rate.
+// mm.page_alloc and mm.kmalloc, and with the `frees` parameter mm.page_free
+// and mm.kfree: page and slab allocations and frees, as counts over the
+// repetition so that checks can gate on their rate. Frees are off by
+// default: they double the events of an allocation-heavy workload (every
+// page it faults in is freed again at exit) and rarely explain a regression.
 #include <memory>
 
 #include "kmem.skel.h"
@@ -17,6 +19,11 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
  public:
   KernelMemoryProbe() : BpfProbe("kmem", {kmem_bpf__open, kmem_bpf__destroy}) {}
 
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    frees_ = options.params.value("frees", false);
+    BpfProbe::Attach(options, tracker);
+  }
+
   void Reset() override { ZeroPerCpu<pg_kmem_stats>(StatsFd(), "probe kmem"); }
 
   void Collect(double duration_s, MetricSet& out) override {
@@ -24,6 +31,7 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
     out["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
     out["mm.kmalloc"] =
         CounterMetric("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
+    if (!frees_) return;
     out["mm.page_free"] = CounterMetric("mm.page_free", "pages", static_cast<double>(total.pages_freed), duration_s);
     out["mm.kfree"] =
         CounterMetric("mm.kfree", "count", static_cast<double>(total.kfree + total.kmem_cache_free), duration_s);
@@ -31,15 +39,19 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("kmem", "mm_page_alloc", "kmem_page_alloc"),
-            TracepointHook("kmem", "kmalloc", "kmem_kmalloc"),
-            TracepointHook("kmem", "kmem_cache_alloc", "kmem_cache_alloc"),
-            TracepointHook("kmem", "mm_page_free", "kmem_page_free"),
-            TracepointHook("kmem", "kfree", "kmem_kfree"),
-            TracepointHook("kmem", "kmem_cache_free", "kmem_cache_free")};
+    std::vector<HookSpec> hooks = {TracepointHook("kmem", "mm_page_alloc", "kmem_page_alloc"),
+                                   TracepointHook("kmem", "kmalloc", "kmem_kmalloc"),
+                                   TracepointHook("kmem", "kmem_cache_alloc", "kmem_cache_alloc")};
+    if (frees_) {
+      hooks.push_back(TracepointHook("kmem", "mm_page_free", "kmem_page_free"));
+      hooks.push_back(TracepointHook("kmem", "kfree", "kmem_kfree"));
+      hooks.push_back(TracepointHook("kmem", "kmem_cache_free", "kmem_cache_free"));
+    }
+    return hooks;
   }
 
  private:
+  bool frees_ = false;
   int StatsFd() const { return bpf_map__fd(skel().maps.kmem_stats); }
 };
 

@@ -13,6 +13,7 @@
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
+#include "probes/map_keys.h"
 #include "probes/percpu.h"
 
 namespace perfgate {
@@ -26,14 +27,7 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
     ZeroPerCpu<pg_lifecycle_stats>(StatsFd(), "probe lifecycle");
     // Processes forked in an earlier repetition are not this one's.
     int born = bpf_map__fd(skel().maps.born);
-    std::vector<uint32_t> keys;
-    uint32_t key = 0;
-    const void* previous = nullptr;
-    while (bpf_map_get_next_key(born, previous, &key) == 0) {
-      keys.push_back(key);
-      previous = &keys.back();
-    }
-    for (uint32_t tgid : keys) bpf_map_delete_elem(born, &tgid);  // ENOENT: it exited meanwhile
+    for (uint32_t tgid : MapKeys<uint32_t>(born)) bpf_map_delete_elem(born, &tgid);  // ENOENT: it exited meanwhile
   }
 
   void Collect(double duration_s, MetricSet& out) override {

@@ -1,6 +1,6 @@
-// mm.page_faults and its split into mm.page_faults.major / .minor; see
-// bpf/pagefault.bpf.c for why the split is read from the threads' own fault
-// counters rather than from the fault event.
+// mm.page_faults and its split into mm.page_faults.major / .minor, read from
+// the threads' own fault counters: at fork and exit by bpf/pagefault.bpf.c,
+// at the start and end of a repetition from /proc (see there for why).
 #include "pagefault.h"
 
 #include <bpf/bpf.h>
@@ -12,56 +12,94 @@
 #include <vector>
 
 #include "metrics/error.h"
-#include "pagefault.skel.h"
 #include "metrics/metric.h"
+#include "pagefault.skel.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
+#include "probes/map_keys.h"
 #include "probes/percpu.h"
+#include "probes/proc_threads.h"
 
 namespace perfgate {
 namespace {
+
+const char* const kWhat = "probe pagefault";
 
 class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
  public:
   PageFaultProbe() : BpfProbe("pagefault", {pagefault_bpf__open, pagefault_bpf__destroy}) {}
 
-  void Reset() override {
-    ZeroPerCpu<pg_pagefault_stats>(StatsFd(), "probe pagefault");
-    ForgetCountersSeen();
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    BpfProbe::Attach(options, tracker);
+    workload_ = options.scope == ProbeScope::kWorkload;
   }
 
+  // New generation first, so that threads forked from here on get a zero
+  // baseline from the fork hook, which the scan below leaves in place.
+  void Reset() override {
+    ZeroPerCpu<pg_pagefault_stats>(StatsFd(), kWhat);
+    BumpGeneration();
+    int fd = BaselinesFd();
+    for (uint32_t tid : MapKeys<uint32_t>(fd)) bpf_map_delete_elem(fd, &tid);  // ENOENT: it exited meanwhile
+    const std::vector<uint32_t> threads =
+        workload_ ? MapKeys<uint32_t>(bpf_map__fd(skel().maps.pg_tracked)) : AllThreads();
+    for (uint32_t tid : threads) {
+      auto counters = ThreadFaultCounters(tid);
+      if (!counters) continue;  // it exited meanwhile
+      pg_fault_baseline baseline{counters->major, counters->minor, generation_, 0};
+      // EEXIST: forked since the new generation, with an exact zero baseline.
+      // E2BIG: more threads than the map holds; the rest are not counted.
+      bpf_map_update_elem(fd, &tid, &baseline, BPF_NOEXIST);
+    }
+  }
+
+  // Threads still alive: their growth from /proc. The exit hook deletes an
+  // entry too, and only whoever deletes it counts the thread.
   void Collect(double duration_s, MetricSet& out) override {
-    const auto total = ReadPerCpuTotal<pg_pagefault_stats>(StatsFd(), "probe pagefault");
-    out["mm.page_faults"] = CounterMetric("mm.page_faults", "count", static_cast<double>(total.faults), duration_s);
-    out["mm.page_faults.major"] =
-        CounterMetric("mm.page_faults.major", "count", static_cast<double>(total.major), duration_s);
-    out["mm.page_faults.minor"] =
-        CounterMetric("mm.page_faults.minor", "count", static_cast<double>(total.minor), duration_s);
+    uint64_t major = 0, minor = 0;
+    int fd = BaselinesFd();
+    for (uint32_t tid : MapKeys<uint32_t>(fd)) {
+      pg_fault_baseline baseline{};
+      if (bpf_map_lookup_elem(fd, &tid, &baseline) != 0) continue;
+      auto now = ThreadFaultCounters(tid);
+      if (bpf_map_delete_elem(fd, &tid) != 0 || !now || baseline.reset_gen != generation_) continue;
+      if (now->major >= baseline.maj_flt) major += now->major - baseline.maj_flt;
+      if (now->minor >= baseline.min_flt) minor += now->minor - baseline.min_flt;
+    }
+    const auto exited = ReadPerCpuTotal<pg_pagefault_stats>(StatsFd(), kWhat);
+    major += exited.major;
+    minor += exited.minor;
+    auto counter = [&](const char* name, uint64_t value) {
+      out[name] = CounterMetric(name, "count", static_cast<double>(value), duration_s);
+    };
+    counter("mm.page_faults", major + minor);
+    counter("mm.page_faults.major", major);
+    counter("mm.page_faults.minor", minor);
   }
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("exceptions", "page_fault_user", "pagefault_fault"),
+    return {TracepointHook("sched", "sched_process_fork", "pagefault_fork"),
             TracepointHook("sched", "sched_process_exit", "pagefault_exit")};
   }
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.pagefault_stats); }
+  int BaselinesFd() const { return bpf_map__fd(skel().maps.baselines); }
 
-  // Counters a thread showed before this repetition must not be its
-  // baseline in this one: entries of an older generation start over. The
-  // object is loaded without bpf_object__load_skeleton, so skel().data is
-  // not the map's memory: write the map.
-  void ForgetCountersSeen() {
+  // The object is loaded without bpf_object__load_skeleton, so skel().data
+  // is not the map's memory: write the map.
+  void BumpGeneration() {
     auto data = *skel().data;
-    data.reset_gen = ++reset_gen_;
+    data.reset_gen = ++generation_;
     const uint32_t zero = 0;
     if (bpf_map_update_elem(bpf_map__fd(skel().maps.data), &zero, &data, BPF_ANY) != 0)
-      throw InfraError("probe pagefault: bump the reset generation: " + ErrnoText(errno));
+      throw InfraError(std::string(kWhat) + ": bump the reset generation: " + ErrnoText(errno));
   }
 
-  uint32_t reset_gen_ = 1;  // as bpf/pagefault.bpf.c initializes it
+  bool workload_ = true;
+  uint32_t generation_ = 1;  // as bpf/pagefault.bpf.c initializes it
 };
 
 }  // namespace

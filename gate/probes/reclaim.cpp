@@ -66,17 +66,6 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
     return hooks;
   }
 
-  // The plan enables the chosen program of each of its hooks; programs of
-  // hooks left out must not load either (their tp_btf targets do not exist).
-  void Configure(reclaim_bpf& skel) override {
-    if (SoftLimitEventsExist()) return;
-    bpf_program* program = nullptr;
-    bpf_object__for_each_program(program, skel.obj) {
-      if (std::string(bpf_program__name(program)).starts_with("reclaim_softlimit_"))
-        bpf_program__set_autoload(program, false);
-    }
-  }
-
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.reclaim_stats); }
 };

@@ -1,7 +1,6 @@
 #include "probes/tracker.h"
 
 #include <bpf/bpf.h>
-#include <dirent.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -11,6 +10,9 @@
 #include "metrics/error.h"
 #include "probes/bpf_stats.h"
 #include "probes/features.h"
+#include "probes/map_keys.h"
+#include "probes/proc_threads.h"
+#include "filter.h"
 #include "tracker.skel.h"
 
 namespace perfgate {
@@ -21,20 +23,6 @@ const char* const kName = "tracker";
 std::vector<HookSpec> TrackerHooks() {
   return {TracepointHook("sched", "sched_process_fork", "tracker_fork"),
           TracepointHook("sched", "sched_process_exit", "tracker_exit")};
-}
-
-// Thread ids of `pid` from /proc; just `pid` when it is gone or unreadable.
-std::vector<uint32_t> ThreadsOf(pid_t pid) {
-  std::vector<uint32_t> tids;
-  std::string path = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] != '.') tids.push_back(static_cast<uint32_t>(std::stoul(entry->d_name)));
-    }
-    closedir(dir);
-  }
-  if (tids.empty()) tids.push_back(static_cast<uint32_t>(pid));
-  return tids;
 }
 
 }  // namespace
@@ -54,6 +42,11 @@ int WorkloadTracker::map_fd() const {
   return bpf_map__fd(skeleton_.get()->maps.pg_tracked);
 }
 
+int WorkloadTracker::gen_map_fd() const {
+  if (!skeleton_.loaded()) throw InfraError("workload tracker: used before Attach()");
+  return bpf_map__fd(skeleton_.get()->maps.pg_tracked_gen);
+}
+
 void WorkloadTracker::Track(pid_t pid) {
   int fd = map_fd();
   const uint32_t tgid = static_cast<uint32_t>(pid);
@@ -61,33 +54,42 @@ void WorkloadTracker::Track(pid_t pid) {
     if (bpf_map_update_elem(fd, &tid, &tgid, BPF_ANY) != 0)
       throw InfraError("workload tracker: track pid " + std::to_string(pid) + ": " + ErrnoText(errno));
   }
+  Changed();
 }
 
 void WorkloadTracker::Clear() {
   int fd = map_fd();
-  // Deleting while iterating restarts the walk, so collect the keys first.
-  std::vector<uint32_t> keys;
-  uint32_t key = 0;
-  const void* previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &key) == 0) {
-    keys.push_back(key);
-    previous = &keys.back();
-  }
-  for (uint32_t tid : keys) bpf_map_delete_elem(fd, &tid);  // ENOENT: it exited meanwhile
+  for (uint32_t tid : MapKeys<uint32_t>(fd)) bpf_map_delete_elem(fd, &tid);  // ENOENT: it exited meanwhile
+  Changed();
 }
 
-size_t WorkloadTracker::TrackedCount() const {
-  int fd = map_fd();
-  size_t count = 0;
-  uint32_t key = 0, next = 0;
-  const void* previous = nullptr;
-  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
-    ++count;
-    key = next;
-    previous = &key;
-  }
-  return count;
+// After the map changed: the user half of the generation, whose only writer
+// this is (the hooks bump the kernel half).
+void WorkloadTracker::Changed() {
+  const uint32_t zero = 0;
+  pg_tracked_gen gen{};
+  int fd = gen_map_fd();
+  if (bpf_map_lookup_elem(fd, &zero, &gen) != 0)
+    throw InfraError("workload tracker: read the tracked map's generation: " + ErrnoText(errno));
+  // Written whole, so the kernel half may lose a bump made meanwhile: one
+  // more user bump keeps the pair different from any pair seen before.
+  ++gen.user;
+  if (bpf_map_update_elem(fd, &zero, &gen, BPF_ANY) != 0)
+    throw InfraError("workload tracker: bump the tracked map's generation: " + ErrnoText(errno));
 }
+
+void ScopeTrackedMaps(bpf_map* tracked, bpf_map* gen, const WorkloadTracker* tracker, const std::string& probe) {
+  int err = 0;
+  if (tracker != nullptr) {
+    err = bpf_map__reuse_fd(tracked, tracker->map_fd());
+    if (err == 0) err = bpf_map__reuse_fd(gen, tracker->gen_map_fd());
+  } else {
+    err = bpf_map__set_max_entries(tracked, 1);
+  }
+  if (err != 0) throw InfraError("probe " + probe + ": scope the tracked map: " + ErrnoText(-err));
+}
+
+size_t WorkloadTracker::TrackedCount() const { return MapKeys<uint32_t>(map_fd()).size(); }
 
 ProbeReport WorkloadTracker::Report() const {
   ProbeReport report;

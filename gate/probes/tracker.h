@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "metrics/results.h"
 #include "probes/hooks.h"
@@ -15,6 +16,7 @@
 #include "probes/skeleton.h"
 
 struct tracker_bpf;
+struct bpf_map;
 
 namespace perfgate {
 
@@ -34,14 +36,23 @@ class WorkloadTracker {
   void Clear();
   // The tracked-thread map, for bpf_map__reuse_fd before a probe loads.
   int map_fd() const;
+  // Its generation (bpf/filter.h), shared the same way.
+  int gen_map_fd() const;
   // Number of threads tracked right now.
   size_t TrackedCount() const;
   ProbeReport Report() const;
   void Detach();
 
  private:
+  void Changed();
+
   AttachedSkeleton<tracker_bpf> skeleton_;
   std::optional<HookPlan> plan_;
 };
+
+// Before a probe object loads: points its copy of the tracked maps
+// (bpf/filter.bpf.h) at the tracker's, or without a tracker (system scope)
+// shrinks the map it never reads. Throws InfraError naming `probe`.
+void ScopeTrackedMaps(bpf_map* tracked, bpf_map* gen, const WorkloadTracker* tracker, const std::string& probe);
 
 }  // namespace perfgate

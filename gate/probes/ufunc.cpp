@@ -172,11 +172,11 @@ class UfuncProbe final : public Probe {
     scope_ = options.scope;
     pid_ = request.pid;
     functions_ = std::move(functions);
-    int tracked_fd = workload ? tracker->map_fd() : -1;
+    const WorkloadTracker* filter_by = workload ? tracker : nullptr;
     std::string multi_error = "disabled by the probe's options";
     if (options_.uprobe_multi) {
       try {
-        Load(tracked_fd, true);
+        Load(filter_by, true);
         AttachMulti();
         mode_ = "uprobe_multi";
         return;
@@ -190,7 +190,7 @@ class UfuncProbe final : public Probe {
     }
     try {
       rejected_ = {"uprobe_multi: " + multi_error};
-      Load(tracked_fd, false);
+      Load(filter_by, false);
       AttachPerFunction();
       mode_ = "perf_event";
     } catch (const Error& e) {
@@ -284,15 +284,14 @@ class UfuncProbe final : public Probe {
 
   // Opens, sizes and loads the object; `multi` loads the programs for
   // uprobe_multi links, which the kernel checks at load time.
-  void Load(int tracked_fd, bool multi) {
+  void Load(const WorkloadTracker* tracker, bool multi) {
     skel_ = ufunc_bpf__open();
     if (skel_ == nullptr) throw InfraError("probe ufunc: open BPF object: " + ErrnoText(errno));
     ufunc_bpf& s = *skel_;
-    s.rodata->pg_filter_tracked = tracked_fd >= 0;
+    s.rodata->pg_filter_tracked = tracker != nullptr;
     auto n = static_cast<uint32_t>(functions_.size());
-    int err = tracked_fd >= 0 ? bpf_map__reuse_fd(s.maps.pg_tracked, tracked_fd)
-                              : bpf_map__set_max_entries(s.maps.pg_tracked, 1);
-    if (err == 0) err = bpf_map__set_max_entries(s.maps.ufunc_calls, n);
+    ScopeTrackedMaps(s.maps.pg_tracked, s.maps.pg_tracked_gen, tracker, "ufunc");
+    int err = bpf_map__set_max_entries(s.maps.ufunc_calls, n);
     if (err == 0)
       err = bpf_map__set_max_entries(s.maps.ufunc_hist, std::max(kMinHistogramEntries, n * kBucketsPerFunction));
     if (err == 0 && multi) {

@@ -117,8 +117,9 @@ TEST_F(AdaptersTest, MicroSuiteGivesOneValuePerBenchmark) {
     ASSERT_TRUE(m.contains(name)) << name;
     EXPECT_GT(m[name]["value"].get<double>(), 0) << name;
   }
-  // The getppid loop runs under the syscalls probe: millions of calls per second.
-  EXPECT_GT(m["syscalls.count"]["count"].get<double>(), 100000);
+  // The getppid loop runs under the syscalls probe: about a million calls
+  // per CPU second, and 0.05 s of CPU at least (the benchmark's minimum time).
+  EXPECT_GT(m["syscalls.count"]["count"].get<double>(), 20000);
   EXPECT_EQ(Leftovers(scratch.path(), "pg-micro-"), std::vector<std::string>{});
 }
 

@@ -512,6 +512,7 @@ void TouchAndUnmap() {
 TEST_P(KmemFreeProbe, CountsPagesFreedByMunmap) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
+  params_ = {{"frees", true}};
   MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchAndUnmap);
   const Metric& freed = metrics.at("mm.page_free");
   EXPECT_EQ(freed.kind, MetricKind::kCounter);
@@ -526,9 +527,24 @@ TEST_P(KmemFreeProbe, IgnoresFreesOfUntrackedProcesses) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
   NoiseProcess noise(TouchAndUnmap);
+  params_ = {{"frees", true}};
   MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, [] { SleepFor(milliseconds(100)); });
   // The child's own few pages (stack, page tables) when it exits.
   EXPECT_LT(metrics.at("mm.page_free").value, 1000);
+}
+
+// Frees are counted only when asked for: by default their hooks do not
+// even load.
+TEST_P(KmemFreeProbe, CountsNoFreesByDefault) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchAndUnmap);
+  EXPECT_GE(metrics.at("mm.page_alloc").value, 8192 * 0.9);
+  EXPECT_EQ(metrics.count("mm.page_free"), 0u);
+  EXPECT_EQ(metrics.count("mm.kfree"), 0u);
+  std::vector<std::string> hooks;
+  for (const auto& hook : report_.hooks) hooks.push_back(hook.hook);
+  EXPECT_EQ(hooks, (std::vector<std::string>{"mm_page_alloc", "kmalloc", "kmem_cache_alloc"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, KmemFreeProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);

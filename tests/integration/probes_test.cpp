@@ -269,6 +269,11 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   probe->Attach(options, nullptr);
   CallGetppid(1000);
   TouchFreshMemory();
+  // A process that forks and exits, for the probes that run only then.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ProbeReport report = probe->Report();
   EXPECT_EQ(report.scope, "system");
