@@ -1,5 +1,5 @@
-// Every key of a BPF hash map, read before anything is deleted (deleting
-// while iterating would restart the walk).
+// Every key of a BPF hash or stack map, read before anything is deleted
+// (deleting while iterating would restart the walk).
 #pragma once
 
 #include <bpf/bpf.h>
@@ -18,6 +18,13 @@ std::vector<Key> MapKeys(int map_fd) {
     previous = &keys.back();
   }
   return keys;
+}
+
+// Deletes every key of a hash or stack map; a key deleted meanwhile (ENOENT)
+// is fine.
+template <class Key>
+void ClearMap(int map_fd) {
+  for (const Key& key : MapKeys<Key>(map_fd)) bpf_map_delete_elem(map_fd, &key);
 }
 
 }  // namespace perfgate

@@ -17,6 +17,7 @@
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
+#include "probes/map_keys.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/percpu.h"
 
@@ -74,20 +75,6 @@ void ZeroSlot(int map_fd, uint32_t key) {
   std::vector<T> zeros(static_cast<size_t>(cpus));
   if (bpf_map_update_elem(map_fd, &key, zeros.data(), BPF_ANY) != 0)
     throw InfraError(std::string(kWhat) + ": reset per-CPU map: " + ErrnoText(errno));
-}
-
-// Deletes every key of a hash or stack map (keys collected first: deleting
-// while iterating restarts the walk).
-template <class Key>
-void ClearMap(int map_fd) {
-  std::vector<Key> keys;
-  Key key{};
-  const void* previous = nullptr;
-  while (bpf_map_get_next_key(map_fd, previous, &key) == 0) {
-    keys.push_back(key);
-    previous = &keys.back();
-  }
-  for (const Key& k : keys) bpf_map_delete_elem(map_fd, &k);
 }
 
 class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource {

@@ -45,6 +45,7 @@
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/hooks.h"
+#include "probes/map_keys.h"
 #include "probes/percpu.h"
 #include "probes/tracker.h"
 #include "probes/ufunc_probe.h"
@@ -210,10 +211,10 @@ class UfuncProbe final : public Probe {
         throw InfraError("probe ufunc: reset call counts: " + ErrnoText(errno));
     }
     ZeroPerCpu<pg_ufunc_drops>(bpf_map__fd(s.maps.ufunc_drops), "probe ufunc");
-    Clear<pg_ufunc_bucket>(bpf_map__fd(s.maps.ufunc_hist));
+    ClearMap<pg_ufunc_bucket>(bpf_map__fd(s.maps.ufunc_hist));
     // Stacks left by the previous repetition's threads (an exit() inside a
     // traced function) must not pair with this one's returns.
-    Clear<uint32_t>(bpf_map__fd(s.maps.ufunc_stacks));
+    ClearMap<uint32_t>(bpf_map__fd(s.maps.ufunc_stacks));
   }
 
   void Collect(double duration_s, MetricSet& out) override {
@@ -386,27 +387,11 @@ class UfuncProbe final : public Probe {
     return text;
   }
 
-  template <class Key>
-  static std::vector<Key> Keys(int map_fd) {
-    std::vector<Key> keys;
-    Key key{};
-    const Key* previous = nullptr;
-    while (bpf_map_get_next_key(map_fd, previous, &key) == 0) {
-      keys.push_back(key);
-      previous = &keys.back();
-    }
-    return keys;
-  }
-
-  template <class Key>
-  static void Clear(int map_fd) {
-    for (const Key& key : Keys<Key>(map_fd)) bpf_map_delete_elem(map_fd, &key);
-  }
 
   // (function, bucket) -> count, sorted, so buckets reach each histogram in order.
   static std::vector<std::pair<pg_ufunc_bucket, uint64_t>> ReadHistogramEntries(int map_fd) {
     std::vector<std::pair<pg_ufunc_bucket, uint64_t>> entries;
-    for (const auto& key : Keys<pg_ufunc_bucket>(map_fd)) {
+    for (const auto& key : MapKeys<pg_ufunc_bucket>(map_fd)) {
       uint64_t count = 0;
       if (bpf_map_lookup_elem(map_fd, &key, &count) == 0) entries.emplace_back(key, count);
     }
