@@ -9,7 +9,7 @@ bash ci/install-deps.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target perfgate pg-smoke
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target perfgate pg-smoke pg-camera pg-micro
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -94,6 +94,9 @@ struct Repetition {
   bool warmup = false;
   int exit_status = 0;      // exit code, or 128+signal
   std::string failure;      // empty when the repetition succeeded
+  // Parts of the workload's output the adapter could not use (a benchmark
+  // that reported an error, a value that is not a number): said, not fatal.
+  std::vector<std::string> warnings;
   MetricSet metrics;
 };
 

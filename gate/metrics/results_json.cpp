@@ -293,6 +293,7 @@ json ToJson(const ScenarioResult& s) {
     for (const auto& [name, m] : rep.metrics) metrics[name] = ToJson(m);
     json jr = {{"index", rep.index}, {"exit_status", rep.exit_status}, {"metrics", metrics}};
     if (!rep.failure.empty()) jr["failure"] = rep.failure;
+    if (!rep.warnings.empty()) jr["warnings"] = rep.warnings;
     reps.push_back(std::move(jr));
   }
   json probes = json::array();
@@ -322,6 +323,13 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
     rep.exit_status = static_cast<int>(rr.Integer("exit_status"));
     rep.failure = rr.String("failure");
+    if (rr.Has("warnings")) {
+      const json& warnings = rr.Array("warnings");
+      for (size_t w = 0; w < warnings.size(); ++w) {
+        if (!warnings[w].is_string()) rr.Fail(Index(rr.At("warnings"), w), "expected a string");
+        rep.warnings.push_back(warnings[w].get<std::string>());
+      }
+    }
     const json& metrics = rr.Get("metrics");
     if (!metrics.is_object()) rr.Fail(rr.At("metrics"), "expected an object");
     for (const auto& [name, mj] : metrics.items()) {

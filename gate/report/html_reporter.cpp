@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "report/attribution.h"
@@ -189,6 +191,18 @@ std::string FailedRepetitions(const ScenarioResult& scenario) {
   return items.empty() ? "" : "<ul class=\"failures\">\n" + items + "</ul>\n";
 }
 
+// What the adapter could not use in the workload's output, each said once.
+std::string Warnings(const ScenarioResult& scenario) {
+  std::set<std::string> seen;
+  std::string items;
+  for (const Repetition& rep : scenario.repetitions) {
+    for (const auto& warning : rep.warnings) {
+      if (seen.insert(warning).second) items += "<li>" + Esc(Abbreviate(warning, kMaxMessageBytes)) + "</li>\n";
+    }
+  }
+  return items.empty() ? "" : "<ul class=\"warnings\">\n" + items + "</ul>\n";
+}
+
 std::string ChecksTable(const ScenarioResult& scenario) {
   if (scenario.checks.empty()) return "<p class=\"muted\">No checks.</p>\n";
   std::string html = "<table class=\"checks\">\n<thead><tr>" + Th("Check") + Th("Verdict") + Th("Baseline", "num") +
@@ -286,7 +300,7 @@ std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
     html += "<div class=\"error-box\"><strong>Failed to run:</strong> " +
             Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
   }
-  html += FailedRepetitions(scenario) + ChecksTable(scenario) + Distributions(scenario) + ProbesTable(scenario);
+  html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + Distributions(scenario) + ProbesTable(scenario);
   return html + "</section>\n";
 }
 

@@ -103,6 +103,7 @@ h3 { font-size: 15px; margin-top: 20px; }
   overflow-wrap: anywhere;
 }
 .failures { margin: 4px 0 12px; color: var(--red); overflow-wrap: anywhere; }
+.warnings { margin: 4px 0 12px; color: var(--amber); overflow-wrap: anywhere; }
 
 /* ---- tables ---- */
 table { border-collapse: collapse; width: 100%; }

@@ -138,6 +138,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   probes.Collect(outcome.wall_s, rep.metrics);
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
+  rep.warnings = std::move(parsed.warnings);
   if (parsed.ops) {
     for (auto& [name, m] : rep.metrics) {
       if (m.kind == MetricKind::kCounter) m.ops = parsed.ops;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
@@ -33,6 +35,7 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     std::vector<std::string> argv = adapter->LaunchArgv(spec.workload);
     ScenarioProbes probes(spec, spec.probes, argv, options);
     int reps = options.repetitions.value_or(spec.repetitions_min);
+    std::set<std::string> warned;
     for (int i = -spec.warmup; i < reps; ++i) {
       if (options.stop && options.stop->load()) throw InfraError("interrupted");
       probes.MeasureProbeCost(i < 0 || spec.warmup == 0);
@@ -41,6 +44,11 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
       std::string label = i < 0 ? "warm-up " + std::to_string(i + spec.warmup + 1)
                                 : "repetition " + std::to_string(i + 1);
       if (!rep.failure.empty()) throw InfraError("scenario \"" + spec.name + "\": " + label + ": workload " + rep.failure);
+      // Said once per scenario, even with --quiet: a metric may be missing.
+      for (const auto& warning : rep.warnings) {
+        if (warned.insert(warning).second)
+          std::fprintf(stderr, "perfgate: warning: %s: %s: %s\n", spec.name.c_str(), label.c_str(), warning.c_str());
+      }
       if (!options.quiet) {
         auto wall = rep.metrics.find("workload.wall_time");
         std::fprintf(stderr, "perfgate: %s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),

@@ -65,6 +65,29 @@ class AdaptersTest : public ::testing::Test {
   ScratchDir dir_;
 };
 
+// A benchmark that reports an error is left out, and the run says so once
+// per scenario (on stderr and in results.json), not once per repetition.
+TEST_F(AdaptersTest, AdapterWarningsAreSaidOnceAndKeptInTheResults) {
+  fs::path binary = dir_ / "fake-benchmark";
+  WriteFile(binary, "#!/bin/sh\ncat '" + std::string(PERFGATE_FIXTURES) + "/gbench/odd-repetitions.json'\n");
+  fs::permissions(binary, fs::perms::owner_all);
+  fs::path suite = dir_ / "suite.json";
+  WriteFile(suite, R"({"name": "w", "scenarios": [{"name": "bench", "workload": {"kind": "gbench", "binary": ")" +
+                       binary.string() + R"("}, "warmup": 0, "repetitions": 2, "checks": []}]})");
+  CliRun run = RunCli({"run", suite, "--baseline-dir", dir_ / "none", "--out", dir_ / "out", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::regex warning("perfgate: warning: bench: repetition 1: [^\n]*BM_Fails");
+  EXPECT_TRUE(std::regex_search(run.output, warning)) << run.output;
+  EXPECT_EQ(run.output.find("repetition 2: "), std::string::npos) << run.output;
+  json results = json::parse(ReadFile(dir_ / "out/results.json"));
+  for (const json& rep : results["scenarios"][0]["repetitions"]) {
+    ASSERT_TRUE(rep.contains("warnings")) << rep.dump();
+    EXPECT_NE(rep["warnings"].dump().find("BM_Fails"), std::string::npos) << rep.dump();
+    EXPECT_FALSE(rep["metrics"].contains("gbench.BM_Fails.real_time")) << rep.dump();
+  }
+  EXPECT_NE(ReadFile(dir_ / "out/report/index.html").find("class=\"warnings\""), std::string::npos);
+}
+
 TEST_F(AdaptersTest, CameraSuiteRunsInItsMemoryCgroupAndLeavesNoCgroup) {
   CliRun run = RunCli({"run", kWorkloads + "/camera-startup/camera.json", "--reps", "2", "--baseline-dir",
                        dir_ / "none", "--out", dir_ / "out", "--quiet"});

@@ -58,6 +58,24 @@ TEST(ResultsJson, RoundTripsEveryMetricKind) {
   EXPECT_EQ(back.environment.kernel, "6.1");
 }
 
+TEST(ResultsJson, RoundTripsRepetitionWarnings) {
+  RunResults r;
+  r.scenarios.push_back(SampleScenario());
+  r.scenarios[0].repetitions[1].warnings = {"BM_Fails: error_occurred: no scratch dir", "second"};
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  EXPECT_EQ(back.scenarios[0].repetitions[1].warnings, r.scenarios[0].repetitions[1].warnings);
+  EXPECT_TRUE(back.scenarios[0].repetitions[0].warnings.empty());
+  nlohmann::json j = ToJson(r);
+  j["scenarios"][0]["repetitions"][1]["warnings"][1] = 7;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "a warning that is not a string must be rejected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("results.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("warnings[1]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ResultsJson, WrongSchemaVersionNamesFileAndPath) {
   try {
     ResultsFromJson(nlohmann::json{{"schema_version", 99}, {"suite", "s"}}, "r.json");

@@ -153,6 +153,7 @@ RunResults HostileResults() {
   Repetition failed;
   failed.failure = "killed by SIGKILL ]]>";
   failed.exit_status = 137;
+  failed.warnings = {"benchmark BM_<b>: error_occurred: " + kScript};
   fio.repetitions.push_back(failed);
   r.scenarios.push_back(fio);
 
@@ -457,6 +458,11 @@ TEST_F(ReportTest, HtmlHasNoScriptAndNoInlineStyle) {
   EXPECT_FALSE(std::regex_search(html, std::regex("\\son[a-z]+\\s*=")));
   EXPECT_NE(html.find("<link rel=\"stylesheet\" href=\"report.css\"/>"), std::string::npos);
   EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+}
+
+TEST_F(ReportTest, HtmlListsTheAdaptersWarningsEscaped) {
+  std::string html = HtmlReporter().Render(results_);
+  EXPECT_NE(html.find("<ul class=\"warnings\">\n<li>benchmark BM_&lt;b&gt;: error_occurred: "), std::string::npos);
 }
 
 TEST_F(ReportTest, HtmlShowsFailedChecksFirst) {
