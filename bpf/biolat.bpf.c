@@ -105,6 +105,22 @@ static __always_inline struct rq_key request_key(struct request *rq)
 	return key;
 }
 
+/* The same, read directly: tp_btf programs may follow BTF pointers with
+ * plain loads (a NULL disk reads as 0), where raw_tp programs pay a helper
+ * call per field. */
+static __always_inline struct rq_key request_key_btf(struct request *rq)
+{
+	struct rq_key key = {};
+	struct gendisk *disk = rq->q->disk;
+	__u32 op = rq->cmd_flags & PG_REQ_OP_MASK;
+	__u64 sector = rq->__sector;
+
+	key.dev = ((__u32)disk->major << PG_MINORBITS) | (__u32)disk->first_minor;
+	if (op != REQ_OP_DRV_IN && op != REQ_OP_DRV_OUT && sector != (__u64)-1)
+		key.sector = sector;
+	return key;
+}
+
 static __always_inline struct rq_key tracepoint_key(__u32 dev, __u64 sector)
 {
 	struct rq_key key = {.dev = dev, .sector = sector};
@@ -188,7 +204,7 @@ static __always_inline void on_complete(struct rq_key key)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(biolat_insert_tp_btf, struct request *rq)
 {
-	on_insert(request_key(rq));
+	on_insert(request_key_btf(rq));
 	return 0;
 }
 
@@ -209,7 +225,7 @@ int biolat_insert_tracepoint(struct trace_event_raw_block_rq *ctx)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(biolat_issue_tp_btf, struct request *rq)
 {
-	on_issue(request_key(rq), BPF_CORE_READ(rq, __data_len));
+	on_issue(request_key_btf(rq), rq->__data_len);
 	return 0;
 }
 
@@ -231,7 +247,7 @@ int biolat_issue_tracepoint(struct trace_event_raw_block_rq *ctx)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(biolat_complete_tp_btf, struct request *rq)
 {
-	on_complete(request_key(rq));
+	on_complete(request_key_btf(rq));
 	return 0;
 }
 
