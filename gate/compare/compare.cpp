@@ -300,7 +300,8 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
 
 struct Family {
   size_t size = 0;
-  double alpha = 0.05;
+  double alpha = 0.01;
+  double interval_confidence = 0.90;
   std::string method;  // "Holm" or "BH"
 };
 
@@ -389,7 +390,7 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   check.p_adjusted = report_better_p ? p_better_adjusted : p_worse_adjusted;
   std::string interval;
   if (check.change_ci_low_pct && check.change_ci_high_pct) {
-    interval = ", " + Printf("%.0f", 100 * (1 - family.alpha)) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
+    interval = ", " + Printf("%.0f", 100 * family.interval_confidence) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
                " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
   }
   check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
@@ -423,7 +424,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       if (!ResolveCandidate(check, scenario.name, reps)) continue;
       if (check.spec.type == CheckSpec::Type::kBudget) {
         EvaluateBudget(check);
-      } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, 1 - options.alpha)) {
+      } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         family.push_back(*evidence);
@@ -442,7 +443,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
   const auto adjust = options.fdr ? stats::BenjaminiHochbergAdjust : stats::HolmAdjust;
   const std::vector<double> worse_adjusted = adjust(p_worse);
   const std::vector<double> better_adjusted = adjust(p_better);
-  const Family context{family.size(), options.alpha, options.fdr ? "BH" : "Holm"};
+  const Family context{family.size(), options.alpha, options.interval_confidence, options.fdr ? "BH" : "Holm"};
   for (size_t i = 0; i < family.size(); ++i) {
     DecideRegression(family[i], worse_adjusted[i], better_adjusted[i], context);
   }

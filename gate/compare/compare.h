@@ -6,7 +6,8 @@
 // every change in the bad direction (lower-is-better: larger is worse;
 // higher-is-better: smaller is worse; no preferred direction: either way):
 //   d      = bad-direction change of the medians, candidate / baseline - 1
-//   d_min, d_max = the best and worst ends of the (1 - alpha) interval of the
+//   d_min, d_max = the best and worst ends of the interval_confidence (90 %,
+//            so each end is a one-sided 95 % bound) interval of the
 //            relative change (for no preferred direction: the ends nearest to
 //            and farthest from no change):
 //            Hodges–Lehmann interval of the log ratio (distribution-free,
@@ -57,7 +58,14 @@
 namespace perfgate {
 
 struct CompareOptions {
-  double alpha = 0.05;
+  // Family-wise false-alarm rate of a run: the adjusted p of a regression
+  // must be below it. 1 %: at 5 %, noisy A/A runs of 20 checks raised an
+  // alarm in 3-5 % of runs (tests/unit/verdict_simulation_test.cpp).
+  double alpha = 0.01;
+  // Confidence of the change's interval, which decides practical size: a
+  // regression needs its lower end beyond the threshold, i.e. a one-sided
+  // 95 % bound (the test of "the change exceeds T" at level 5 %).
+  double interval_confidence = 0.90;
   bool fdr = false;  // Benjamini–Hochberg instead of Holm
 };
 
