@@ -6,7 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "config/suite.h"
+
 namespace perfgate {
+
+// What a suite may name: the probe catalog (with each probe's parameters)
+// and the workload adapter table.
+SuiteVocabulary CliVocabulary();
 
 struct RunCommandOptions {
   std::string suite_file;

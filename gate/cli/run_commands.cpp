@@ -47,17 +47,8 @@ std::string SelfDir() {
   return ec ? std::string(".") : self.parent_path().string();
 }
 
-SuiteVocabulary Vocabulary() {
-  SuiteVocabulary v;
-  for (const auto& p : ProbeCatalog()) {
-    v.probes.push_back(p.name);
-    for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
-  }
-  v.workload_kinds = AdapterKinds();
-  return v;
-}
 
-Suite LoadSuiteFile(const std::string& file) { return LoadSuite(file, Vocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir()}); }
+Suite LoadSuiteFile(const std::string& file) { return LoadSuite(file, CliVocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir()}); }
 
 std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) {
   std::vector<AttachType> out;
@@ -145,6 +136,16 @@ std::optional<Environment> FirstEnvironment(const std::map<std::string, Baseline
 }
 
 }  // namespace
+
+SuiteVocabulary CliVocabulary() {
+  SuiteVocabulary v;
+  for (const auto& p : ProbeCatalog()) {
+    v.probes.push_back(p.name);
+    for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
+  }
+  v.workload_kinds = AdapterKinds();
+  return v;
+}
 
 // Baselines recorded on another kernel, CPU model or CPU count: a warning, or
 // with --require-same-env an error before anything runs.

@@ -8,26 +8,15 @@
 #include <set>
 #include <string>
 
-#include "adapters/adapter.h"
 #include "baseline/store.h"
+#include "cli/commands.h"
 #include "config/suite.h"
 #include "metrics/error.h"
-#include "probes/probe.h"
 
 namespace perfgate {
 namespace {
 
 namespace fs = std::filesystem;
-
-SuiteVocabulary CliVocabulary() {
-  SuiteVocabulary v;
-  for (const auto& p : ProbeCatalog()) {
-    v.probes.push_back(p.name);
-    for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
-  }
-  v.workload_kinds = AdapterKinds();
-  return v;
-}
 
 std::vector<fs::path> JsonFilesUnder(const fs::path& dir) {
   std::vector<fs::path> files;
