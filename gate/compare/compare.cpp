@@ -168,6 +168,7 @@ struct Evidence {
   // Median idle CPUs while the candidate ran (CPU count minus other work minus
   // the workload's own use), when known.
   std::optional<double> candidate_spare_cpus;
+  Repetitions candidate;  // the candidate's measured repetitions, for the outlier note
 };
 
 // A timing regression measured while other work kept this many more CPUs busy
@@ -296,6 +297,59 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
       PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values), check.baseline_values.size(),
                      stats::RobustCoefficientOfVariation(check.candidate_values), check.candidate_values.size()));
   return evidence;
+}
+
+// ---- outlier repetitions ---------------------------------------------------
+
+// A repetition further than this many robust standard deviations from the
+// median is an outlier (Iglewicz and Hoaglin's cut-off).
+constexpr double kOutlierZ = 3.5;
+
+// Repetition `i`'s most unusual other metric, relative to its own median
+// across `reps`: what that repetition did differently (more run-queue wait,
+// a busier host, more reclaim). Empty when nothing stands out.
+std::string WhatStandsOut(const Repetitions& reps, size_t i, const std::string& exclude) {
+  std::string found;
+  double strongest = 0;
+  for (const auto& [name, metric] : *reps[i]) {
+    // The workload's own times and counts move with the check itself.
+    if (name == exclude || name.starts_with("workload.")) continue;
+    const char* statistic = metric.kind == MetricKind::kHistogram ? "p99"
+                            : metric.kind == MetricKind::kCounter ? "count"
+                                                                  : "value";
+    const std::optional<double> value = StatisticValue(metric, statistic);
+    const std::vector<double> all = StatisticValues(reps, name, statistic);
+    if (!value || all.size() != reps.size()) continue;
+    const double median = stats::Median(all);
+    if (!(*value > 0) || !(median > 0) || !(std::fabs(stats::RobustZ(all, *value)) > kOutlierZ)) continue;
+    const double strength = std::fabs(std::log(*value / median));
+    if (strength <= strongest) continue;
+    strongest = strength;
+    found = name + (metric.kind == MetricKind::kHistogram ? " p99" : "") + " was " + Printf("%.2g", *value / median) +
+            "x its median";
+  }
+  return found;
+}
+
+// Names the most extreme outlier repetition of a check's candidate values,
+// and what stood out in it, at the end of the message.
+void AddOutlierNote(CheckResult& check, const Repetitions& reps) {
+  const std::vector<double>& values = check.candidate_values;
+  if (values.size() < 5 || values.size() != reps.size()) return;
+  size_t worst = values.size();
+  double worst_z = kOutlierZ;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double z = std::fabs(stats::RobustZ(values, values[i]));
+    if (z > worst_z) {
+      worst_z = z;
+      worst = i;
+    }
+  }
+  if (worst == values.size()) return;
+  const double median = stats::Median(values);
+  check.message += "; outlier: repetition " + std::to_string(worst + 1);
+  if (median != 0) check.message += " (" + FormatSignedPct(100 * (values[worst] / median - 1)) + " % from the median)";
+  if (std::string why = WhatStandsOut(reps, worst, check.spec.metric); !why.empty()) check.message += ", where " + why;
 }
 
 struct Family {
@@ -427,6 +481,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
+        evidence->candidate = reps;
         family.push_back(*evidence);
       }
     }
@@ -446,6 +501,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
   const Family context{family.size(), options.alpha, options.interval_confidence, options.fdr ? "BH" : "Holm"};
   for (size_t i = 0; i < family.size(); ++i) {
     DecideRegression(family[i], worse_adjusted[i], better_adjusted[i], context);
+    AddOutlierNote(*family[i].check, family[i].candidate);
   }
 }
 

@@ -60,6 +60,16 @@ double MedianAbsoluteDeviation(const std::vector<double>& values) {
   return Median(std::move(deviations));
 }
 
+double RobustZ(const std::vector<double>& values, double value) {
+  if (values.empty()) return kNaN;
+  constexpr double kMadToSigma = 1.482602218505602;
+  const double median = Median(values);
+  double sigma = kMadToSigma * MedianAbsoluteDeviation(values);
+  if (sigma == 0) sigma = 0.01 * std::fabs(median);
+  if (sigma == 0) return value == median ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), value - median);
+  return (value - median) / sigma;
+}
+
 double RobustCoefficientOfVariation(const std::vector<double>& values) {
   if (values.size() < 2) return 0.0;
   constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^-1(3/4)

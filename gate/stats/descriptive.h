@@ -23,5 +23,10 @@ double MedianAbsoluteDeviation(const std::vector<double>& values);
 // cannot inflate it. Falls back to CoefficientOfVariation when the MAD is 0
 // (half the values tied), so a real spread is never reported as none.
 double RobustCoefficientOfVariation(const std::vector<double>& values);
+// How far `value` lies from the sample's median in robust standard
+// deviations (1.4826 MAD; Iglewicz and Hoaglin's modified z-score). When the
+// MAD is 0 (half the values tied) the spread is taken as 1 % of the median,
+// so a value 5 % off reads as 5. NaN for an empty sample.
+double RobustZ(const std::vector<double>& values, double value);
 
 }  // namespace perfgate::stats

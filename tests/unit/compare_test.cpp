@@ -549,5 +549,40 @@ TEST(Compare, DetectsThirtyPercentSlowdownReliably) {
   EXPECT_LE(false_alarms, 2);
 }
 
+// ---- outlier repetitions ---------------------------------------------------
+
+// A repetition far from the others is named, with the probe metric that was
+// most unusual in it.
+TEST(Compare, NamesTheOutlierRepetitionAndWhatStoodOutInIt) {
+  const std::vector<double> times = {0.51, 0.50, 0.52, 0.72, 0.51, 0.50, 0.52};
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", times));
+  for (size_t r = 0; r < times.size(); ++r) {
+    Metric waits = Counter(r == 3 ? 9000 : 900 + 10 * static_cast<double>(r), times[r]);
+    waits.name = "sched.wakeups";
+    run.scenarios[0].repetitions[r].metrics["sched.wakeups"] = waits;
+    run.scenarios[0].repetitions[r].metrics["mm.page_alloc"] = Counter(5000 + static_cast<double>(r), times[r]);
+  }
+  run.scenarios[0].checks.push_back(CheckFor(Regression("workload.wall_time")));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"cold", FixedScenario("cold", "workload.wall_time", {0.50, 0.51, 0.52, 0.50, 0.51, 0.52, 0.51})}};
+  EvaluateChecks(run, baseline, {});
+  const std::string& message = run.scenarios[0].checks[0].message;
+  EXPECT_NE(message.find("; outlier: repetition 4 (+41.2 % from the median), where sched.wakeups was 9.6x its median"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Compare, NoOutlierNoteWhenTheRepetitionsAgree) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", {0.51, 0.50, 0.52, 0.53, 0.51, 0.50, 0.52}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("workload.wall_time")));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"cold", FixedScenario("cold", "workload.wall_time", {0.50, 0.51, 0.52, 0.50, 0.51, 0.52, 0.51})}};
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].message.find("outlier"), std::string::npos)
+      << run.scenarios[0].checks[0].message;
+}
+
 }  // namespace
 }  // namespace perfgate
