@@ -35,22 +35,25 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
     workload_ = options.scope == ProbeScope::kWorkload;
   }
 
-  // New generation first, so that threads forked from here on get a zero
-  // baseline from the fork hook, which the scan below leaves in place.
+  // The old entries go first, then the generation changes, so that threads
+  // forked from here on keep the zero baseline the fork hook gives them.
   void Reset() override {
     ZeroPerCpu<pg_pagefault_stats>(StatsFd(), kWhat);
-    BumpGeneration();
     int fd = BaselinesFd();
-    for (uint32_t tid : MapKeys<uint32_t>(fd)) bpf_map_delete_elem(fd, &tid);  // ENOENT: it exited meanwhile
+    ClearMap<uint32_t>(fd);
+    BumpGeneration();
     const std::vector<uint32_t> threads =
         workload_ ? MapKeys<uint32_t>(bpf_map__fd(skel().maps.pg_tracked)) : AllThreads();
     for (uint32_t tid : threads) {
       auto counters = ThreadFaultCounters(tid);
       if (!counters) continue;  // it exited meanwhile
+      // Forked since the new generation: its zero baseline is exact. (An
+      // entry of the old one is from a fork just before the bump.)
+      pg_fault_baseline existing{};
+      if (bpf_map_lookup_elem(fd, &tid, &existing) == 0 && existing.reset_gen == generation_) continue;
       pg_fault_baseline baseline{counters->major, counters->minor, generation_, 0};
-      // EEXIST: forked since the new generation, with an exact zero baseline.
       // E2BIG: more threads than the map holds; the rest are not counted.
-      bpf_map_update_elem(fd, &tid, &baseline, BPF_NOEXIST);
+      bpf_map_update_elem(fd, &tid, &baseline, BPF_ANY);
     }
   }
 
