@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compare/compare.h"
+#include "metrics/metric.h"
 
 namespace perfgate {
 namespace {
@@ -30,14 +31,6 @@ class Sampler {
  private:
   std::mt19937_64 engine_;
 };
-
-Metric ScalarMetric(const std::string& name, double value) {
-  Metric m;
-  m.name = name;
-  m.unit = "s";
-  m.value = value;
-  return m;
-}
 
 Metric LatencyMetric(const std::string& name, double scale, Sampler& sampler) {
   Metric m;
@@ -60,7 +53,7 @@ ScenarioResult MakeScenario(int index, bool candidate, Sampler& sampler) {
       const std::string name = "metric" + std::to_string(c);
       const double scale = candidate && c % 50 == 0 ? 1.2 : 1.0;
       rep.metrics[name] =
-          c % 2 == 0 ? ScalarMetric(name, sampler.LogNormal(scale, 0.03)) : LatencyMetric(name, scale, sampler);
+          c % 2 == 0 ? ScalarMetric(name, sampler.LogNormal(scale, 0.03), "s") : LatencyMetric(name, scale, sampler);
     }
     scenario.repetitions.push_back(std::move(rep));
   }

@@ -65,6 +65,9 @@ class BpfProbe : public Probe {
   // Probe-specific rodata and map sizes, before load.
   virtual void Configure(Skel&) {}
 
+  // The scope of the last Attach().
+  ProbeScope scope() const { return scope_; }
+
   // The loaded skeleton; throws when the probe is not attached.
   Skel& skel() const {
     if (!skeleton_.loaded()) throw InfraError("probe " + name_ + ": used before Attach()");

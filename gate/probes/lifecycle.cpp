@@ -26,8 +26,7 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
   void Reset() override {
     ZeroPerCpu<pg_lifecycle_stats>(StatsFd(), "probe lifecycle");
     // Processes forked in an earlier repetition are not this one's.
-    int born = bpf_map__fd(skel().maps.born);
-    for (uint32_t tgid : MapKeys<uint32_t>(born)) bpf_map_delete_elem(born, &tgid);  // ENOENT: it exited meanwhile
+    ClearMap<uint32_t>(bpf_map__fd(skel().maps.born));
   }
 
   void Collect(double duration_s, MetricSet& out) override {

@@ -30,11 +30,6 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
  public:
   PageFaultProbe() : BpfProbe("pagefault", {pagefault_bpf__open, pagefault_bpf__destroy}) {}
 
-  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
-    BpfProbe::Attach(options, tracker);
-    workload_ = options.scope == ProbeScope::kWorkload;
-  }
-
   // The old entries go first, then the generation changes, so that threads
   // forked from here on keep the zero baseline the fork hook gives them.
   void Reset() override {
@@ -43,7 +38,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
     ClearMap<uint32_t>(fd);
     BumpGeneration();
     const std::vector<uint32_t> threads =
-        workload_ ? MapKeys<uint32_t>(bpf_map__fd(skel().maps.pg_tracked)) : AllThreads();
+        scope() == ProbeScope::kWorkload ? MapKeys<uint32_t>(bpf_map__fd(skel().maps.pg_tracked)) : AllThreads();
     for (uint32_t tid : threads) {
       auto counters = ThreadFaultCounters(tid);
       if (!counters) continue;  // it exited meanwhile
@@ -101,7 +96,6 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
       throw InfraError(std::string(kWhat) + ": bump the reset generation: " + ErrnoText(errno));
   }
 
-  bool workload_ = true;
   uint32_t generation_ = 1;  // as bpf/pagefault.bpf.c initializes it
 };
 

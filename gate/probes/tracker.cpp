@@ -59,7 +59,7 @@ void WorkloadTracker::Track(pid_t pid) {
 
 void WorkloadTracker::Clear() {
   int fd = map_fd();
-  for (uint32_t tid : MapKeys<uint32_t>(fd)) bpf_map_delete_elem(fd, &tid);  // ENOENT: it exited meanwhile
+  ClearMap<uint32_t>(fd);
   Changed();
 }
 

@@ -1,6 +1,7 @@
 // Verdicts of gate/compare on synthetic runs: known answers for the message and
 // the rules, and seeded simulations for the error rates the design promises.
 #include "compare/compare.h"
+#include "metrics/metric.h"
 
 #include <gtest/gtest.h>
 
@@ -30,13 +31,7 @@ class Sampler {
 };
 
 Metric Scalar(const std::string& name, double value, Better better = Better::kLower, const std::string& unit = "s") {
-  Metric m;
-  m.name = name;
-  m.kind = MetricKind::kScalar;
-  m.unit = unit;
-  m.better = better;
-  m.value = value;
-  return m;
+  return ScalarMetric(name, value, unit, better);
 }
 
 CheckSpec Regression(const std::string& metric, double max_regression_pct = 10) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compare/compare.h"
+#include "metrics/metric.h"
 
 namespace perfgate {
 namespace {
@@ -80,14 +81,6 @@ struct Outcome {
   double detection_rate = 0;    // suites in which check 0 (shifted) was a regression
 };
 
-Metric Value(const std::string& name, double value) {
-  Metric m;
-  m.name = name;
-  m.unit = "count";
-  m.value = value;
-  return m;
-}
-
 Metric Histogram(const std::string& name, LogLinearHistogram hist) {
   Metric m;
   m.name = name;
@@ -109,7 +102,8 @@ ScenarioResult Side(const Experiment& e, bool candidate, Draws& draws) {
       if (c == 0 && e.p99) {
         rep.metrics[name] = Histogram(name, draws.Latencies(e.samples_per_repetition, scale));
       } else {
-        rep.metrics[name] = Value(name, draws.Value(static_cast<Noise>(c % kNoiseKinds), 100 * scale, e.cv));
+        rep.metrics[name] =
+            ScalarMetric(name, draws.Value(static_cast<Noise>(c % kNoiseKinds), 100 * scale, e.cv), "count");
       }
     }
     scenario.repetitions.push_back(std::move(rep));
