@@ -9,6 +9,7 @@
 #include "adapters/adapter.h"
 #include "baseline/store.h"
 #include "cli/commands.h"
+#include "compare/adaptive.h"
 #include "compare/compare.h"
 #include "config/suite.h"
 #include "metrics/error.h"
@@ -104,7 +105,19 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
               counts[3], counts[4], out_dir.c_str());
 }
 
-RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o) {
+size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
+  size_t n = 0;
+  for (const auto& s : suite.scenarios) {
+    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
+    for (const auto& c : s.checks) n += c.type == CheckSpec::Type::kRegression;
+  }
+  return n;
+}
+
+// `baselines`: what adaptive scenarios are compared with at each look; none
+// (baseline record) runs them to their maximum.
+RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o,
+                        const std::map<std::string, ScenarioResult>* baselines = nullptr) {
   InstallStopHandlers();
   RunOptions ro;
   ro.scenarios = o.scenarios;
@@ -119,6 +132,16 @@ RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o) {
     fs::create_directories(o.out_dir);
     WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
   };
+  const Environment environment = CaptureEnvironment();
+  CompareOptions co;
+  co.fdr = o.fdr;
+  const size_t family_size = RegressionChecks(suite, o.scenarios);
+  if (baselines != nullptr) {
+    ro.more_repetitions = [&](const ScenarioResult& so_far) {
+      auto it = baselines->find(so_far.name);
+      return NeedsMoreRepetitions(so_far, it == baselines->end() ? nullptr : &it->second, environment, co, family_size);
+    };
+  }
   RunResults results = RunSuite(suite, ro);
   if (g_stop.load()) results.partial = true;
   return results;
@@ -167,8 +190,9 @@ int RunCommand(const RunCommandOptions& o) {
   Suite suite = LoadSuiteFile(o.suite_file);
   auto baselines = LoadSuiteBaselines(suite, o);
   CheckBaselineEnvironments(suite, baselines, o);
-  RunResults results = MeasureSuite(suite, o);
-  Finish(results, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
+  const std::map<std::string, ScenarioResult> recorded = Scenarios(baselines);
+  RunResults results = MeasureSuite(suite, o, &recorded);
+  Finish(results, recorded, FirstEnvironment(baselines), o.strict, o.fdr);
   WriteReports(results, o.out_dir);
   PrintSummary(results, o.out_dir);
   if (o.update_baseline && !results.partial) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "compare/adaptive.h"
 #include "metrics/did_you_mean.h"
 #include "stats/descriptive.h"
 #include "stats/mann_whitney.h"
@@ -169,6 +170,9 @@ struct Evidence {
   // the workload's own use), when known.
   std::optional<double> candidate_spare_cpus;
   Repetitions candidate;  // the candidate's measured repetitions, for the outlier note
+  const AdaptiveRepetitions* adaptive = nullptr;  // the scenario's plan, when adaptive
+  // The level of the look where the scenario stopped, over alpha (1: a fixed count).
+  double level_scale = 1;
 };
 
 // A timing regression measured while other work kept this many more CPUs busy
@@ -359,6 +363,12 @@ struct Family {
   std::string method;  // "Holm" or "BH"
 };
 
+// A two-sided test spends half on each side.
+double PerCheckAlpha(const CheckResult& check, const Family& family) {
+  const double alpha = family.alpha / static_cast<double>(family.size);
+  return check.better == Better::kNone ? alpha / 2 : alpha;
+}
+
 std::string ResolutionLimit(const CheckResult& check, const Evidence& evidence, double per_check_alpha,
                             double mde_pct) {
   const std::string reps =
@@ -383,9 +393,9 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   const bool worse_significant = p_worse_adjusted < family.alpha;
   const bool better_significant = p_better_adjusted < family.alpha;
 
-  // Per-check level of the first Holm / BH step; a two-sided test spends half on each side.
-  double per_check_alpha = family.alpha / static_cast<double>(family.size);
-  if (check.better == Better::kNone) per_check_alpha /= 2;
+  // Per-check level of the first Holm / BH step, at the look where an
+  // adaptive scenario stopped.
+  const double per_check_alpha = PerCheckAlpha(check, family) * evidence.level_scale;
   const double mde_pct = 100 * stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
                                                                       static_cast<int>(check.candidate_values.size()),
                                                                       evidence.cv, per_check_alpha);
@@ -482,6 +492,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         evidence->candidate = reps;
+        if (scenario.adaptive) evidence->adaptive = &*scenario.adaptive;
         family.push_back(*evidence);
       }
     }
@@ -490,15 +501,23 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
 
   // One family across the whole run: every regression check is a chance of a
   // false alarm, whichever scenario it belongs to.
-  std::vector<double> p_worse, p_better;
-  for (const Evidence& evidence : family) {
-    p_worse.push_back(evidence.p_worse);
-    p_better.push_back(evidence.p_better);
+  const Family context{std::max(family.size(), options.family_size_at_least), options.alpha,
+                       options.interval_confidence, options.fdr ? "BH" : "Holm"};
+  // Unseen checks of a look count with p = 1.
+  std::vector<double> p_worse(context.size, 1.0), p_better(context.size, 1.0);
+  for (size_t i = 0; i < family.size(); ++i) {
+    Evidence& evidence = family[i];
+    if (evidence.adaptive) {
+      evidence.level_scale =
+          SequentialLevelScale(*evidence.adaptive, evidence.check->baseline_values.size(),
+                               evidence.check->candidate_values.size(), PerCheckAlpha(*evidence.check, context));
+    }
+    p_worse[i] = std::min(1.0, evidence.p_worse / evidence.level_scale);
+    p_better[i] = std::min(1.0, evidence.p_better / evidence.level_scale);
   }
   const auto adjust = options.fdr ? stats::BenjaminiHochbergAdjust : stats::HolmAdjust;
   const std::vector<double> worse_adjusted = adjust(p_worse);
   const std::vector<double> better_adjusted = adjust(p_better);
-  const Family context{family.size(), options.alpha, options.interval_confidence, options.fdr ? "BH" : "Holm"};
   for (size_t i = 0; i < family.size(); ++i) {
     DecideRegression(family[i], worse_adjusted[i], better_adjusted[i], context);
     AddOutlierNote(*family[i].check, family[i].candidate);

@@ -16,7 +16,10 @@
 //   p_worse, p_better = one-sided Mann–Whitney p-values (two-sided p_worse
 //            when no direction is better), each adjusted across ALL
 //            regression checks of the run: Holm (family-wise error), or
-//            Benjamini–Hochberg when CompareOptions::fdr
+//            Benjamini–Hochberg when CompareOptions::fdr. In a scenario with
+//            adaptive repetitions, each p is first divided by its look's
+//            level scale (compare/adaptive.h), the error-spending boundary
+//            in place of alpha.
 //   MDE    = minimum detectable change at power 0.8 and per-check level
 //            alpha / (number of regression checks), from the pooled robust CV
 //            (stats/power.h); infinite when the repetitions are too few for the
@@ -67,6 +70,9 @@ struct CompareOptions {
   // 95 % bound (the test of "the change exceeds T" at level 5 %).
   double interval_confidence = 0.90;
   bool fdr = false;  // Benjamini–Hochberg instead of Holm
+  // Size of the family at least this: a look at one scenario of an adaptive
+  // run (compare/adaptive.h) counts the checks of the scenarios still to come.
+  size_t family_size_at_least = 0;
 };
 
 // Fills in every CheckResult of every scenario in `candidate` (their .spec is

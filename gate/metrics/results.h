@@ -100,10 +100,21 @@ struct Repetition {
   MetricSet metrics;
 };
 
+// Adaptive repetitions (suite `repetitions: {min, max}`): the runner looked
+// at the verdicts after each planned look from `min` on and stopped when no
+// check could still turn out a regression; compare spends the error over the
+// same looks (compare/sequential_plan.h).
+struct AdaptiveRepetitions {
+  int min = 0;
+  int max = 0;
+  bool paired = false;  // the baseline grew alongside (perfgate ab), not a stored one
+};
+
 struct ScenarioResult {
   std::string name;
   std::string workload_kind;
   std::vector<Repetition> repetitions;  // measured ones only
+  std::optional<AdaptiveRepetitions> adaptive;  // absent: a fixed count
   std::vector<ProbeReport> probes;
   std::vector<CheckResult> checks;
   std::string error;  // infrastructure failure of the scenario; empty when it ran

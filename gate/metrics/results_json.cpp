@@ -304,6 +304,7 @@ json ToJson(const ScenarioResult& s) {
             {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
             {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
+  if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
   return j;
 }
 
@@ -315,6 +316,16 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
   s.error = r.String("error");
   s.duration_s = r.Number("duration_s");
   s.timestamp = r.String("timestamp");
+  if (r.Has("adaptive")) {
+    ObjectReader a(r.Get("adaptive"), file, r.At("adaptive"));
+    AdaptiveRepetitions adaptive;
+    adaptive.min = static_cast<int>(a.Integer("min"));
+    adaptive.max = static_cast<int>(a.Integer("max"));
+    adaptive.paired = a.Bool("paired");
+    if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
+      a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
+    s.adaptive = adaptive;
+  }
   const json& reps = r.Array("repetitions");
   for (size_t i = 0; i < reps.size(); ++i) {
     std::string rp = Index(r.At("repetitions"), i);

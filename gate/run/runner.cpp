@@ -34,7 +34,9 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     if (!adapter) throw InputError("unknown workload kind \"" + spec.workload.kind + "\"");
     std::vector<std::string> argv = adapter->LaunchArgv(spec.workload);
     ScenarioProbes probes(spec, spec.probes, argv, options);
-    int reps = options.repetitions.value_or(spec.repetitions_min);
+    const bool adaptive = !options.repetitions && spec.repetitions_max > spec.repetitions_min;
+    if (adaptive) result.adaptive = AdaptiveRepetitions{spec.repetitions_min, spec.repetitions_max, false};
+    const int reps = options.repetitions.value_or(spec.repetitions_max);
     std::set<std::string> warned;
     for (int i = -spec.warmup; i < reps; ++i) {
       if (options.stop && options.stop->load()) throw InfraError("interrupted");
@@ -57,6 +59,13 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
       if (i < 0) continue;
       rep.index = i;
       result.repetitions.push_back(std::move(rep));
+      if (adaptive && i + 1 >= spec.repetitions_min && i + 1 < reps && options.more_repetitions &&
+          !options.more_repetitions(result)) {
+        if (!options.quiet)
+          std::fprintf(stderr, "perfgate: %s: stopped after %d of at most %d repetitions: no check can still regress\n",
+                       spec.name.c_str(), i + 1, reps);
+        break;
+      }
     }
     result.probes = probes.Reports();
   } catch (const Error& e) {

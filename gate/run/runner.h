@@ -23,6 +23,10 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM
   // Called after each scenario, e.g. to write partial results.
   std::function<void(const RunResults&)> on_scenario_done;
+  // Adaptive repetitions (suite `repetitions: {min, max}`): called after each
+  // measured repetition from `min` on with the scenario so far; false stops
+  // it. Unset: every adaptive scenario runs `max` repetitions.
+  std::function<bool(const ScenarioResult&)> more_repetitions;
   bool quiet = false;
 };
 

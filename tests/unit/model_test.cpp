@@ -76,6 +76,25 @@ TEST(ResultsJson, RoundTripsRepetitionWarnings) {
   }
 }
 
+TEST(ResultsJson, RoundTripsTheAdaptivePlanAndRejectsABadOne) {
+  RunResults r;
+  r.scenarios.push_back(SampleScenario());
+  r.scenarios[0].adaptive = AdaptiveRepetitions{5, 12, true};
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  ASSERT_TRUE(back.scenarios[0].adaptive);
+  EXPECT_EQ(back.scenarios[0].adaptive->min, 5);
+  EXPECT_EQ(back.scenarios[0].adaptive->max, 12);
+  EXPECT_TRUE(back.scenarios[0].adaptive->paired);
+  nlohmann::json j = ToJson(r);
+  j["scenarios"][0]["adaptive"]["max"] = 3;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "max below min must be rejected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("results.json: $.scenarios[0].adaptive"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ResultsJson, WrongSchemaVersionNamesFileAndPath) {
   try {
     ResultsFromJson(nlohmann::json{{"schema_version", 99}, {"suite", "s"}}, "r.json");

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/adaptive.h"
 #include "compare/compare.h"
 #include "metrics/metric.h"
 
@@ -142,6 +143,51 @@ Outcome Simulate(const Experiment& e) {
   return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites};
 }
 
+// Adaptive repetitions {min, max} against a baseline recorded with `max`:
+// the candidate grows one repetition at a time while NeedsMoreRepetitions
+// says so (the runner's rule), then the run is judged.
+struct AdaptiveOutcome {
+  double false_alarm_rate = 0;
+  double detection_rate = 0;
+  double mean_repetitions = 0;  // candidate repetitions per suite
+};
+
+AdaptiveOutcome SimulateAdaptive(const Experiment& e, int min, int max) {
+  Draws draws(e.seed);
+  Experiment full = e;
+  full.repetitions = max;
+  int alarms = 0, detections = 0;
+  double repetitions = 0;
+  for (int s = 0; s < e.suites; ++s) {
+    // Repetitions are independent, so drawing all of them up front is the
+    // same as drawing each when the runner asks for it.
+    ScenarioResult candidate = Side(full, true, draws);
+    const ScenarioResult baseline = Side(full, false, draws);
+    ScenarioResult so_far = candidate;
+    so_far.adaptive = AdaptiveRepetitions{min, max, false};
+    so_far.repetitions.resize(min);
+    while (NeedsMoreRepetitions(so_far, &baseline, {}, {}, e.checks))
+      so_far.repetitions.push_back(candidate.repetitions[so_far.repetitions.size()]);
+    repetitions += static_cast<double>(so_far.repetitions.size());
+
+    RunResults run;
+    run.scenarios.push_back(so_far);
+    EvaluateChecks(run, {{"s", baseline}}, {});
+    const auto& checks = run.scenarios[0].checks;
+    bool alarm = false;
+    for (size_t c = 0; c < checks.size(); ++c) {
+      const bool regression = checks[c].verdict == Verdict::kRegression;
+      if (c == 0 && e.shift > 0)
+        detections += regression;
+      else
+        alarm |= regression;
+    }
+    alarms += alarm;
+  }
+  return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites,
+          repetitions / e.suites};
+}
+
 // A/A: every check of every suite is drawn twice from the same distribution.
 TEST(VerdictSimulation, AaFamilyWiseFalseAlarmRateIsAtMostOnePercent) {
   for (double cv : {0.02, 0.10}) {
@@ -186,6 +232,47 @@ TEST(VerdictSimulation, TenPercentShiftOfP99IsCaughtWithTenRepetitions) {
               "caught in %.2f %%\n",
               100 * o.detection_rate);
   EXPECT_GE(o.detection_rate, 0.90);
+}
+
+// Adaptive A/A: peeking at every look does not add false alarms (the error
+// is spent over the looks), and most runs stop early because no check can
+// still become a regression.
+TEST(VerdictSimulation, AdaptiveAaKeepsTheFalseAlarmRateAndStopsEarly) {
+  for (auto [min, max] : {std::pair{5, 10}, {8, 16}}) {
+    for (double cv : {0.02, 0.10}) {
+      Experiment e;
+      e.suites = 1000;
+      e.cv = cv;
+      e.seed = 31;
+      const AdaptiveOutcome o = SimulateAdaptive(e, min, max);
+      std::printf("adaptive A/A, {min %d, max %d}, CV %.0f %%, T 2 %%: false alarm in %.2f %% of suites, "
+                  "%.2f repetitions on average (%.0f %% of max)\n",
+                  min, max, 100 * cv, 100 * o.false_alarm_rate, o.mean_repetitions, 100 * o.mean_repetitions / max);
+      EXPECT_LE(o.false_alarm_rate, 0.01) << min << "-" << max << " CV " << cv;
+      EXPECT_LE(o.mean_repetitions, 0.6 * max) << min << "-" << max << " CV " << cv;
+    }
+  }
+}
+
+// Adaptive A/B: a real 5 % shift keeps the run going, so detection is that of
+// the maximum: {8, 16} catches it in over 95 % of suites with about 10
+// candidate repetitions on average; {5, 10} about as often as a fixed 10.
+TEST(VerdictSimulation, AdaptiveFivePercentShiftRunsOnAndIsCaught) {
+  for (auto [min, max] : {std::pair{5, 10}, {8, 16}}) {
+    Experiment e;
+    e.suites = 1000;
+    e.shift = 0.05;
+    e.seed = 32;
+    const AdaptiveOutcome o = SimulateAdaptive(e, min, max);
+    std::printf("adaptive A/B, {min %d, max %d}, one check +5 %% at CV 2 %%, T 2 %%: caught in %.2f %%, "
+                "false alarm in %.2f %%, %.2f repetitions on average\n",
+                min, max, 100 * o.detection_rate, 100 * o.false_alarm_rate, o.mean_repetitions);
+    EXPECT_GE(o.detection_rate, max >= 16 ? 0.95 : 0.75) << min << "-" << max;
+    EXPECT_LE(o.false_alarm_rate, 0.01);
+    if (max >= 16) {
+      EXPECT_LE(o.mean_repetitions, 11);
+    }
+  }
 }
 
 // The OC table: detection of one shifted check among 20 (any noise kind is
