@@ -286,9 +286,11 @@ Environment EnvironmentFromJson(const json& j, const std::string& file, const st
   return e;
 }
 
-json ToJson(const ScenarioResult& s) {
+namespace {
+
+json ToJson(const std::vector<Repetition>& repetitions) {
   json reps = json::array();
-  for (const auto& rep : s.repetitions) {
+  for (const auto& rep : repetitions) {
     json metrics = json::object();
     for (const auto& [name, m] : rep.metrics) metrics[name] = ToJson(m);
     json jr = {{"index", rep.index}, {"exit_status", rep.exit_status}, {"metrics", metrics}};
@@ -296,28 +298,14 @@ json ToJson(const ScenarioResult& s) {
     if (!rep.warnings.empty()) jr["warnings"] = rep.warnings;
     reps.push_back(std::move(jr));
   }
-  json probes = json::array();
-  for (const auto& p : s.probes) probes.push_back(ToJson(p));
-  json checks = json::array();
-  for (const auto& c : s.checks) checks.push_back(ToJson(c));
-  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
-            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
-            {"timestamp", s.timestamp}};
-  if (!s.error.empty()) j["error"] = s.error;
-  return j;
+  return reps;
 }
 
-ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
-  ScenarioResult s;
-  s.name = r.RequiredString("name");
-  s.workload_kind = r.String("workload_kind");
-  s.error = r.String("error");
-  s.duration_s = r.Number("duration_s");
-  s.timestamp = r.String("timestamp");
-  const json& reps = r.Array("repetitions");
+std::vector<Repetition> RepetitionsFromJson(const ObjectReader& r, const char* key, const std::string& file) {
+  std::vector<Repetition> out;
+  const json& reps = r.Array(key);
   for (size_t i = 0; i < reps.size(); ++i) {
-    std::string rp = Index(r.At("repetitions"), i);
+    std::string rp = Index(r.At(key), i);
     ObjectReader rr(reps[i], file, rp);
     Repetition rep;
     rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
@@ -337,8 +325,37 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
       m.name = name;
       rep.metrics.emplace(name, std::move(m));
     }
-    s.repetitions.push_back(std::move(rep));
+    out.push_back(std::move(rep));
   }
+  return out;
+}
+
+}  // namespace
+
+json ToJson(const ScenarioResult& s) {
+  json reps = ToJson(s.repetitions);
+  json probes = json::array();
+  for (const auto& p : s.probes) probes.push_back(ToJson(p));
+  json checks = json::array();
+  for (const auto& c : s.checks) checks.push_back(ToJson(c));
+  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
+            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
+            {"timestamp", s.timestamp}};
+  if (!s.error.empty()) j["error"] = s.error;
+  if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
+  return j;
+}
+
+ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  ScenarioResult s;
+  s.name = r.RequiredString("name");
+  s.workload_kind = r.String("workload_kind");
+  s.error = r.String("error");
+  s.duration_s = r.Number("duration_s");
+  s.timestamp = r.String("timestamp");
+  s.repetitions = RepetitionsFromJson(r, "repetitions", file);
+  s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
   const json& probes = r.Array("probes");
   for (size_t i = 0; i < probes.size(); ++i) s.probes.push_back(ProbeReportFromJson(probes[i], file, Index(r.At("probes"), i)));
   const json& checks = r.Array("checks");
