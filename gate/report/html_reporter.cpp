@@ -146,7 +146,8 @@ std::string WhySection(const std::vector<Finding>& findings) {
     std::string failing;
     for (const CheckResult* check : e.failing) {
       failing += (failing.empty() ? "" : ", ") + Esc(CheckName(*check));
-      if (HasBaseline(*check)) failing += " <span class=\"change\">" + Esc(FormatPercent(check->change_pct)) + "</span>";
+      if (HasBaseline(*check))
+        failing += " <span class=\"change\">" + Esc(FormatPercent(check->change_pct)) + "</span>";
     }
     body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(e.scenario_index) + "\">" + Esc(e.scenario->name) +
             "</a> \u00b7 " + failing + "</h3>\n";
@@ -244,8 +245,8 @@ std::map<std::string, MergedHistogram> MergedHistograms(const std::vector<Repeti
 std::string QuantileLine(const char* side, const MergedHistogram& m) {
   return std::string(side) + ": p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
          FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
-         FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " + FormatQuantity(m.histogram.Max(), m.unit) +
-         " (" + std::to_string(m.repetitions) + " repetitions merged)";
+         FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
+         FormatQuantity(m.histogram.Max(), m.unit) + " (" + std::to_string(m.repetitions) + " repetitions merged)";
 }
 
 // Per latency metric, baseline against candidate: histogram overlay and CDF.

@@ -138,9 +138,8 @@ std::string CheckOutcomeElement(const CheckResult& check) {
     }
     case Outcome::kError: {
       std::string reason = check.message.empty() ? "the check could not be evaluated" : check.message;
-      return "      <error" + Attr("type", "InfrastructureError") +
-             MessageAttr(CheckName(check) + ": " + reason) + ">" +
-             XmlEscape(Detail(check)) + "</error>\n";
+      return "      <error" + Attr("type", "InfrastructureError") + MessageAttr(CheckName(check) + ": " + reason) +
+             ">" + XmlEscape(Detail(check)) + "</error>\n";
     }
     case Outcome::kInconclusive:
       return "      <skipped" + MessageAttr("inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +

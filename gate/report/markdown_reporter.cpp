@@ -157,7 +157,10 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
   std::vector<Finding> findings = FindingsOf(results);
   AppendSection(doc, kTableHeader, FindingRows(findings), omitted);
   AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
-  AppendSection(doc, "**Kernel metrics that moved most where a workload metric regressed** (effect size: change in robust standard deviations)\n\n", WhyItems(findings), omitted);
+  AppendSection(doc,
+                "**Kernel metrics that moved most where a workload metric regressed** (effect size: change in robust "
+                "standard deviations)\n\n",
+                WhyItems(findings), omitted);
 
   std::vector<std::string> all_rows;
   for (const ScenarioResult& scenario : results.scenarios) {

@@ -88,8 +88,8 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   const std::regex failure_tag(R"re(<failure[^>]*type="PerfRegression"[^>]*>)re");
   ASSERT_TRUE(std::regex_search(junit, failure_tag)) << junit;
   std::string schema = std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd";
-  EXPECT_EQ(std::system(("xmllint --noout --schema " + ShellQuote(schema) + " " + ShellQuote(dir_ / "slow/junit.xml"))
-                            .c_str()),
+  EXPECT_EQ(std::system(
+                ("xmllint --noout --schema " + ShellQuote(schema) + " " + ShellQuote(dir_ / "slow/junit.xml")).c_str()),
             0);
   // The report draws the baseline's distributions next to the candidate's.
   std::string html = ReadFile(dir_ / "slow/report/index.html");

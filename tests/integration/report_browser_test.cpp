@@ -3,15 +3,14 @@
 // and headless Chromium screenshots both. Under the CSP the page must look
 // exactly as without it: stylesheet applied, every chart drawn. A canary page
 // with an inline style proves the browser enforced the header.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,12 +35,12 @@ const char* const kCdfStroke = "#2563eb";       // distribution curve
 const char* const kCanaryGreen = "#00ff00";     // inline style of the canary page
 
 // A tool the test needs: missing, it skips locally and fails under CI=true.
-#define PERFGATE_REQUIRE_TOOL(probe_command, what)                                          \
-  do {                                                                                      \
-    if (std::system((std::string(probe_command) + " >/dev/null 2>&1").c_str()) != 0) {      \
-      if (RunningInCi()) FAIL() << (what) << " is missing (CI=true); ci/install-deps.sh";  \
-      GTEST_SKIP() << (what) << " is not installed";                                        \
-    }                                                                                       \
+#define PERFGATE_REQUIRE_TOOL(probe_command, what)                                        \
+  do {                                                                                    \
+    if (std::system((std::string(probe_command) + " >/dev/null 2>&1").c_str()) != 0) {    \
+      if (RunningInCi()) FAIL() << (what) << " is missing (CI=true); ci/install-deps.sh"; \
+      GTEST_SKIP() << (what) << " is not installed";                                      \
+    }                                                                                     \
   } while (0)
 
 // csp_server.py serving one directory; killed by the destructor.
@@ -135,18 +134,19 @@ RunResults ChartedResults() {
 
 // Headless Chromium's screenshot of `url`; false when Chromium failed.
 bool Screenshot(const std::string& url, const std::string& png, const std::string& profile) {
-  std::string command = "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-                        "--no-first-run --hide-scrollbars --force-device-scale-factor=1 --window-size=1280,1600 "
-                        "--user-data-dir=" +
-                        ShellQuote(profile) + " --screenshot=" + ShellQuote(png) + " " + ShellQuote(url) +
-                        " >/dev/null 2>&1";
+  std::string command =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+      "--no-first-run --hide-scrollbars --force-device-scale-factor=1 --window-size=1280,1600 "
+      "--user-data-dir=" +
+      ShellQuote(profile) + " --screenshot=" + ShellQuote(png) + " " + ShellQuote(url) + " >/dev/null 2>&1";
   return std::system(command.c_str()) == 0 && fs::exists(png);
 }
 
 nlohmann::json ScreenshotStats(const std::string& a, const std::string& b) {
   std::string command = std::string(kPython) + " " + ShellQuote(kBrowserDir + "/screenshot_stats.py") + " " +
                         ShellQuote(a) + " " + ShellQuote(b);
-  for (const char* color : {kPageBackground, kOverBudgetFill, kCdfStroke, kCanaryGreen}) command += " '" + std::string(color) + "'";
+  for (const char* color : {kPageBackground, kOverBudgetFill, kCdfStroke, kCanaryGreen})
+    command += " '" + std::string(color) + "'";
   std::string text;
   if (FILE* p = popen(command.c_str(), "r")) {
     char buffer[4096];

@@ -338,7 +338,8 @@ TEST(Attribution, RanksKernelMetricsOfBothSidesRepetitionsByEffectSize) {
   EXPECT_GT(shifts[0].effect_size, 20);
   for (const KernelShift& shift : shifts) EXPECT_NE(shift.metric, "workload.wall_time");
   // Per operation, since the workload counted its operations.
-  auto syscalls = std::find_if(shifts.begin(), shifts.end(), [](const KernelShift& k) { return k.metric == "syscalls.count"; });
+  auto syscalls =
+      std::find_if(shifts.begin(), shifts.end(), [](const KernelShift& k) { return k.metric == "syscalls.count"; });
   ASSERT_NE(syscalls, shifts.end());
   EXPECT_EQ(syscalls->statistic, "per_op");
   for (size_t i = 1; i < shifts.size(); ++i) {
@@ -581,13 +582,14 @@ TEST(Html, ShowsBaselineAndCandidateDistributionsAndRanksKernelMetrics) {
   std::string html = HtmlReporter().Render(r);
   EXPECT_NE(html.find("sched.runq_latency: baseline vs candidate"), std::string::npos);
   EXPECT_NE(html.find("aria-label=\"distribution of sched.runq_latency\""), std::string::npos);
-  EXPECT_NE(html.find("<polygon points="), std::string::npos);  // the baseline's area
+  EXPECT_NE(html.find("<polygon points="), std::string::npos);          // the baseline's area
   EXPECT_NE(html.find("stroke-dasharray=\"5 3\""), std::string::npos);  // the baseline's CDF
   size_t why = html.find("id=\"why\"");
   ASSERT_NE(why, std::string::npos);
   EXPECT_LT(html.find("mm.reclaim.count", why), html.find("sched.runq_latency.p", why));
   std::string md = MarkdownReporter().Render(r);
-  EXPECT_NE(md.find("- camera / workload.wall\\_time.value +30.0%: mm.reclaim.count +900.0% (effect +"), std::string::npos)
+  EXPECT_NE(md.find("- camera / workload.wall\\_time.value +30.0%: mm.reclaim.count +900.0% (effect +"),
+            std::string::npos)
       << md;
 }
 
