@@ -10,6 +10,8 @@ PACKAGES=(
   libsqlite3-dev
   fio procps util-linux libbpf-tools
   python3 python3-junitparser libxml2-utils
+  # The HTML report's browser test: headless Chromium, a font, and PIL to compare screenshots.
+  chromium fonts-dejavu-core python3-pil
 )
 
 SUDO=""

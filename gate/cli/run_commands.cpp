@@ -83,6 +83,9 @@ void Finish(RunResults& results, const std::map<std::string, ScenarioResult>& ba
   CompareOptions co;
   co.fdr = fdr;
   EvaluateChecks(results, baselines, co);
+  for (ScenarioResult& s : results.scenarios) {
+    if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
+  }
   results.baseline_environment = std::move(baseline_env);
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);

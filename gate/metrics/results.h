@@ -115,6 +115,10 @@ struct ScenarioResult {
   std::string workload_kind;
   std::vector<Repetition> repetitions;  // measured ones only
   std::optional<AdaptiveRepetitions> adaptive;  // absent: a fixed count
+  // The baseline's repetitions this scenario was compared with, kept for the
+  // reports (distributions side by side, kernel metrics that moved); never
+  // stored in a baseline file.
+  std::vector<Repetition> baseline_repetitions;
   std::vector<ProbeReport> probes;
   std::vector<CheckResult> checks;
   std::string error;  // infrastructure failure of the scenario; empty when it ran

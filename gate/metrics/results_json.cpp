@@ -286,9 +286,11 @@ Environment EnvironmentFromJson(const json& j, const std::string& file, const st
   return e;
 }
 
-json ToJson(const ScenarioResult& s) {
+namespace {
+
+json ToJson(const std::vector<Repetition>& repetitions) {
   json reps = json::array();
-  for (const auto& rep : s.repetitions) {
+  for (const auto& rep : repetitions) {
     json metrics = json::object();
     for (const auto& [name, m] : rep.metrics) metrics[name] = ToJson(m);
     json jr = {{"index", rep.index}, {"exit_status", rep.exit_status}, {"metrics", metrics}};
@@ -296,6 +298,42 @@ json ToJson(const ScenarioResult& s) {
     if (!rep.warnings.empty()) jr["warnings"] = rep.warnings;
     reps.push_back(std::move(jr));
   }
+  return reps;
+}
+
+std::vector<Repetition> RepetitionsFromJson(const ObjectReader& r, const char* key, const std::string& file) {
+  std::vector<Repetition> out;
+  const json& reps = r.Array(key);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    std::string rp = Index(r.At(key), i);
+    ObjectReader rr(reps[i], file, rp);
+    Repetition rep;
+    rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
+    rep.exit_status = static_cast<int>(rr.Integer("exit_status"));
+    rep.failure = rr.String("failure");
+    if (rr.Has("warnings")) {
+      const json& warnings = rr.Array("warnings");
+      for (size_t w = 0; w < warnings.size(); ++w) {
+        if (!warnings[w].is_string()) rr.Fail(Index(rr.At("warnings"), w), "expected a string");
+        rep.warnings.push_back(warnings[w].get<std::string>());
+      }
+    }
+    const json& metrics = rr.Get("metrics");
+    if (!metrics.is_object()) rr.Fail(rr.At("metrics"), "expected an object");
+    for (const auto& [name, mj] : metrics.items()) {
+      Metric m = MetricFromJson(mj, file, rr.At("metrics") + "[\"" + name + "\"]");
+      m.name = name;
+      rep.metrics.emplace(name, std::move(m));
+    }
+    out.push_back(std::move(rep));
+  }
+  return out;
+}
+
+}  // namespace
+
+json ToJson(const ScenarioResult& s) {
+  json reps = ToJson(s.repetitions);
   json probes = json::array();
   for (const auto& p : s.probes) probes.push_back(ToJson(p));
   json checks = json::array();
@@ -304,6 +342,7 @@ json ToJson(const ScenarioResult& s) {
             {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
             {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
+  if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
   return j;
 }
@@ -326,30 +365,8 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
     s.adaptive = adaptive;
   }
-  const json& reps = r.Array("repetitions");
-  for (size_t i = 0; i < reps.size(); ++i) {
-    std::string rp = Index(r.At("repetitions"), i);
-    ObjectReader rr(reps[i], file, rp);
-    Repetition rep;
-    rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
-    rep.exit_status = static_cast<int>(rr.Integer("exit_status"));
-    rep.failure = rr.String("failure");
-    if (rr.Has("warnings")) {
-      const json& warnings = rr.Array("warnings");
-      for (size_t w = 0; w < warnings.size(); ++w) {
-        if (!warnings[w].is_string()) rr.Fail(Index(rr.At("warnings"), w), "expected a string");
-        rep.warnings.push_back(warnings[w].get<std::string>());
-      }
-    }
-    const json& metrics = rr.Get("metrics");
-    if (!metrics.is_object()) rr.Fail(rr.At("metrics"), "expected an object");
-    for (const auto& [name, mj] : metrics.items()) {
-      Metric m = MetricFromJson(mj, file, rr.At("metrics") + "[\"" + name + "\"]");
-      m.name = name;
-      rep.metrics.emplace(name, std::move(m));
-    }
-    s.repetitions.push_back(std::move(rep));
-  }
+  s.repetitions = RepetitionsFromJson(r, "repetitions", file);
+  s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
   const json& probes = r.Array("probes");
   for (size_t i = 0; i < probes.size(); ++i) s.probes.push_back(ProbeReportFromJson(probes[i], file, Index(r.At("probes"), i)));
   const json& checks = r.Array("checks");

@@ -127,43 +127,44 @@ std::string FindingsSection(const std::vector<Finding>& findings) {
   return html + "</tbody>\n</table>\n</section>\n";
 }
 
-// For each user-visible outcome that regressed, the other checks of its
-// scenario that moved the most: the likely mechanism is among them.
+std::string ShiftRow(const KernelShift& shift, double scale) {
+  std::string name = shift.metric + "." + shift.statistic;
+  Outcome color = shift.effect_size > 0 ? Outcome::kRegressed : Outcome::kImproved;
+  return "<tr>" + Td(Esc(name), "name") + Td(Esc(FormatQuantity(shift.baseline_median, shift.unit)), "num") +
+         Td(Esc(FormatQuantity(shift.candidate_median, shift.unit)), "num") +
+         Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(Esc(FormatEffectSize(shift.effect_size)), "num") +
+         Td(ChangeBarSvg(shift.effect_size, scale, color), "bar") + "</tr>\n";
+}
+
+// For each scenario whose user-visible outcome regressed, the kernel-side
+// metrics that moved most with it: the likely mechanism is among them.
 std::string WhySection(const std::vector<Finding>& findings) {
+  std::vector<Explanation> explanations = Explain(findings);
+  if (explanations.empty()) return "";
   std::string body;
-  size_t explained = 0, unexplained = 0;
-  for (const Finding& f : findings) {
-    if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
-    if (explained == kMaxExplainedFailures) {
-      ++unexplained;
+  for (const Explanation& e : explanations) {
+    std::string failing;
+    for (const CheckResult* check : e.failing) {
+      failing += (failing.empty() ? "" : ", ") + Esc(CheckName(*check));
+      if (HasBaseline(*check))
+        failing += " <span class=\"change\">" + Esc(FormatPercent(check->change_pct)) + "</span>";
+    }
+    body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(e.scenario_index) + "\">" + Esc(e.scenario->name) +
+            "</a> \u00b7 " + failing + "</h3>\n";
+    if (e.shifts.empty()) {
+      body += "<p class=\"muted\">No kernel-side metric of this scenario compares against a baseline.</p>\n</div>\n";
       continue;
     }
-    ++explained;
-    const CheckResult& failing = *f.check;
-    body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) +
-            "</a> \u00b7 " + Esc(CheckName(failing));
-    if (HasBaseline(failing)) body += " <span class=\"change\">" + Esc(FormatPercent(failing.change_pct)) + "</span>";
-    body += "</h3>\n";
-    std::vector<RelatedChange> related = RelatedChanges(*f.scenario, failing);
-    if (related.empty()) {
-      body += "<p class=\"muted\">No other check of this scenario compares against a baseline.</p>\n</div>\n";
-      continue;
-    }
-    double scale = std::max(std::fabs(related.front().change_pct), 1.0);
-    body += "<table class=\"related\">\n<tbody>\n";
-    for (const RelatedChange& r : related) {
-      Outcome outcome = OutcomeOf(*r.check);
-      body += "<tr>" + Td(Esc(CheckName(*r.check)), "name") + Td(Esc(FormatPercent(r.change_pct)), "num") +
-              Td(ChangeBarSvg(r.change_pct, scale, outcome), "bar") + Td(Pill(outcome)) + "</tr>\n";
-    }
+    double scale = std::max(std::fabs(e.shifts.front().effect_size), 1.0);
+    body += "<table class=\"related\">\n<thead><tr>" + Th("Kernel metric") + Th("Baseline", "num") +
+            Th("Candidate", "num") + Th("Change", "num") + Th("Effect size", "num") + Th("") +
+            "</tr></thead>\n<tbody>\n";
+    for (const KernelShift& shift : e.shifts) body += ShiftRow(shift, scale);
     body += "</tbody>\n</table>\n</div>\n";
   }
-  if (body.empty()) return "";
-  if (unexplained > 0) {
-    body += "<p class=\"muted\">" + std::to_string(unexplained) + " more failing checks are not analysed here.</p>\n";
-  }
   return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"
-         "<p class=\"muted\">Other checks of the same scenario, largest change first.</p>\n" +
+         "<p class=\"muted\">Kernel-side metrics of each scenario that regressed, ranked by effect size: the change "
+         "of the medians in robust standard deviations of the repetitions.</p>\n" +
          body + "</section>\n";
 }
 
@@ -224,11 +225,11 @@ struct MergedHistogram {
   int repetitions = 0;
 };
 
-// The baseline's repetitions are not in the results, so the distributions
-// shown are the candidate's, merged over its measured repetitions.
-std::map<std::string, MergedHistogram> CandidateHistograms(const ScenarioResult& scenario) {
+// Each histogram metric merged over the successful repetitions: the shape of
+// the distribution, where the checks compare per-repetition statistics.
+std::map<std::string, MergedHistogram> MergedHistograms(const std::vector<Repetition>& repetitions) {
   std::map<std::string, MergedHistogram> merged;
-  for (const Repetition& rep : scenario.repetitions) {
+  for (const Repetition& rep : repetitions) {
     if (rep.warmup || !rep.failure.empty()) continue;
     for (const auto& [name, metric] : rep.metrics) {
       if (metric.kind != MetricKind::kHistogram || metric.hist.empty()) continue;
@@ -241,17 +242,28 @@ std::map<std::string, MergedHistogram> CandidateHistograms(const ScenarioResult&
   return merged;
 }
 
+std::string QuantileLine(const char* side, const MergedHistogram& m) {
+  return std::string(side) + ": p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
+         FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
+         FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
+         FormatQuantity(m.histogram.Max(), m.unit) + " (" + std::to_string(m.repetitions) + " repetitions merged)";
+}
+
+// Per latency metric, baseline against candidate: histogram overlay and CDF.
 std::string Distributions(const ScenarioResult& scenario) {
+  std::map<std::string, MergedHistogram> baseline = MergedHistograms(scenario.baseline_repetitions);
   std::string figures;
-  for (const auto& [name, m] : CandidateHistograms(scenario)) {
-    std::string caption = name + ": candidate, " + std::to_string(m.repetitions) + " repetitions merged";
-    std::string stats = "p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
-                        FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
-                        FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
-                        FormatQuantity(m.histogram.Max(), m.unit);
-    figures += "<figure>\n<figcaption>" + Esc(caption) + "</figcaption>\n" +
-               CdfSvg(m.histogram, m.unit, "cumulative distribution of " + name) + "\n<p class=\"sub\">" + Esc(stats) +
-               "</p>\n</figure>\n";
+  for (const auto& [name, m] : MergedHistograms(scenario.repetitions)) {
+    auto b = baseline.find(name);
+    const MergedHistogram* base = b == baseline.end() ? nullptr : &b->second;
+    const LogLinearHistogram* base_hist = base ? &base->histogram : nullptr;
+    std::string stats = "<p class=\"sub\">" + Esc(QuantileLine("candidate", m)) + "</p>\n";
+    if (base) stats += "<p class=\"sub\">" + Esc(QuantileLine("baseline", *base)) + "</p>\n";
+    figures += "<figure>\n<figcaption>" + Esc(name + (base ? ": baseline vs candidate" : ": candidate")) +
+               "</figcaption>\n<div class=\"pair\">" +
+               HistogramOverlaySvg(base_hist, m.histogram, m.unit, "distribution of " + name) +
+               CdfSvg(base_hist, m.histogram, m.unit, "cumulative distribution of " + name) + "</div>\n" + stats +
+               "</figure>\n";
   }
   if (figures.empty()) return "";
   return "<h3>Distributions</h3>\n<div class=\"figures\">\n" + figures + "</div>\n";

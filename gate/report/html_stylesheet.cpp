@@ -176,6 +176,8 @@ svg.chart { display: block; overflow: visible; }
 .figures { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; padding: 10px 12px; border: 1px solid var(--line); border-radius: 8px; }
 figcaption { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
+figure .pair { display: flex; flex-wrap: wrap; gap: 12px; }
+figure .sub { margin: 2px 0 0; }
 
 /* ---- environment ---- */
 table.env { width: auto; }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -24,11 +25,28 @@ std::string Attr(std::string_view name, const std::string& value) {
 
 std::string Attr(std::string_view name, int value) { return Attr(name, std::to_string(value)); }
 
+// A message attribute: CI tools show it as one line (an annotation title, a
+// table cell), so line breaks become spaces and its length is capped.
+std::string MessageAttr(const std::string& text) {
+  std::string line = Abbreviate(text, kMaxMessageBytes);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return Attr("message", line);
+}
+
 // Seconds as JUnit wants them: plain decimal, no unit.
 std::string Seconds(double s) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.3f", s > 0 ? s : 0.0);
   return buffer;
+}
+
+// A timestamp attribute, only when it is an ISO 8601 date-time (what
+// results.json holds unless edited by hand): tools that parse it reject others.
+std::string TimestampAttr(const std::string& timestamp) {
+  static const std::regex kIso(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?)");
+  return std::regex_match(timestamp, kIso) ? Attr("timestamp", timestamp) : "";
 }
 
 // Machine-readable number for properties: enough digits to round-trip what matters.
@@ -110,22 +128,21 @@ std::string Detail(const CheckResult& check) {
 
 // The <failure>/<error>/<skipped> child of a check's testcase, or "" when it passed.
 std::string CheckOutcomeElement(const CheckResult& check) {
-  std::string message = Abbreviate(OneLineSummary(check), kMaxMessageBytes);
+  std::string message = OneLineSummary(check);
   switch (OutcomeOf(check)) {
     case Outcome::kRegressed:
     case Outcome::kOverBudget: {
       const char* type = OutcomeOf(check) == Outcome::kRegressed ? "PerfRegression" : "BudgetExceeded";
-      return "      <failure" + Attr("type", type) + Attr("message", message) + ">" + XmlEscape(Detail(check)) +
+      return "      <failure" + Attr("type", type) + MessageAttr(message) + ">" + XmlEscape(Detail(check)) +
              "</failure>\n";
     }
     case Outcome::kError: {
       std::string reason = check.message.empty() ? "the check could not be evaluated" : check.message;
-      return "      <error" + Attr("type", "InfrastructureError") +
-             Attr("message", Abbreviate(CheckName(check) + ": " + reason, kMaxMessageBytes)) + ">" +
-             XmlEscape(Detail(check)) + "</error>\n";
+      return "      <error" + Attr("type", "InfrastructureError") + MessageAttr(CheckName(check) + ": " + reason) +
+             ">" + XmlEscape(Detail(check)) + "</error>\n";
     }
     case Outcome::kInconclusive:
-      return "      <skipped" + Attr("message", "inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
+      return "      <skipped" + MessageAttr("inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
              "</skipped>\n";
     case Outcome::kImproved:
     case Outcome::kPassed:
@@ -179,9 +196,9 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   UniqueNames names;
   std::string cases;
   if (!scenario.error.empty()) {
-    std::string message = Abbreviate(scenario.name + " failed to run: " + scenario.error, kMaxMessageBytes);
+    std::string message = scenario.name + " failed to run: " + scenario.error;
     cases += Testcase(classname, names.Take("run"),
-                      "      <error" + Attr("type", "InfrastructureError") + Attr("message", message) + ">" +
+                      "      <error" + Attr("type", "InfrastructureError") + MessageAttr(message) + ">" +
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
   for (const CheckResult& check : scenario.checks) {
@@ -194,7 +211,7 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   std::string xml = "  <testsuite" + Attr("name", classname) + Attr("tests", counts.total()) +
                     Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
                     Attr("skipped", counts.inconclusive) + Attr("time", Seconds(scenario.duration_s));
-  if (!timestamp.empty()) xml += Attr("timestamp", timestamp);
+  xml += TimestampAttr(timestamp);
   if (!results.environment.hostname.empty()) xml += Attr("hostname", results.environment.hostname);
   xml += ">\n";
   return xml + PropertiesElement(ScenarioProperties(results, scenario), "    ") + cases + "  </testsuite>\n";
@@ -211,7 +228,7 @@ std::string JUnitReporter::Render(const RunResults& results) const {
   xml += "<testsuites" + Attr("name", "perfgate " + results.suite) + Attr("tests", counts.total()) +
          Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
          Attr("skipped", counts.inconclusive) + Attr("time", Seconds(seconds));
-  if (!results.environment.timestamp.empty()) xml += Attr("timestamp", results.environment.timestamp);
+  xml += TimestampAttr(results.environment.timestamp);
   xml += ">\n";
   for (const ScenarioResult& scenario : results.scenarios) xml += Testsuite(results, scenario);
   return xml + "</testsuites>\n";

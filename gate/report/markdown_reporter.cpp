@@ -71,9 +71,13 @@ std::string OmittedNote(size_t omitted) {
          " more lines not shown (summary size limit); every check is in results.json and report/index.html.*\n";
 }
 
+std::string VerdictLine(const RunResults& results) {
+  return "**perfgate: " + StatusWord(results) + "** \u2014 " + DescribeCounts(CountOutcomes(results)) + "\n\n";
+}
+
 std::string Header(const RunResults& results) {
   OutcomeCounts counts = CountOutcomes(results);
-  std::string text = "**perfgate: " + StatusWord(results) + "** \u2014 " + DescribeCounts(counts) + "\n\n";
+  std::string text = VerdictLine(results);
   text += "Suite " + Cell(results.suite) + ": " + std::to_string(results.scenarios.size()) + " scenarios, " +
           std::to_string(counts.total()) + " checks";
   if (!results.environment.git_commit.empty()) text += ", commit " + Cell(results.environment.git_commit);
@@ -110,19 +114,21 @@ std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
   return items;
 }
 
-// "- workload.wall_time +30.0%: sched.runq_latency.p99 +41.0%, syscalls.count +0.1%"
+// "- camera / workload.wall_time.value +30.0%: mm.reclaim_latency.p99 +410.0% (effect +12.3), ..."
 std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   std::vector<std::string> items;
-  for (const Finding& f : findings) {
-    if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
-    if (items.size() == kMaxExplainedFailures) break;
-    std::vector<RelatedChange> related = RelatedChanges(*f.scenario, *f.check);
-    if (related.empty()) continue;
-    std::string item = "- " + Cell(f.scenario->name) + " / " + Cell(CheckName(*f.check));
-    if (HasBaseline(*f.check)) item += " " + FormatPercent(f.check->change_pct);
+  for (const Explanation& e : Explain(findings)) {
+    if (e.shifts.empty()) continue;
+    std::string item = "- " + Cell(e.scenario->name) + " /";
+    for (size_t i = 0; i < e.failing.size(); ++i) {
+      item += (i ? ", " : " ") + Cell(CheckName(*e.failing[i]));
+      if (HasBaseline(*e.failing[i])) item += " " + FormatPercent(e.failing[i]->change_pct);
+    }
     item += ":";
-    for (size_t i = 0; i < related.size(); ++i) {
-      item += (i ? ", " : " ") + Cell(CheckName(*related[i].check)) + " " + FormatPercent(related[i].change_pct);
+    for (size_t i = 0; i < e.shifts.size(); ++i) {
+      const KernelShift& shift = e.shifts[i];
+      item += (i ? ", " : " ") + Cell(shift.metric + "." + shift.statistic) + " " + FormatPercent(shift.change_pct) +
+              " (effect " + FormatEffectSize(shift.effect_size) + ")";
     }
     items.push_back(item + "\n");
   }
@@ -144,13 +150,17 @@ void AppendSection(BoundedDocument& doc, const std::string& title, const std::ve
 
 std::string MarkdownReporter::Render(const RunResults& results) const {
   BoundedDocument doc(max_bytes_);
-  doc.Append(Header(results));
+  // A tiny limit still gets the verdict.
+  if (!doc.Append(Header(results))) doc.AppendTail(VerdictLine(results));
   size_t omitted = 0;
 
   std::vector<Finding> findings = FindingsOf(results);
   AppendSection(doc, kTableHeader, FindingRows(findings), omitted);
   AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
-  AppendSection(doc, "**Largest other changes in the scenarios that regressed**\n\n", WhyItems(findings), omitted);
+  AppendSection(doc,
+                "**Kernel metrics that moved most where a workload metric regressed** (effect size: change in robust "
+                "standard deviations)\n\n",
+                WhyItems(findings), omitted);
 
   std::vector<std::string> all_rows;
   for (const ScenarioResult& scenario : results.scenarios) {

@@ -117,6 +117,100 @@ std::optional<double> RegressionLimit(const CheckResult& check) {
   return std::nullopt;
 }
 
+constexpr const char* kCandidateColor = "#2563eb";
+constexpr int kChartWidth = 520, kChartHeight = 230;
+constexpr double kChartLeft = 46, kChartRight = kChartWidth - 16, kChartTop = 22, kChartBottom = kChartHeight - 34;
+
+// A logarithmic value axis over both sides' histograms: latencies span
+// decades. Values below 1 share the first pixel.
+class LogAxis {
+ public:
+  static constexpr int kBins = 60;
+
+  LogAxis(const LogLinearHistogram* baseline, const LogLinearHistogram& candidate, double px0, double px1)
+      : lo_(Lower(candidate)), hi_(Upper(candidate)), px0_(px0), px1_(px1) {
+    if (baseline) {
+      lo_ = std::min(lo_, Lower(*baseline));
+      hi_ = std::max(hi_, Upper(*baseline));
+    }
+    hi_ = std::max(hi_, lo_ * 2);
+  }
+  double operator()(double v) const {
+    double f = (std::log10(std::clamp(v, lo_, hi_)) - std::log10(lo_)) / (std::log10(hi_) - std::log10(lo_));
+    return px0_ + f * (px1_ - px0_);
+  }
+  // Vertical grid lines and labels at the powers of ten, and the base line.
+  std::string Grid(const std::string& unit) const {
+    std::string svg;
+    for (double decade = std::pow(10, std::ceil(std::log10(lo_))); decade <= hi_; decade *= 10) {
+      svg += Line((*this)(decade), kChartTop, (*this)(decade), kChartBottom, kGridColor);
+      svg += Text((*this)(decade), kChartBottom + 14, "middle", FormatQuantity(decade, unit));
+    }
+    return svg + Line(px0_, kChartBottom, px1_, kChartBottom, kMutedColor);
+  }
+  // Share of the histogram's samples in each of kBins equal bins of the axis,
+  // a bucket counted in the bin of its geometric midpoint.
+  std::vector<double> Shares(const LogLinearHistogram& histogram) const {
+    std::vector<double> shares(kBins, 0.0);
+    double total = static_cast<double>(histogram.count());
+    for (const auto& [index, count] : histogram.buckets()) {
+      double lower = std::max(1.0, static_cast<double>(LogLinearHistogram::BucketLower(index)));
+      double upper = std::max(lower, static_cast<double>(LogLinearHistogram::BucketUpper(index)));
+      double f = ((*this)(std::sqrt(lower * upper)) - px0_) / (px1_ - px0_);
+      shares[std::min(kBins - 1, static_cast<int>(f * kBins))] += static_cast<double>(count) / total;
+    }
+    return shares;
+  }
+  // Points of a step line through per-bin values.
+  std::string StepPoints(const std::vector<double>& values, const LinearScale& y) const {
+    std::string points;
+    double width = (px1_ - px0_) / kBins;
+    for (int i = 0; i < kBins; ++i) {
+      double x0 = px0_ + i * width;
+      points += (i ? " " : "") + Num(x0) + "," + Num(y(values[i])) + " " + Num(x0 + width) + "," + Num(y(values[i]));
+    }
+    return points;
+  }
+
+ private:
+  static double Lower(const LogLinearHistogram& h) {
+    return std::max(1.0, static_cast<double>(LogLinearHistogram::BucketLower(h.buckets().front().first)));
+  }
+  static double Upper(const LogLinearHistogram& h) {
+    return std::max(1.0, static_cast<double>(LogLinearHistogram::BucketUpper(h.buckets().back().first)));
+  }
+  double lo_;
+  double hi_;
+  double px0_;
+  double px1_;
+};
+
+// A histogram's cumulative distribution, linear inside each bucket as
+// LogLinearHistogram::Quantile interpolates.
+std::string CdfLine(const LogLinearHistogram& histogram, const LogAxis& x, const LinearScale& y, const char* color,
+                    bool dashed) {
+  std::string points;
+  double total = static_cast<double>(histogram.count());
+  uint64_t seen = 0;
+  for (const auto& [index, count] : histogram.buckets()) {
+    double lower = static_cast<double>(LogLinearHistogram::BucketLower(index));
+    double upper = static_cast<double>(LogLinearHistogram::BucketUpper(index));
+    points += (points.empty() ? "" : " ") + Num(x(lower)) + "," + Num(y(static_cast<double>(seen) / total));
+    seen += count;
+    points += " " + Num(x(upper)) + "," + Num(y(static_cast<double>(seen) / total));
+  }
+  std::string svg = "<polyline points=\"" + points + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\"";
+  if (dashed) svg += " stroke-dasharray=\"5 3\"";
+  return svg + "/>";
+}
+
+// "baseline" and "candidate" swatches in the top left corner.
+std::string Legend(bool with_baseline) {
+  std::string svg = Rect(kChartLeft + 4, 4, 12, 8, kCandidateColor) + Text(kChartLeft + 20, 12, "start", "candidate");
+  if (!with_baseline) return svg;
+  return svg + Rect(kChartLeft + 84, 4, 12, 8, kBaselineColor) + Text(kChartLeft + 100, 12, "start", "baseline");
+}
+
 }  // namespace
 
 std::string OutcomeColor(Outcome outcome) {
@@ -208,50 +302,58 @@ std::string BudgetBarSvg(const CheckResult& check) {
   return svg + "</svg>";
 }
 
-std::string CdfSvg(const LogLinearHistogram& histogram, const std::string& unit, const std::string& label) {
-  if (histogram.empty()) return "";
-  constexpr int kWidth = 520, kHeight = 230;
-  constexpr double kLeft = 46, kRight = kWidth - 16, kTop = 12, kBottom = kHeight - 34;
+std::string CdfSvg(const LogLinearHistogram* baseline, const LogLinearHistogram& candidate, const std::string& unit,
+                   const std::string& label) {
+  if (candidate.empty()) return "";
+  if (baseline && baseline->empty()) baseline = nullptr;
+  LogAxis axis(baseline, candidate, kChartLeft, kChartRight);
+  LinearScale y({0, 1}, kChartBottom, kChartTop);
 
-  const auto& buckets = histogram.buckets();
-  // Log axis: latencies span decades. Values below 1 share the first pixel.
-  double lo = std::max(1.0, static_cast<double>(LogLinearHistogram::BucketLower(buckets.begin()->first)));
-  double hi = std::max(lo * 2, static_cast<double>(LogLinearHistogram::BucketUpper(buckets.rbegin()->first)));
-  LinearScale log_x({std::log10(lo), std::log10(hi)}, kLeft, kRight);
-  auto x = [&](double v) { return log_x(std::log10(std::clamp(v, lo, hi))); };
-  LinearScale y({0, 1}, kBottom, kTop);
-
-  std::string svg = SvgOpen(kWidth, kHeight, label);
+  std::string svg = SvgOpen(kChartWidth, kChartHeight, label);
   for (double q : {0.0, 0.25, 0.5, 0.75, 1.0}) {
-    svg += Line(kLeft, y(q), kRight, y(q), kGridColor);
-    svg += Text(kLeft - 6, y(q) + 3.5, "end", std::to_string(static_cast<int>(q * 100)) + "%");
+    svg += Line(kChartLeft, y(q), kChartRight, y(q), kGridColor);
+    svg += Text(kChartLeft - 6, y(q) + 3.5, "end", std::to_string(static_cast<int>(q * 100)) + "%");
   }
-  for (double decade = std::pow(10, std::ceil(std::log10(lo))); decade <= hi; decade *= 10) {
-    svg += Line(x(decade), kTop, x(decade), kBottom, kGridColor);
-    svg += Text(x(decade), kBottom + 14, "middle", FormatQuantity(decade, unit));
-  }
-  svg += Line(kLeft, kBottom, kRight, kBottom, kMutedColor);
-
-  // Linear inside each bucket, as LogLinearHistogram::Quantile interpolates.
-  std::string points = Num(x(lo)) + "," + Num(y(0));
-  double total = static_cast<double>(histogram.count());
-  uint64_t seen = 0;
-  for (const auto& [index, count] : buckets) {
-    double lower = static_cast<double>(LogLinearHistogram::BucketLower(index));
-    double upper = static_cast<double>(LogLinearHistogram::BucketUpper(index));
-    points += " " + Num(x(lower)) + "," + Num(y(static_cast<double>(seen) / total));
-    seen += count;
-    points += " " + Num(x(upper)) + "," + Num(y(static_cast<double>(seen) / total));
-  }
-  svg += "<polyline points=\"" + points + "\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\"/>";
+  svg += axis.Grid(unit);
+  if (baseline) svg += CdfLine(*baseline, axis, y, kBaselineColor, true);
+  svg += CdfLine(candidate, axis, y, kCandidateColor, false);
 
   for (auto [q, name] : {std::pair{0.5, "p50"}, std::pair{0.9, "p90"}, std::pair{0.99, "p99"}}) {
-    double v = histogram.Quantile(q);
+    double v = candidate.Quantile(q);
     std::string text = std::string(name) + " " + FormatQuantity(v, unit);
-    svg += Dot(x(v), y(q), 3.5, kInkColor, text);
-    svg += Text(x(v) - 6, y(q) + 3.5, "end", text, kInkColor);
+    svg += Dot(axis(v), y(q), 3.5, kInkColor, text);
+    svg += Text(axis(v) - 6, y(q) + 3.5, "end", text, kInkColor);
   }
-  svg += Text(kRight, kHeight - 4, "end", "value (log scale), " + std::to_string(histogram.count()) + " samples");
+  svg += Legend(baseline != nullptr);
+  svg += Text(kChartRight, kChartHeight - 4, "end",
+              "value (log scale), " + std::to_string(candidate.count()) + " candidate samples");
+  return svg + "</svg>";
+}
+
+std::string HistogramOverlaySvg(const LogLinearHistogram* baseline, const LogLinearHistogram& candidate,
+                                const std::string& unit, const std::string& label) {
+  if (candidate.empty()) return "";
+  if (baseline && baseline->empty()) baseline = nullptr;
+  LogAxis axis(baseline, candidate, kChartLeft, kChartRight);
+  std::vector<double> cand = axis.Shares(candidate);
+  std::vector<double> base = baseline ? axis.Shares(*baseline) : std::vector<double>();
+  double top = std::max(*std::max_element(cand.begin(), cand.end()),
+                        base.empty() ? 0.0 : *std::max_element(base.begin(), base.end()));
+  LinearScale y({0, top * 1.1}, kChartBottom, kChartTop);
+
+  std::string svg = SvgOpen(kChartWidth, kChartHeight, label);
+  svg += Line(kChartLeft, kChartTop, kChartLeft, kChartBottom, kGridColor);
+  svg += Text(kChartLeft - 6, y(top) + 3.5, "end", FormatNumber(100 * top) + "%");
+  svg += Text(kChartLeft - 6, y(0) + 3.5, "end", "0%");
+  svg += axis.Grid(unit);
+  if (baseline) {
+    svg += "<polygon points=\"" + Num(kChartLeft) + "," + Num(y(0)) + " " + axis.StepPoints(base, y) + " " +
+           Num(kChartRight) + "," + Num(y(0)) + "\" fill=\"" + kBaselineColor + "\" fill-opacity=\"0.45\"/>";
+  }
+  svg += "<polyline points=\"" + axis.StepPoints(cand, y) + "\" fill=\"none\" stroke=\"" + kCandidateColor +
+         "\" stroke-width=\"2\"/>";
+  svg += Legend(baseline != nullptr);
+  svg += Text(kChartRight, kChartHeight - 4, "end", "share of samples per bin, value (log scale)");
   return svg + "</svg>";
 }
 

@@ -23,9 +23,17 @@ std::string StripPlotSvg(const CheckResult& check);
 // and the limit(s) as a dashed line. "" when there are no values.
 std::string BudgetBarSvg(const CheckResult& check);
 
-// Cumulative distribution of a histogram on a logarithmic value axis, with
-// p50, p90 and p99 marked. "" for an empty histogram.
-std::string CdfSvg(const LogLinearHistogram& histogram, const std::string& unit, const std::string& label);
+// Cumulative distribution of the candidate's histogram on a logarithmic
+// value axis, with p50, p90 and p99 marked, over the baseline's (grey,
+// dashed) when `baseline` is not null. "" for an empty candidate histogram.
+std::string CdfSvg(const LogLinearHistogram* baseline, const LogLinearHistogram& candidate, const std::string& unit,
+                   const std::string& label);
+
+// Both sides' histograms as shares of their samples in bins of equal width on
+// a logarithmic value axis: the baseline as a grey area, the candidate as a
+// line over it. "" for an empty candidate histogram.
+std::string HistogramOverlaySvg(const LogLinearHistogram* baseline, const LogLinearHistogram& candidate,
+                                const std::string& unit, const std::string& label);
 
 // A signed change as a small horizontal bar around a centre line; `scale_pct`
 // is the |change| that fills half the width.

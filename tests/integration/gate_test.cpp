@@ -87,6 +87,13 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   std::string junit = ReadFile(dir_ / "slow/junit.xml");
   const std::regex failure_tag(R"re(<failure[^>]*type="PerfRegression"[^>]*>)re");
   ASSERT_TRUE(std::regex_search(junit, failure_tag)) << junit;
+  std::string schema = std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd";
+  EXPECT_EQ(std::system(
+                ("xmllint --noout --schema " + ShellQuote(schema) + " " + ShellQuote(dir_ / "slow/junit.xml")).c_str()),
+            0);
+  // The report draws the baseline's distributions next to the candidate's.
+  std::string html = ReadFile(dir_ / "slow/report/index.html");
+  EXPECT_NE(html.find("sched.runq_latency: baseline vs candidate"), std::string::npos);
   // The message names the metric, both values and the change.
   // Any of the three timings of the slowed loop may be the one that fails;
   // on a busy host the others may come out inconclusive.

@@ -95,6 +95,27 @@ TEST(ResultsJson, RoundTripsTheAdaptivePlanAndRejectsABadOne) {
   }
 }
 
+TEST(ResultsJson, RoundTripsTheBaselineRepetitionsAndNamesTheirPathOnError) {
+  RunResults r;
+  r.scenarios.push_back(SampleScenario());
+  r.scenarios[0].baseline_repetitions = SampleScenario().repetitions;
+  r.scenarios[0].baseline_repetitions[1].metrics.at("workload.wall_time").value = 0.7;
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  ASSERT_EQ(back.scenarios[0].baseline_repetitions.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.scenarios[0].baseline_repetitions[1].metrics.at("workload.wall_time").value, 0.7);
+  EXPECT_FALSE(ToJson(SampleScenario()).contains("baseline_repetitions"));
+  nlohmann::json j = ToJson(r);
+  j["scenarios"][0]["baseline_repetitions"][2]["metrics"] = 7;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "metrics that are not an object must be rejected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("results.json: $.scenarios[0].baseline_repetitions[2].metrics"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ResultsJson, WrongSchemaVersionNamesFileAndPath) {
   try {
     ResultsFromJson(nlohmann::json{{"schema_version", 99}, {"suite", "s"}}, "r.json");
@@ -113,6 +134,12 @@ TEST(Baseline, SerializationIsSortedAndRoundTrips) {
   Baseline back = ParseBaseline(text, "b.json");
   EXPECT_EQ(back.scenario.repetitions.size(), 3u);
   EXPECT_EQ(SerializeBaseline(back), text);
+}
+
+TEST(Baseline, NeverStoresTheBaselineItWasComparedWith) {
+  Baseline b{"suite", {}, SampleScenario()};
+  b.scenario.baseline_repetitions = SampleScenario().repetitions;
+  EXPECT_EQ(SerializeBaseline(b).find("baseline_repetitions"), std::string::npos);
 }
 
 TEST(Baseline, CorruptFilesNameFileAndPath) {

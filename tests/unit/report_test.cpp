@@ -291,17 +291,66 @@ TEST(Attribution, WorkloadAndAdapterMetricsAreOutcomes) {
   EXPECT_FALSE(IsOutcomeMetric("syscalls.count"));
 }
 
-TEST(Attribution, RanksOtherChecksByAbsoluteChange) {
+TEST(Attribution, WithoutBaselineRepetitionsRanksTheChecksOnKernelMetrics) {
   RunResults r = HostileResults();
-  const ScenarioResult& s = r.scenarios[0];
-  std::vector<RelatedChange> related = RelatedChanges(s, s.checks[1]);
-  ASSERT_FALSE(related.empty());
-  EXPECT_EQ(related[0].check->spec.metric, "workload.max_rss");    // -17 %
-  EXPECT_EQ(related[1].check->spec.metric, "sched.runq_latency");  // +4 %
-  for (const RelatedChange& c : related) {
-    EXPECT_NE(c.check, &s.checks[1]);
-    EXPECT_NE(c.check->verdict, Verdict::kError);
+  std::vector<KernelShift> shifts = KernelShifts(r.scenarios[0]);
+  // workload.* are outcomes; sched.switches did not move; page_alloc has no baseline.
+  ASSERT_EQ(shifts.size(), 1u);
+  EXPECT_EQ(shifts[0].metric, "sched.runq_latency");
+  EXPECT_EQ(shifts[0].statistic, "p99");
+  EXPECT_NEAR(shifts[0].change_pct, 100.0 * (57 - 55) / 55, 1e-9);
+}
+
+// Five repetitions a side: reclaim grows tenfold with little noise, run-queue
+// latency by 20 % within wide noise, syscalls per op by 1 %.
+ScenarioResult ScenarioWithBaselineRepetitions() {
+  ScenarioResult s;
+  s.name = "camera";
+  auto repetitions = [](double reclaim, double runq, double syscalls_per_op, double wall) {
+    std::vector<Repetition> reps;
+    for (int i = 0; i < 5; ++i) {
+      Repetition rep;
+      rep.index = i;
+      double noise = 1 + 0.02 * (i - 2);
+      rep.metrics["mm.reclaim"] = CounterMetric("mm.reclaim", "count", reclaim * noise, 1.0);
+      Metric syscalls = CounterMetric("syscalls.count", "count", syscalls_per_op * 1000 * (1 + 0.001 * i), 1.0);
+      syscalls.ops = 1000;
+      rep.metrics["syscalls.count"] = syscalls;
+      LogLinearHistogram hist;
+      hist.Record(static_cast<uint64_t>(runq * (1 + 0.3 * (i - 2))), 100);
+      rep.metrics["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", hist, 1.0);
+      rep.metrics["workload.wall_time"] = ScalarMetric("workload.wall_time", wall * noise, "s");
+      reps.push_back(rep);
+    }
+    return reps;
+  };
+  s.baseline_repetitions = repetitions(10, 100000, 3.0, 1.0);
+  s.repetitions = repetitions(100, 120000, 3.03, 1.3);
+  return s;
+}
+
+TEST(Attribution, RanksKernelMetricsOfBothSidesRepetitionsByEffectSize) {
+  std::vector<KernelShift> shifts = KernelShifts(ScenarioWithBaselineRepetitions());
+  ASSERT_GE(shifts.size(), 3u);
+  EXPECT_EQ(shifts[0].metric, "mm.reclaim");
+  EXPECT_EQ(shifts[0].statistic, "count");
+  EXPECT_NEAR(shifts[0].change_pct, 900, 1e-6);
+  EXPECT_GT(shifts[0].effect_size, 20);
+  for (const KernelShift& shift : shifts) EXPECT_NE(shift.metric, "workload.wall_time");
+  // Per operation, since the workload counted its operations.
+  auto syscalls =
+      std::find_if(shifts.begin(), shifts.end(), [](const KernelShift& k) { return k.metric == "syscalls.count"; });
+  ASSERT_NE(syscalls, shifts.end());
+  EXPECT_EQ(syscalls->statistic, "per_op");
+  for (size_t i = 1; i < shifts.size(); ++i) {
+    EXPECT_GE(std::fabs(shifts[i - 1].effect_size), std::fabs(shifts[i].effect_size));
   }
+  EXPECT_EQ(KernelShifts(ScenarioWithBaselineRepetitions(), 2).size(), 2u);
+}
+
+TEST(Attribution, HostLoadAndProcessCountsAreKernelSide) {
+  EXPECT_FALSE(IsOutcomeMetric("host.other_cpus"));
+  EXPECT_FALSE(IsOutcomeMetric("proc.forks"));
 }
 
 // ---- JUnit ----
@@ -369,6 +418,27 @@ TEST_F(ReportTest, JUnitCharactersAreEscapedAndInvalidOnesStripped) {
   EXPECT_EQ(Count(xml, "]]>"), 0u);
   EXPECT_EQ(xml.find("CDATA"), std::string::npos);
   EXPECT_NE(xml.find("Xeon &quot;Gold&quot; ]]&gt;  &amp; &#39;fast&#39;"), std::string::npos);
+}
+
+TEST_F(ReportTest, JUnitMessagesAreOneLine) {
+  std::string xml = JUnitReporter().Render(results_);
+  std::regex message(" message=\"([^\"]*)\"");
+  int n = 0;
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), message); it != std::sregex_iterator(); ++it, ++n) {
+    EXPECT_EQ((*it)[1].str().find("&#10;"), std::string::npos) << (*it)[0];
+    EXPECT_EQ((*it)[1].str().find("&#13;"), std::string::npos) << (*it)[0];
+  }
+  EXPECT_EQ(n, 5);  // regression, budget, inconclusive, error check, run error
+  EXPECT_NE(xml.find("failed to run: workload timed out after 60 s &lt;script&gt;"), std::string::npos);
+}
+
+TEST_F(ReportTest, JUnitOmitsATimestampThatIsNotIso8601) {
+  results_.environment.timestamp = "yesterday <noon>";
+  results_.scenarios[0].timestamp = "2024-05-01T12:00:01.5+02:00";
+  std::string xml = JUnitReporter().Render(results_);
+  EXPECT_EQ(xml.find("yesterday"), std::string::npos);
+  EXPECT_EQ(Count(xml, " timestamp="), 1u);
+  EXPECT_NE(xml.find("timestamp=\"2024-05-01T12:00:01.5+02:00\""), std::string::npos);
 }
 
 // ---- all formats ----
@@ -447,6 +517,17 @@ TEST(Markdown, StaysUnderOneMebibyteWithFiftyThousandChecks) {
   EXPECT_NE(comment.find("more lines not shown"), std::string::npos);
 }
 
+TEST_F(ReportTest, MarkdownUnderATinyLimitKeepsTheVerdictLine) {
+  results_.scenarios[1].error = std::string(5 << 20, 'e');  // a 5 MiB error message
+  results_.environment.kernel = std::string(1 << 20, 'k');
+  for (size_t limit : {size_t{200}, size_t{1500}, size_t{4096}}) {
+    std::string md = MarkdownReporter(limit).Render(results_);
+    EXPECT_LE(md.size(), limit);
+    EXPECT_EQ(md.rfind("**perfgate: ERROR**", 0), 0u) << limit << ": " << md;
+  }
+  EXPECT_LT(MarkdownReporter().Render(results_).size(), 1024u * 1024u);
+}
+
 // ---- HTML ----
 
 TEST_F(ReportTest, HtmlHasNoScriptAndNoInlineStyle) {
@@ -482,14 +563,34 @@ TEST_F(ReportTest, HtmlShowsFailedChecksFirst) {
   EXPECT_LT(inconclusive, first_scenario);
 }
 
-TEST_F(ReportTest, HtmlExplainsTheRegressionWithTheLargestOtherChanges) {
+TEST_F(ReportTest, HtmlExplainsTheRegressionWithTheKernelMetricsThatMoved) {
   std::string html = HtmlReporter().Render(results_);
   size_t why = html.find("id=\"why\"");
   ASSERT_NE(why, std::string::npos);
-  size_t rss = html.find("workload.max_rss.value", why);
-  size_t runq = html.find("sched.runq_latency.p99", why);
-  EXPECT_LT(rss, runq);
-  EXPECT_LT(runq, html.find("id=\"scenario-0\""));
+  size_t end = html.find("id=\"scenario-0\"");
+  size_t runq = html.find("<td class=\"name\">sched.runq_latency.p99</td>", why);
+  EXPECT_LT(runq, end);
+  EXPECT_EQ(html.substr(why, end - why).find("workload.max_rss"), std::string::npos);
+}
+
+TEST(Html, ShowsBaselineAndCandidateDistributionsAndRanksKernelMetrics) {
+  RunResults r;
+  r.suite = "s";
+  r.scenarios.push_back(ScenarioWithBaselineRepetitions());
+  CheckResult wall = MakeCheck("workload.wall_time", "value", Verdict::kRegression, {1, 1, 1}, {1.3, 1.3, 1.3}, 30);
+  r.scenarios[0].checks.push_back(wall);
+  std::string html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find("sched.runq_latency: baseline vs candidate"), std::string::npos);
+  EXPECT_NE(html.find("aria-label=\"distribution of sched.runq_latency\""), std::string::npos);
+  EXPECT_NE(html.find("<polygon points="), std::string::npos);          // the baseline's area
+  EXPECT_NE(html.find("stroke-dasharray=\"5 3\""), std::string::npos);  // the baseline's CDF
+  size_t why = html.find("id=\"why\"");
+  ASSERT_NE(why, std::string::npos);
+  EXPECT_LT(html.find("mm.reclaim.count", why), html.find("sched.runq_latency.p", why));
+  std::string md = MarkdownReporter().Render(r);
+  EXPECT_NE(md.find("- camera / workload.wall\\_time.value +30.0%: mm.reclaim.count +900.0% (effect +"),
+            std::string::npos)
+      << md;
 }
 
 TEST_F(ReportTest, HtmlHasProbesChartsAndEnvironment) {
@@ -567,6 +668,13 @@ TEST_F(WrittenReports, XmllintParsesJUnitAndHtml) {
     std::string command = "xmllint --noout '" + (out_ / file).string() + "'";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
   }
+}
+
+TEST_F(WrittenReports, JUnitValidatesAgainstTheSchemaOfWhatCiToolsRead) {
+  if (!ToolAvailable("command -v xmllint")) GTEST_SKIP() << "xmllint not installed";
+  std::string command = "xmllint --noout --schema '" PERFGATE_FIXTURES "/junit/perfgate-junit.xsd' '" +
+                        (out_ / "junit.xml").string() + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
 TEST_F(WrittenReports, JunitparserReadsConsistentCounts) {
