@@ -28,6 +28,13 @@ struct RunCommandOptions {
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
 };
 
+// perfgate ab: the suite's baseline and candidate variants, interleaved.
+struct AbCommandOptions {
+  RunCommandOptions run;  // suite, scenarios, out, reps, strict, fdr, quiet, attach types
+  std::string baseline_cmd, candidate_cmd;               // replace argv of command workloads
+  std::vector<std::string> baseline_set, candidate_set;  // NAME=VALUE for ${NAME} in the suite
+};
+
 struct OverheadCommandOptions {
   std::string suite_file;
   std::vector<std::string> scenarios;
@@ -41,6 +48,8 @@ struct OverheadCommandOptions {
 int RunCommand(const RunCommandOptions& options);
 // Slowdown of each scenario under its probes vs without any (interleaved).
 int OverheadCommand(const OverheadCommandOptions& options);
+// Baseline and candidate of a suite run interleaved in one job, then compared.
+int AbCommand(const AbCommandOptions& options);
 int BaselineRecordCommand(const RunCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict);

@@ -9,10 +9,10 @@ namespace perfgate {
 
 namespace {
 
-void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
+// Options of every command that measures a suite.
+void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("suite", o.suite_file, "Suite file (JSON, comments allowed)")->required();
   cmd->add_option("--scenario", o.scenarios, "Run only this scenario (repeatable)");
-  cmd->add_option("--baseline-dir", o.baseline_dir, "Directory of stored baselines")->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
       ->capture_default_str();
   cmd->add_option("--reps", o.repetitions, "Measured repetitions per scenario (overrides the suite)")
@@ -20,11 +20,17 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_flag("--strict", o.strict, "Inconclusive checks fail the run (exit 1)");
   cmd->add_flag("--fdr", o.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.quiet, "Do not print per-repetition progress");
-  cmd->add_flag("--require-same-env", o.require_same_env,
-                "A baseline recorded on another kernel, CPU model or CPU count is an error (exit 2)");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
+}
+
+// ... and of those that compare with stored baselines.
+void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
+  AddMeasureOptions(cmd, o);
+  cmd->add_option("--baseline-dir", o.baseline_dir, "Directory of stored baselines")->capture_default_str();
+  cmd->add_flag("--require-same-env", o.require_same_env,
+                "A baseline recorded on another kernel, CPU model or CPU count is an error (exit 2)");
 }
 
 }  // namespace
@@ -38,6 +44,16 @@ int PerfgateMain(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
   run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
+
+  AbCommandOptions ab_opts;
+  auto* ab = app.add_subcommand(
+      "ab", "Run a baseline and a candidate variant of a suite interleaved in one job (ABBA), then compare them");
+  AddMeasureOptions(ab, ab_opts.run);
+  ab->add_option("--baseline-cmd", ab_opts.baseline_cmd, "Command line of the baseline side (command workloads)");
+  ab->add_option("--candidate-cmd", ab_opts.candidate_cmd, "Command line of the candidate side (command workloads)");
+  ab->add_option("--baseline-set", ab_opts.baseline_set, "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
+  ab->add_option("--candidate-set", ab_opts.candidate_set,
+                 "NAME=VALUE for ${NAME} in the suite, candidate side (repeatable)");
 
   RunCommandOptions record_opts;
   auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");
@@ -98,6 +114,7 @@ int PerfgateMain(int argc, char** argv) {
     if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
     if (*overhead) return OverheadCommand(overhead_opts);
+    if (*ab) return AbCommand(ab_opts);
     if (*probes) return ProbesCommand();
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {

@@ -18,6 +18,7 @@
 #include "report/reporter.h"
 #include "report/format.h"
 #include "run/environment.h"
+#include "run/interleaved.h"
 #include "run/overhead.h"
 #include "run/runner.h"
 
@@ -49,7 +50,38 @@ std::string SelfDir() {
 }
 
 
-Suite LoadSuiteFile(const std::string& file) { return LoadSuite(file, CliVocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir()}); }
+Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {}) {
+  return LoadSuite(file, CliVocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir(), .overrides = std::move(overrides)});
+}
+
+// --baseline-set NAME=VALUE ... as a variable map.
+std::map<std::string, std::string> ParseAssignments(const std::vector<std::string>& items, const std::string& option) {
+  std::map<std::string, std::string> out;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string::npos) throw InputError(option + ": expected NAME=VALUE, got \"" + item + "\"");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+// --baseline-cmd / --candidate-cmd: the command line replaces the argv of
+// every selected scenario, which must run a command workload.
+void ReplaceCommand(Suite& suite, const std::string& command, const std::string& option,
+                    const std::vector<std::string>& selected) {
+  if (command.empty()) return;
+  const std::vector<std::string> argv = SplitCommandLine(command, option);
+  for (ScenarioSpec& s : suite.scenarios) {
+    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
+    if (s.workload.kind != "command") {
+      throw InputError(option + ": scenario \"" + s.name + "\" runs a " + s.workload.kind +
+                       " workload; the option replaces the argv of command workloads (use " +
+                       option.substr(0, option.rfind('-')) + "-set NAME=VALUE with ${NAME} in the suite)");
+    }
+    s.workload.argv = argv;
+    s.workload.shell = false;
+  }
+}
 
 std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) {
   std::vector<AttachType> out;
@@ -119,8 +151,9 @@ size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& sele
 
 // `baselines`: what adaptive scenarios are compared with at each look; none
 // (baseline record) runs them to their maximum.
-RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o,
-                        const std::map<std::string, ScenarioResult>* baselines = nullptr) {
+// What every measuring command passes to the runner; writes the partial
+// results.json after each scenario.
+RunOptions MeasureOptions(const RunCommandOptions& o) {
   InstallStopHandlers();
   RunOptions ro;
   ro.scenarios = o.scenarios;
@@ -135,6 +168,12 @@ RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o,
     fs::create_directories(o.out_dir);
     WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
   };
+  return ro;
+}
+
+RunResults MeasureSuite(const Suite& suite, const RunCommandOptions& o,
+                        const std::map<std::string, ScenarioResult>* baselines = nullptr) {
+  RunOptions ro = MeasureOptions(o);
   const Environment environment = CaptureEnvironment();
   CompareOptions co;
   co.fdr = o.fdr;
@@ -232,6 +271,37 @@ int BaselineRecordCommand(const RunCommandOptions& o) {
     if (!s.error.empty()) return 3;
   }
   return stored > 0 ? 0 : 3;
+}
+
+int AbCommand(const AbCommandOptions& o) {
+  const RunCommandOptions& r = o.run;
+  if (o.baseline_cmd.empty() && o.candidate_cmd.empty() && o.baseline_set.empty() && o.candidate_set.empty())
+    throw InputError("ab: say what differs: --baseline-cmd/--candidate-cmd or --baseline-set/--candidate-set");
+  Suite baseline = LoadSuiteFile(r.suite_file, ParseAssignments(o.baseline_set, "--baseline-set"));
+  Suite candidate = LoadSuiteFile(r.suite_file, ParseAssignments(o.candidate_set, "--candidate-set"));
+  ReplaceCommand(baseline, o.baseline_cmd, "--baseline-cmd", r.scenarios);
+  ReplaceCommand(candidate, o.candidate_cmd, "--candidate-cmd", r.scenarios);
+
+  RunOptions ro = MeasureOptions(r);
+  CompareOptions co;
+  co.fdr = r.fdr;
+  const size_t family_size = RegressionChecks(candidate, r.scenarios);
+  const Environment environment = CaptureEnvironment();
+  InterleavedRun run = RunInterleaved(baseline, candidate, ro, [&](const ScenarioResult& c, const ScenarioResult& b) {
+    return NeedsMoreRepetitions(c, &b, environment, co, family_size);
+  });
+  if (g_stop.load()) run.candidate.partial = run.baseline.partial = true;
+
+  std::map<std::string, ScenarioResult> sides;
+  for (const ScenarioResult& s : run.baseline.scenarios) {
+    if (s.error.empty()) sides.emplace(s.name, s);
+  }
+  Finish(run.candidate, sides, run.baseline.environment, r.strict, r.fdr);
+  WriteReports(run.candidate, r.out_dir);
+  // The baseline side as a results file of its own, for `perfgate compare`.
+  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2) + "\n");
+  PrintSummary(run.candidate, r.out_dir);
+  return run.candidate.exit_code;
 }
 
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,

@@ -93,6 +93,7 @@ std::string Index(const std::string& path, size_t i) { return path + "[" + std::
 std::string Lookup(const std::string& name, const SuiteVariables& vars) {
   if (name == "suite_dir") return vars.suite_dir;
   if (name == "perfgate_dir") return vars.perfgate_dir;
+  if (auto it = vars.overrides.find(name); it != vars.overrides.end()) return it->second;
   const char* v = std::getenv(name.c_str());
   return v ? std::string(v) : std::string("\x01unset");
 }
@@ -286,6 +287,40 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
 }
 
 }  // namespace
+
+std::vector<std::string> SplitCommandLine(const std::string& line, const std::string& where) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+      else word += c;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote != 0) throw InputError(where + ": unclosed " + std::string(1, quote) + " in \"" + line + "\"");
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) throw InputError(where + ": empty command");
+  return words;
+}
 
 std::string ExpandVariables(const std::string& text, const SuiteVariables& vars, const std::string& where) {
   std::string out;

@@ -60,16 +60,23 @@ struct SuiteVocabulary {
 };
 
 // Variables usable in argv, env and cwd as ${name} or ${name:-default}: the
-// built-ins `suite_dir` and `perfgate_dir`, then the process environment.
+// built-ins `suite_dir` and `perfgate_dir`, then `overrides` (perfgate ab's
+// --baseline-set / --candidate-set), then the process environment.
 struct SuiteVariables {
   std::string suite_dir;
   std::string perfgate_dir;
+  std::map<std::string, std::string> overrides = {};
 };
 
 Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, const SuiteVariables& variables);
 // Same, from text (tests, fuzzing); `file` names it in errors.
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocabulary,
                  const SuiteVariables& variables);
+
+// Splits a command line into argv without a shell: words separated by
+// blanks; '...' keeps everything literally, "..." and bare words take \ as
+// an escape. InputError naming `where` for an unclosed quote or no words.
+std::vector<std::string> SplitCommandLine(const std::string& line, const std::string& where);
 
 // Expands ${name} and ${name:-default}; throws InputError naming `where` for an unset variable without default.
 std::string ExpandVariables(const std::string& text, const SuiteVariables& variables, const std::string& where);

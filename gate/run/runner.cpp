@@ -15,9 +15,13 @@
 
 namespace perfgate {
 
-namespace {
+double MonotonicSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
 
-ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) {
+ScenarioResult NewScenarioResult(const ScenarioSpec& spec) {
   ScenarioResult result;
   result.name = spec.name;
   result.workload_kind = spec.workload.kind;
@@ -27,55 +31,83 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     check.spec = c;
     result.checks.push_back(std::move(check));
   }
-  timespec t0{}, t1{};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  return result;
+}
+
+const WorkloadAdapter& AdapterFor(const ScenarioSpec& spec) {
+  const WorkloadAdapter* adapter = FindAdapter(spec.workload.kind);
+  if (!adapter) throw InputError("unknown workload kind \"" + spec.workload.kind + "\"");
+  return *adapter;
+}
+
+Repetition RunScenarioRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter,
+                                 const std::vector<std::string>& argv, ScenarioProbes& probes,
+                                 const RunOptions& options, const RepetitionLabel& label,
+                                 std::set<std::string>& warned) {
+  if (options.stop && options.stop->load()) throw InfraError("interrupted");
+  probes.MeasureProbeCost(label.measure_probe_cost);
+  Repetition rep = RunRepetition(spec, adapter, argv, probes, options);
+  probes.CountWorkloadCpu(rep);
+  if (!rep.failure.empty())
+    throw InfraError("scenario \"" + spec.name + "\": " + label.text + ": workload " + rep.failure);
+  // Said once per scenario, even with --quiet: a metric may be missing.
+  for (const auto& warning : rep.warnings) {
+    if (warned.insert(warning).second)
+      std::fprintf(stderr, "perfgate: warning: %s: %s: %s\n", spec.name.c_str(), label.text.c_str(), warning.c_str());
+  }
+  if (!options.quiet) {
+    auto wall = rep.metrics.find("workload.wall_time");
+    std::fprintf(stderr, "perfgate: %s: %s: %.3f s\n", spec.name.c_str(), label.text.c_str(),
+                 wall == rep.metrics.end() ? 0.0 : wall->second.value);
+  }
+  return rep;
+}
+
+void SayStoppedEarly(const ScenarioSpec& spec, int done, int max, const RunOptions& options) {
+  if (options.quiet) return;
+  std::fprintf(stderr, "perfgate: %s: stopped after %d of at most %d repetitions: no check can still regress\n",
+               spec.name.c_str(), done, max);
+}
+
+std::string ScenarioErrorText(const ScenarioSpec& spec, const Error& e) {
+  // Probe and adapter errors name what failed; the scenario is said here once.
+  const std::string what = e.what();
+  return what.rfind("scenario \"", 0) == 0 ? what : "scenario \"" + spec.name + "\": " + what;
+}
+
+namespace {
+
+ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) {
+  ScenarioResult result = NewScenarioResult(spec);
+  const double t0 = MonotonicSeconds();
   try {
-    const WorkloadAdapter* adapter = FindAdapter(spec.workload.kind);
-    if (!adapter) throw InputError("unknown workload kind \"" + spec.workload.kind + "\"");
-    std::vector<std::string> argv = adapter->LaunchArgv(spec.workload);
+    const WorkloadAdapter& adapter = AdapterFor(spec);
+    std::vector<std::string> argv = adapter.LaunchArgv(spec.workload);
     ScenarioProbes probes(spec, spec.probes, argv, options);
     const bool adaptive = !options.repetitions && spec.repetitions_max > spec.repetitions_min;
     if (adaptive) result.adaptive = AdaptiveRepetitions{spec.repetitions_min, spec.repetitions_max, false};
     const int reps = options.repetitions.value_or(spec.repetitions_max);
     std::set<std::string> warned;
     for (int i = -spec.warmup; i < reps; ++i) {
-      if (options.stop && options.stop->load()) throw InfraError("interrupted");
-      probes.MeasureProbeCost(i < 0 || spec.warmup == 0);
-      Repetition rep = RunRepetition(spec, *adapter, argv, probes, options);
-      probes.CountWorkloadCpu(rep);
-      std::string label = i < 0 ? "warm-up " + std::to_string(i + spec.warmup + 1)
-                                : "repetition " + std::to_string(i + 1);
-      if (!rep.failure.empty()) throw InfraError("scenario \"" + spec.name + "\": " + label + ": workload " + rep.failure);
-      // Said once per scenario, even with --quiet: a metric may be missing.
-      for (const auto& warning : rep.warnings) {
-        if (warned.insert(warning).second)
-          std::fprintf(stderr, "perfgate: warning: %s: %s: %s\n", spec.name.c_str(), label.c_str(), warning.c_str());
-      }
-      if (!options.quiet) {
-        auto wall = rep.metrics.find("workload.wall_time");
-        std::fprintf(stderr, "perfgate: %s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),
-                     wall == rep.metrics.end() ? 0.0 : wall->second.value);
-      }
+      const std::string label = i < 0 ? "warm-up " + std::to_string(i + spec.warmup + 1)
+                                      : "repetition " + std::to_string(i + 1);
+      Repetition rep = RunScenarioRepetition(spec, adapter, argv, probes, options,
+                                             {label, i < 0 || spec.warmup == 0}, warned);
       if (i < 0) continue;
       rep.index = i;
       result.repetitions.push_back(std::move(rep));
       if (adaptive && i + 1 >= spec.repetitions_min && i + 1 < reps && options.more_repetitions &&
           !options.more_repetitions(result)) {
-        if (!options.quiet)
-          std::fprintf(stderr, "perfgate: %s: stopped after %d of at most %d repetitions: no check can still regress\n",
-                       spec.name.c_str(), i + 1, reps);
+        SayStoppedEarly(spec, i + 1, reps, options);
         break;
       }
     }
     result.probes = probes.Reports();
   } catch (const Error& e) {
     if (e.code() == ExitCode::kBadInput) throw;
-    // Probe and adapter errors name what failed; the scenario is said here once.
-    const std::string what = e.what();
-    result.error = what.rfind("scenario \"", 0) == 0 ? what : "scenario \"" + spec.name + "\": " + what;
+    result.error = ScenarioErrorText(spec, e);
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  result.duration_s = static_cast<double>(t1.tv_sec - t0.tv_sec) + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  result.duration_s = MonotonicSeconds() - t0;
   return result;
 }
 

@@ -142,3 +142,45 @@ TEST(ClosestMatch, OnlySuggestsPlausibleTypos) {
 
 }  // namespace
 }  // namespace perfgate
+
+namespace perfgate {
+namespace {
+
+TEST(SplitCommandLine, WordsQuotesAndEscapes) {
+  EXPECT_EQ(SplitCommandLine("  ./bench --n 3  ", "--x"), (std::vector<std::string>{"./bench", "--n", "3"}));
+  EXPECT_EQ(SplitCommandLine(R"(a 'b c' "d \"e\"" f\ g '')", "--x"),
+            (std::vector<std::string>{"a", "b c", "d \"e\"", "f g", ""}));
+  EXPECT_EQ(SplitCommandLine(R"('$HOME' \$x)", "--x"), (std::vector<std::string>{"$HOME", "$x"}));
+}
+
+TEST(SplitCommandLine, UnclosedQuoteOrNothingNamesTheOption) {
+  for (const char* bad : {"a 'b", "a \"b", "   "}) {
+    try {
+      SplitCommandLine(bad, "--candidate-cmd");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_EQ(std::string(e.what()).rfind("--candidate-cmd: ", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(Suite, OverridesComeBeforeTheEnvironment) {
+  setenv("PG_TEST_SIDE", "from-env", 1);
+  SuiteVariables vars = kVars;
+  vars.overrides = {{"PG_TEST_SIDE", "override"}};
+  const Suite suite = ParseSuite(
+      R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": ["x", "${PG_TEST_SIDE}"]},
+          "checks": []}]})",
+      "s.json", kVocab, vars);
+  EXPECT_EQ(suite.scenarios[0].workload.argv[1], "override");
+  EXPECT_EQ(Parse(R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": ["x", "${PG_TEST_SIDE}"]},
+          "checks": []}]})")
+                .scenarios[0]
+                .workload.argv[1],
+            "from-env");
+  unsetenv("PG_TEST_SIDE");
+}
+
+}  // namespace
+}  // namespace perfgate

@@ -1,0 +1,108 @@
+// perfgate ab: baseline and candidate variants of a suite, interleaved in one
+// job and judged by the same verdict engine.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "cli_harness.h"
+#include "privilege.h"
+
+namespace perfgate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSmokeSuite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/examples/smoke.json";
+
+// A suite of pg-smoke with adaptive repetitions and one timing check.
+std::string AdaptiveSuite() {
+  return R"({"name": "ab", "scenarios": [{"name": "loop",
+    "workload": {"kind": "command", "argv": [")" +
+         std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "200"]},
+    "warmup": 1, "repetitions": {"min": 4, "max": 10}, "timeout_s": 30,
+    "probes": [{"name": "syscalls"}],
+    "checks": [{"metric": "syscalls.count", "statistic": "per_op", "type": "regression", "max_regression_pct": 10},
+               {"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 25}]}]})";
+}
+
+// The "<side> repetition N" progress lines, in the order they ran.
+std::vector<std::string> SidesInOrder(const std::string& output) {
+  std::vector<std::string> sides;
+  const std::regex line(R"(: (baseline|candidate) repetition [0-9]+:)");
+  for (std::sregex_iterator it(output.begin(), output.end(), line), end; it != end; ++it) sides.push_back((*it)[1]);
+  return sides;
+}
+
+TEST(AbTest, SlowerCandidateFailsAndThePairsAlternate) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  CliRun run = RunCli({"ab", kSmokeSuite, "--baseline-set", "SMOKE_SLOWDOWN=1.0", "--candidate-set",
+                       "SMOKE_SLOWDOWN=1.3", "--out", dir / "out"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  const std::string junit = ReadFile(dir / "out/junit.xml");
+  EXPECT_NE(junit.find("type=\"PerfRegression\""), std::string::npos) << junit;
+
+  // Pairs in alternating order: AB, BA, AB, ... (7 repetitions per side).
+  const std::vector<std::string> sides = SidesInOrder(run.output);
+  ASSERT_EQ(sides.size(), 14u) << run.output;
+  for (size_t pair = 0; pair < 7; ++pair) {
+    EXPECT_EQ(sides[2 * pair], pair % 2 == 0 ? "baseline" : "candidate") << "pair " << pair + 1;
+    EXPECT_NE(sides[2 * pair], sides[2 * pair + 1]) << "pair " << pair + 1;
+  }
+  // Both sides are kept: the baseline's repetitions in results.json for the
+  // report, and as a results file of their own.
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "out/results.json"));
+  EXPECT_EQ(results["scenarios"][0]["baseline_repetitions"].size(), 7u);
+  const nlohmann::json baseline = nlohmann::json::parse(ReadFile(dir / "out/baseline-results.json"));
+  EXPECT_EQ(baseline["scenarios"][0]["repetitions"].size(), 7u);
+}
+
+TEST(AbTest, SameCommandOnBothSidesPassesAndAdaptiveRunsStopEarly) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  WriteFile(dir / "suite.json", AdaptiveSuite());
+  const std::string command = std::string(PERFGATE_SMOKE_BIN) + " --iterations 200";
+  CliRun run = RunCli({"ab", dir / "suite.json", "--baseline-cmd", command, "--candidate-cmd", command, "--out",
+                       dir / "out", "--quiet"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "out/results.json"));
+  const nlohmann::json& scenario = results["scenarios"][0];
+  ASSERT_TRUE(scenario.contains("adaptive")) << scenario.dump();
+  EXPECT_EQ(scenario["adaptive"]["paired"], true);
+  EXPECT_EQ(scenario["adaptive"]["min"], 4);
+  const size_t n = scenario["repetitions"].size();
+  EXPECT_GE(n, 4u);
+  EXPECT_LE(n, 10u);
+  EXPECT_EQ(scenario["baseline_repetitions"].size(), n);
+  // Identical sides: the syscall count per operation does not move, so no
+  // check can still regress once the first look has passed it.
+  for (const auto& check : scenario["checks"]) EXPECT_NE(check["verdict"], "regression") << check.dump();
+}
+
+TEST(AbTest, BadOptionsExitTwoNamingTheOption) {
+  ScratchDir dir;
+  CliRun none = RunCli({"ab", kSmokeSuite, "--out", dir / "a"});
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("--baseline-cmd"), std::string::npos) << none.output;
+
+  CliRun unclosed = RunCli({"ab", kSmokeSuite, "--baseline-cmd", "x 'y", "--candidate-cmd", "x", "--out", dir / "b"});
+  EXPECT_EQ(unclosed.exit_code, 2) << unclosed.output;
+  EXPECT_NE(unclosed.output.find("--baseline-cmd: unclosed '"), std::string::npos) << unclosed.output;
+
+  CliRun assignment = RunCli({"ab", kSmokeSuite, "--candidate-set", "NOEQUALS", "--out", dir / "c"});
+  EXPECT_EQ(assignment.exit_code, 2) << assignment.output;
+  EXPECT_NE(assignment.output.find("--candidate-set: expected NAME=VALUE"), std::string::npos) << assignment.output;
+
+  const std::string fio_suite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/fio/fio.json";
+  CliRun fio = RunCli({"ab", fio_suite, "--baseline-cmd", "fio a.fio", "--candidate-cmd", "fio b.fio", "--out", dir / "d"});
+  EXPECT_EQ(fio.exit_code, 2) << fio.output;
+  EXPECT_NE(fio.output.find("runs a fio workload"), std::string::npos) << fio.output;
+  EXPECT_NE(fio.output.find("--baseline-set NAME=VALUE"), std::string::npos) << fio.output;
+}
+
+}  // namespace
+}  // namespace perfgate::testing
