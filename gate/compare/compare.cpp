@@ -10,6 +10,7 @@
 #include "compare/adaptive.h"
 #include "metrics/did_you_mean.h"
 #include "stats/descriptive.h"
+#include "stats/kolmogorov_smirnov.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple_testing.h"
 #include "stats/power.h"
@@ -173,7 +174,12 @@ struct Evidence {
   const AdaptiveRepetitions* adaptive = nullptr;  // the scenario's plan, when adaptive
   // The level of the look where the scenario stopped, over alpha (1: a fixed count).
   double level_scale = 1;
+  std::string test;  // "rank+KS, " when KS gave a second opinion (tails)
 };
+
+bool IsTailStatistic(const std::string& statistic) {
+  return statistic == "p90" || statistic == "p99" || statistic == "p99.9" || statistic == "max";
+}
 
 // A timing regression measured while other work kept this many more CPUs busy
 // than when the baseline was recorded is not attributed to the change: on
@@ -281,9 +287,18 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
   Evidence evidence;
   evidence.check = &check;
   using stats::Alternative;
+  // Tail statistics get KS as a second opinion, the way Pinpoint pairs the
+  // two: a tail that grew in some repetitions only changes the shape of the
+  // per-repetition p99s more than their ranks. Bonferroni over the two tests
+  // (twice the smaller p) keeps the check's level.
+  const bool tail = IsTailStatistic(check.statistic);
   const auto p = [&](Alternative alternative) {
-    return stats::MannWhitneyU(check.baseline_values, check.candidate_values, alternative).p_value;
+    const double rank = stats::MannWhitneyU(check.baseline_values, check.candidate_values, alternative).p_value;
+    if (!tail) return rank;
+    const double ks = stats::KolmogorovSmirnov(check.baseline_values, check.candidate_values, alternative).p_value;
+    return std::min(1.0, 2 * std::min(rank, ks));
   };
+  if (tail) evidence.test = "rank+KS, ";
   switch (check.better) {
     case Better::kLower:
       evidence.p_worse = p(Alternative::kCandidateGreater);
@@ -459,7 +474,7 @@ void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double 
   }
   check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
                   FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) + " %" +
-                  interval + "), p=" + FormatP(*check.p_value) + " (" + family.method + " " +
+                  interval + "), p=" + FormatP(*check.p_value) + " (" + evidence.test + family.method + " " +
                   FormatP(*check.p_adjusted) + ")" + tail;
 }
 

@@ -14,6 +14,7 @@
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
 #include "stats/hodges_lehmann.h"
+#include "stats/kolmogorov_smirnov.h"
 #include "stats/mann_whitney.h"
 #include "stats/multiple_testing.h"
 #include "stats/power.h"
@@ -411,6 +412,63 @@ TEST(MinimumDetectableEffect, ChangeOfThatSizeIsDetectedAboutEightyPercentOfTheT
             .p_value < alpha;
   }
   EXPECT_NEAR(detections / static_cast<double>(trials), 0.8, 0.05);
+}
+
+}  // namespace
+}  // namespace perfgate::stats
+
+namespace perfgate::stats {
+namespace {
+
+TEST(KolmogorovSmirnov, CompleteSeparationIsTheSmallestPossibleP) {
+  std::vector<double> low, high;
+  for (int i = 0; i < 10; ++i) {
+    low.push_back(i);
+    high.push_back(100 + i);
+  }
+  const KolmogorovSmirnovResult greater = KolmogorovSmirnov(low, high, Alternative::kCandidateGreater);
+  EXPECT_TRUE(greater.exact);
+  EXPECT_DOUBLE_EQ(greater.d, 1);
+  EXPECT_NEAR(greater.p_value, 1 / 184756.0, 1e-12);  // 1 / C(20, 10)
+  EXPECT_NEAR(KolmogorovSmirnov(low, high, Alternative::kTwoSided).p_value, 2 / 184756.0, 1e-12);
+  EXPECT_DOUBLE_EQ(KolmogorovSmirnov(low, high, Alternative::kCandidateLess).p_value, 1);
+  EXPECT_NEAR(KolmogorovSmirnov(high, low, Alternative::kCandidateLess).p_value, 1 / 184756.0, 1e-12);
+}
+
+// The exact p-value is the share of orderings at least as extreme: checked
+// against shuffles of the pooled values, for unequal sizes and both sides.
+TEST(KolmogorovSmirnov, ExactPValueMatchesPermutations) {
+  const std::vector<double> baseline = {1.0, 1.3, 1.9, 2.2, 2.8, 3.1, 3.3};
+  const std::vector<double> candidate = {1.7, 2.5, 3.0, 3.6, 3.9, 4.4, 4.6, 5.0, 5.2};
+  std::vector<double> pooled = baseline;
+  pooled.insert(pooled.end(), candidate.begin(), candidate.end());
+  std::mt19937_64 engine(3);
+  for (Alternative alternative : {Alternative::kCandidateGreater, Alternative::kTwoSided}) {
+    const KolmogorovSmirnovResult observed = KolmogorovSmirnov(baseline, candidate, alternative);
+    ASSERT_TRUE(observed.exact);
+    int extreme = 0;
+    const int shuffles = 100000;
+    for (int s = 0; s < shuffles; ++s) {
+      std::shuffle(pooled.begin(), pooled.end(), engine);
+      const std::vector<double> b(pooled.begin(), pooled.begin() + 7), c(pooled.begin() + 7, pooled.end());
+      extreme += KolmogorovSmirnov(b, c, alternative).d >= observed.d - 1e-12;
+    }
+    EXPECT_NEAR(observed.p_value, static_cast<double>(extreme) / shuffles, 0.005) << observed.d;
+  }
+}
+
+TEST(KolmogorovSmirnov, LargeSamplesUseTheAsymptoticTail) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 200; ++i) {
+    a.push_back(i);
+    b.push_back(i + 20);
+  }
+  const KolmogorovSmirnovResult r = KolmogorovSmirnov(a, b, Alternative::kCandidateGreater);
+  EXPECT_FALSE(r.exact);
+  EXPECT_NEAR(r.d, 0.1, 1e-12);
+  EXPECT_GT(r.p_value, 0.05);  // lambda ~ 1.0: exp(-2) ~ 0.13
+  EXPECT_LT(r.p_value, 0.2);
+  EXPECT_DOUBLE_EQ(KolmogorovSmirnov({}, b, Alternative::kTwoSided).p_value, 1);
 }
 
 }  // namespace
