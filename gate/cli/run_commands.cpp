@@ -9,9 +9,11 @@
 #include "adapters/adapter.h"
 #include "baseline/store.h"
 #include "cli/commands.h"
+#include "cli/shard.h"
 #include "compare/compare.h"
 #include "config/suite.h"
 #include "metrics/error.h"
+#include "metrics/merge.h"
 #include "metrics/results_json.h"
 #include "probes/probe.h"
 #include "report/reporter.h"
@@ -49,6 +51,13 @@ std::string SelfDir() {
 
 
 Suite LoadSuiteFile(const std::string& file) { return LoadSuite(file, CliVocabulary(), {.suite_dir = "", .perfgate_dir = SelfDir()}); }
+
+// The suite with only this runner's shard of the scenarios (all without --shard).
+Suite LoadRunSuite(const RunCommandOptions& o) {
+  Suite suite = LoadSuiteFile(o.suite_file);
+  if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
+  return suite;
+}
 
 std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) {
   std::vector<AttachType> out;
@@ -164,7 +173,7 @@ void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, B
 }
 
 int RunCommand(const RunCommandOptions& o) {
-  Suite suite = LoadSuiteFile(o.suite_file);
+  Suite suite = LoadRunSuite(o);
   auto baselines = LoadSuiteBaselines(suite, o);
   CheckBaselineEnvironments(suite, baselines, o);
   RunResults results = MeasureSuite(suite, o);
@@ -181,7 +190,7 @@ int RunCommand(const RunCommandOptions& o) {
 }
 
 int BaselineRecordCommand(const RunCommandOptions& o) {
-  Suite suite = LoadSuiteFile(o.suite_file);
+  Suite suite = LoadRunSuite(o);
   RunResults results = MeasureSuite(suite, o);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
   Finish(results, {}, std::nullopt, o.strict, o.fdr);
@@ -235,6 +244,26 @@ int ReportCommand(const std::string& results_file, const std::string& out_dir, b
   WriteReports(results, out_dir);
   PrintSummary(results, out_dir);
   return results.exit_code;
+}
+
+int MergeCommand(const MergeCommandOptions& o) {
+  std::vector<ShardResults> shards;
+  for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
+  RunResults merged = MergeShards(shards, o.strict);
+  if (!o.baseline_dir.empty()) {
+    // One family of tests across all shards, as if the suite had run on one runner.
+    std::map<std::string, Baseline> baselines;
+    for (const auto& s : merged.scenarios) {
+      if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name))) baselines.emplace(s.name, std::move(*b));
+    }
+    Finish(merged, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
+  }
+  std::string out_dir = fs::path(o.output_file).parent_path().string();
+  if (out_dir.empty()) out_dir = ".";
+  WriteReports(merged, out_dir);
+  if (fs::path(o.output_file).filename() != "results.json") WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+  PrintSummary(merged, out_dir);
+  return merged.exit_code;
 }
 
 int OverheadCommand(const OverheadCommandOptions& o) {

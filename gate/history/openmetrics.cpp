@@ -1,0 +1,155 @@
+#include "history/openmetrics.h"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "report/escape.h"
+#include "stats/descriptive.h"
+
+namespace perfgate {
+namespace {
+
+struct Sample {
+  std::string labels;  // {a="b",...}
+  double value;
+};
+
+struct Family {
+  std::string help;
+  std::string unit;  // OpenMetrics unit suffix of the name, "" for none
+  double scale = 1;  // multiplies values into that unit
+  std::vector<Sample> samples;
+};
+
+// Prometheus base units: seconds and bytes.
+void UnitOf(const std::string& unit, Family& family) {
+  static const std::map<std::string, std::pair<const char*, double>> kUnits = {
+      {"s", {"seconds", 1}},     {"ms", {"seconds", 1e-3}}, {"us", {"seconds", 1e-6}},
+      {"ns", {"seconds", 1e-9}}, {"bytes", {"bytes", 1}},   {"B", {"bytes", 1}},
+  };
+  auto it = kUnits.find(unit);
+  if (it == kUnits.end()) return;
+  family.unit = it->second.first;
+  family.scale = it->second.second;
+}
+
+std::string Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buffer[40];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);  // shortest form that reads back exactly
+  return std::string(buffer, ec == std::errc() ? end : buffer);
+}
+
+// HELP text: backslash and newline escaped (both formats).
+std::string EscapeHelp(const std::string& text) {
+  std::string out;
+  for (char c : SanitizeText(text)) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string Labels(const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::string out = "{";
+  for (const auto& [name, value] : labels) {
+    out += (out.size() > 1 ? "," : "") + name + "=\"" + EscapeLabelValue(value) + "\"";
+  }
+  return out + "}";
+}
+
+// Median over the measured repetitions of one statistic of one metric.
+std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(const ScenarioResult& scenario,
+                                                                             std::map<std::string, const Metric*>& first) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> values;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.warmup || !rep.failure.empty()) continue;
+    for (const auto& [name, metric] : rep.metrics) {
+      first.emplace(name, &metric);
+      for (const std::string& statistic : StatisticsFor(metric.kind)) {
+        std::optional<double> v = StatisticValue(metric, statistic);
+        if (v && std::isfinite(*v)) values[{name, statistic}].push_back(*v);
+      }
+    }
+  }
+  return values;
+}
+
+std::string FamilyName(const std::string& base, const Family& family) {
+  return family.unit.empty() ? base : base + "_" + family.unit;
+}
+
+}  // namespace
+
+std::string MetricFamilyName(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ':';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "_" + out;
+  return out;
+}
+
+std::string EscapeLabelValue(const std::string& text) {
+  std::string out;
+  for (char c : SanitizeText(text)) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
+  std::map<std::string, Family> families;  // by name without unit suffix
+  for (const ScenarioResult& scenario : results.scenarios) {
+    std::string labels = Labels({{"suite", results.suite}, {"scenario", scenario.name}});
+    std::map<std::string, const Metric*> metrics;
+    for (const auto& [key, values] : ValuesOf(scenario, metrics)) {
+      const auto& [name, statistic] = key;
+      const Metric& metric = *metrics.at(name);
+      std::string unit = StatisticUnit(metric, statistic);
+      Family& family = families["perfgate_" + MetricFamilyName(name + "_" + statistic)];
+      if (family.help.empty()) {
+        UnitOf(unit, family);
+        family.help = "perfgate " + name + " " + statistic + (unit.empty() ? "" : " (" + unit + ")") +
+                      ": median over the repetitions of the run";
+      }
+      family.samples.push_back({labels, stats::Median(values) * family.scale});
+    }
+    std::map<std::string, int> check_names;  // a suite may name two checks alike; series must differ
+    for (const CheckResult& check : scenario.checks) {
+      int seen = check_names[check.spec.name]++;
+      std::string check_name = seen == 0 ? check.spec.name : check.spec.name + " #" + std::to_string(seen + 1);
+      Family& family = families["perfgate_check_failed"];
+      family.help = "1 when the check's verdict fails the run (regression or error), else 0";
+      bool failed = check.verdict == Verdict::kRegression || check.verdict == Verdict::kError;
+      family.samples.push_back({Labels({{"suite", results.suite},
+                                        {"scenario", scenario.name},
+                                        {"check", check_name},
+                                        {"verdict", ToString(check.verdict)}}),
+                                failed ? 1.0 : 0.0});
+    }
+  }
+  Family& exit_code = families["perfgate_exit_code"];
+  exit_code.help = "perfgate's exit code for the run: 0 pass, 1 a check failed, 3 infrastructure";
+  exit_code.samples.push_back({Labels({{"suite", results.suite}}), static_cast<double>(results.exit_code)});
+
+  std::string out;
+  for (const auto& [base, family] : families) {
+    std::string name = FamilyName(base, family);
+    out += "# HELP " + name + " " + EscapeHelp(family.help) + "\n# TYPE " + name + " gauge\n";
+    if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty()) out += "# UNIT " + name + " " + family.unit + "\n";
+    for (const Sample& s : family.samples) out += name + s.labels + " " + Number(s.value) + "\n";
+  }
+  if (format == ExpositionFormat::kOpenMetrics) out += "# EOF\n";
+  return out;
+}
+
+}  // namespace perfgate
