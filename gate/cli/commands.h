@@ -66,7 +66,7 @@ struct TrendOptions {
   std::string out_dir;
   std::string branch;                   // empty: every branch
   std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
-  double max_p_value = 1e-5;  // stats::ChangePointOptions
+  double max_p_value = 1e-4;  // stats::ChangePointOptions
   size_t min_segment = 5;
 };
 struct ExportOptions {

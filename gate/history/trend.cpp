@@ -265,7 +265,7 @@ std::string RenderTrendDashboard(const std::vector<TrendSeries>& trends, const T
 
 std::string TrendStylesheet() {
   return R"css(/* perfgate trend dashboard: additions to report.css */
-figure.trend { flex: 1 1 600px; max-width: 640px; }
+figure.trend { flex: 1 1 520px; max-width: 640px; }
 figure.trend svg.chart { max-width: 100%; height: auto; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 tr.row-improved td:first-child { box-shadow: inset 3px 0 0 var(--green); }
