@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <ctime>
-#include <map>
 
 #include "metrics/error.h"
 

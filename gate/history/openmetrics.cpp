@@ -27,7 +27,7 @@ struct Family {
 void UnitOf(const std::string& unit, Family& family) {
   static const std::map<std::string, std::pair<const char*, double>> kUnits = {
       {"s", {"seconds", 1}},     {"ms", {"seconds", 1e-3}}, {"us", {"seconds", 1e-6}},
-      {"ns", {"seconds", 1e-9}}, {"bytes", {"bytes", 1}},   {"B", {"bytes", 1}},
+      {"ns", {"seconds", 1e-9}}, {"bytes", {"bytes", 1}},
   };
   auto it = kUnits.find(unit);
   if (it == kUnits.end()) return;
