@@ -36,9 +36,9 @@ int TrendCommand(const TrendOptions& o) {
     for (const auto& c : t.change_points) {
       ++changes;
       const HistorySeries& s = t.series;
-      std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(),
-                  s.scenario.c_str(), s.metric.c_str(), s.statistic.c_str(), c.change_pct(),
-                  s.points[c.index].commit.c_str(), c.p_value, IsRegression(t, c) ? ", for the worse" : "");
+      std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(), s.scenario.c_str(),
+                  s.metric.c_str(), s.statistic.c_str(), c.change_pct(), s.points[c.index].commit.c_str(), c.p_value,
+                  IsRegression(t, c) ? ", for the worse" : "");
     }
   }
   std::printf("perfgate: %zu series, %zu change points; dashboard in %s/index.html\n", trends.size(), changes,
@@ -53,7 +53,8 @@ int ExportCommand(const ExportOptions& o) {
     return 0;
   }
   PushMetrics(o.push_url, results.suite, RenderMetrics(results, ExpositionFormat::kPrometheus));
-  std::printf("perfgate: pushed %s to %s%s\n", results.suite.c_str(), o.push_url.c_str(), PushPath(results.suite).c_str());
+  std::printf("perfgate: pushed %s to %s%s\n", results.suite.c_str(), o.push_url.c_str(),
+              PushPath(results.suite).c_str());
   return 0;
 }
 

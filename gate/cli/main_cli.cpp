@@ -62,9 +62,13 @@ int PerfgateMain(int argc, char** argv) {
   report->add_flag("--strict", report_strict, "Inconclusive checks fail");
 
   MergeCommandOptions merge_opts;
-  auto* merge = app.add_subcommand("merge", "Merge the results of a suite's shards into one results file and its reports");
-  merge->add_option("results", merge_opts.results_files, "results.json of each shard")->required()->check(CLI::ExistingFile);
-  merge->add_option("-o,--output", merge_opts.output_file, "Merged results file; the reports go next to it")->required();
+  auto* merge =
+      app.add_subcommand("merge", "Merge the results of a suite's shards into one results file and its reports");
+  merge->add_option("results", merge_opts.results_files, "results.json of each shard")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->add_option("-o,--output", merge_opts.output_file, "Merged results file; the reports go next to it")
+      ->required();
   merge->add_option("--baseline-dir", merge_opts.baseline_dir,
                     "Re-evaluate every check against these baselines, as one run (one family of tests)");
   merge->add_flag("--strict", merge_opts.strict, "Inconclusive checks fail");

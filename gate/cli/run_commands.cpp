@@ -254,14 +254,18 @@ int MergeCommand(const MergeCommandOptions& o) {
     // One family of tests across all shards, as if the suite had run on one runner.
     std::map<std::string, Baseline> baselines;
     for (const auto& s : merged.scenarios) {
-      if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name))) baselines.emplace(s.name, std::move(*b));
+      auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name));
+      if (b) baselines.emplace(s.name, std::move(*b));
     }
     Finish(merged, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
   }
   std::string out_dir = fs::path(o.output_file).parent_path().string();
   if (out_dir.empty()) out_dir = ".";
   WriteReports(merged, out_dir);
-  if (fs::path(o.output_file).filename() != "results.json") WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+  // WriteReports wrote results.json; another name gets its own copy.
+  if (fs::path(o.output_file).filename() != "results.json") {
+    WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+  }
   PrintSummary(merged, out_dir);
   return merged.exit_code;
 }

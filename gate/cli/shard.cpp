@@ -27,9 +27,12 @@ Shard ParseShard(const std::string& text) {
 }
 
 void SelectShard(Suite& suite, const std::vector<std::string>& only, const Shard& shard) {
-  auto named = [&](const ScenarioSpec& s) { return only.empty() || std::find(only.begin(), only.end(), s.name) != only.end(); };
+  auto named = [&](const ScenarioSpec& s) {
+    return only.empty() || std::find(only.begin(), only.end(), s.name) != only.end();
+  };
   for (const auto& name : only) {
-    if (std::none_of(suite.scenarios.begin(), suite.scenarios.end(), [&](const ScenarioSpec& s) { return s.name == name; })) {
+    if (std::none_of(suite.scenarios.begin(), suite.scenarios.end(),
+                     [&](const ScenarioSpec& s) { return s.name == name; })) {
       throw InputError(suite.file + ": no scenario named \"" + name + "\"");
     }
   }

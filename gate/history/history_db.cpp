@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 
 #include "metrics/error.h"
 
@@ -194,8 +194,8 @@ int HistoryDb::SchemaVersion() const {
 void HistoryDb::Migrate() {
   int version = SchemaVersion();
   if (version > kHistorySchemaVersion) {
-    throw InputError(file_ + ": history schema version " + std::to_string(version) + " is newer than this perfgate's (" +
-                     std::to_string(kHistorySchemaVersion) + ")");
+    throw InputError(file_ + ": history schema version " + std::to_string(version) +
+                     " is newer than this perfgate's (" + std::to_string(kHistorySchemaVersion) + ")");
   }
   if (version == 0) {
     Statement tables(db_.get(), file_, "SELECT count(*) FROM sqlite_schema");
@@ -262,8 +262,8 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
     }
     for (const CheckResult& c : scenario.checks) {
       check.Bind(1, run_id).Bind(2, scenario.name).Bind(3, c.spec.name).Bind(4, c.spec.metric).Bind(5, c.statistic);
-      check.Bind(6, ToString(c.verdict)).BindOptional(7, c.baseline_values.empty() ? std::nullopt
-                                                                                    : std::optional(c.change_pct));
+      check.Bind(6, ToString(c.verdict))
+          .BindOptional(7, c.baseline_values.empty() ? std::nullopt : std::optional(c.change_pct));
       check.Run();
     }
   }

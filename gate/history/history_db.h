@@ -29,8 +29,8 @@ struct HistoryPoint {
   int64_t run_id = 0;
   std::string commit;
   std::string branch;
-  std::string timestamp;        // of the run
-  std::vector<double> values;   // one per repetition
+  std::string timestamp;       // of the run
+  std::vector<double> values;  // one per repetition
 };
 
 struct HistorySeries {

@@ -47,9 +47,12 @@ std::string Number(double v) {
 std::string EscapeHelp(const std::string& text) {
   std::string out;
   for (char c : SanitizeText(text)) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -63,8 +66,8 @@ std::string Labels(const std::vector<std::pair<std::string, std::string>>& label
 }
 
 // Median over the measured repetitions of one statistic of one metric.
-std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(const ScenarioResult& scenario,
-                                                                             std::map<std::string, const Metric*>& first) {
+std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(
+    const ScenarioResult& scenario, std::map<std::string, const Metric*>& first) {
   std::map<std::pair<std::string, std::string>, std::vector<double>> values;
   for (const Repetition& rep : scenario.repetitions) {
     if (rep.warmup || !rep.failure.empty()) continue;
@@ -98,10 +101,14 @@ std::string MetricFamilyName(const std::string& text) {
 std::string EscapeLabelValue(const std::string& text) {
   std::string out;
   for (char c : SanitizeText(text)) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -145,7 +152,8 @@ std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   for (const auto& [base, family] : families) {
     std::string name = FamilyName(base, family);
     out += "# HELP " + name + " " + EscapeHelp(family.help) + "\n# TYPE " + name + " gauge\n";
-    if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty()) out += "# UNIT " + name + " " + family.unit + "\n";
+    if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty())
+      out += "# UNIT " + name + " " + family.unit + "\n";
     for (const Sample& s : family.samples) out += name + s.labels + " " + Number(s.value) + "\n";
   }
   if (format == ExpositionFormat::kOpenMetrics) out += "# EOF\n";

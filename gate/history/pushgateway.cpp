@@ -94,9 +94,11 @@ HttpUrl ParseHttpUrl(const std::string& url) {
     out.port = authority.substr(colon + 1);
     authority = authority.substr(0, colon);
   }
-  if (bracketed && authority.size() >= 2 && authority.back() == ']') authority = authority.substr(1, authority.size() - 2);
+  if (bracketed && authority.size() >= 2 && authority.back() == ']')
+    authority = authority.substr(1, authority.size() - 2);
   out.host = authority;
-  bool port_ok = !out.port.empty() && out.port.size() <= 5 && out.port.find_first_not_of("0123456789") == std::string::npos;
+  bool port_ok =
+      !out.port.empty() && out.port.size() <= 5 && out.port.find_first_not_of("0123456789") == std::string::npos;
   if (out.host.empty() || !port_ok || out.host.find_first_of("@?# ") != std::string::npos) {
     throw InputError("--push: expected http://host[:port][/path], got \"" + url + "\"");
   }

@@ -27,7 +27,7 @@ struct ChangePointOptions {
 };
 
 struct ChangePoint {
-  size_t index = 0;      // first value after the change
+  size_t index = 0;        // first value after the change
   double mean_before = 0;  // of the segment before, up to the previous change point
   double mean_after = 0;   // of the segment after, up to the next change point
   double p_value = 1;      // Welch's two-sided p of the split when it was found

@@ -71,7 +71,8 @@ TEST(MergeCli, MixedSuitesAndDuplicatedScenariosExitTwoWithOneLine) {
     EXPECT_EQ(std::count(merge.output.begin(), merge.output.end(), '\n'), 1) << merge.output;
     EXPECT_FALSE(fs::exists(dir / "m/results.json"));
   }
-  CliRun corrupt = RunCli({"merge", a, (WriteFile(dir / "bad.json", "{\"suite\": 1"), dir / "bad.json"), "-o", dir / "m/r.json"});
+  CliRun corrupt =
+      RunCli({"merge", a, (WriteFile(dir / "bad.json", "{\"suite\": 1"), dir / "bad.json"), "-o", dir / "m/r.json"});
   EXPECT_EQ(corrupt.exit_code, 2) << corrupt.output;
   EXPECT_NE(corrupt.output.find("bad.json"), std::string::npos) << corrupt.output;
 }
@@ -107,9 +108,10 @@ TEST(HistoryCli, AddsRunsAndDrawsTheTrendWithItsChangePoint) {
   for (int i = 0; i < 16; ++i) {
     char timestamp[32];
     std::snprintf(timestamp, sizeof timestamp, "2024-05-%02dT00:00:00Z", i + 1);
-    std::string file = WriteResults(dir, "r" + std::to_string(i) + ".json", "nightly", {"camera"},
-                                    i < 9 ? 1.0 : 1.25, timestamp);
-    CliRun add = RunCli({"history", "add", file, "--db", db, "--commit", "sha" + std::to_string(i), "--branch", "main"});
+    std::string file =
+        WriteResults(dir, "r" + std::to_string(i) + ".json", "nightly", {"camera"}, i < 9 ? 1.0 : 1.25, timestamp);
+    CliRun add =
+        RunCli({"history", "add", file, "--db", db, "--commit", "sha" + std::to_string(i), "--branch", "main"});
     ASSERT_EQ(add.exit_code, 0) << add.output;
   }
   CliRun again = RunCli({"history", "add", dir / "r0.json", "--db", db, "--commit", "sha0", "--branch", "main"});
@@ -244,7 +246,8 @@ TEST_F(PushgatewayTest, PushedMetricsComeBackFromItsMetricsPage) {
 
 TEST_F(PushgatewayTest, APushNobodyAcceptsExitsThree) {
   std::string results = WriteResults(dir_, "results.json", "nightly", {"camera"});
-  CliRun push = RunCli({"export", "--openmetrics", results, "--push", "http://127.0.0.1:" + std::to_string(FreeTcpPort())});
+  CliRun push =
+      RunCli({"export", "--openmetrics", results, "--push", "http://127.0.0.1:" + std::to_string(FreeTcpPort())});
   EXPECT_EQ(push.exit_code, 3) << push.output;
   EXPECT_NE(push.output.find("cannot connect"), std::string::npos) << push.output;
 }

@@ -1,13 +1,14 @@
 // Change-point detection for the trend dashboard: Student's t CDF, Welch's
 // test, the energy statistic, and E-divisive finding planted steps at their
 // index in noisy synthetic series (fixed seeds) without inventing others.
+#include "stats/edivisive.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "stats/edivisive.h"
 #include "stats/welch_t_test.h"
 
 namespace perfgate::stats {

@@ -158,7 +158,8 @@ TEST(HistoryDb, RefusesANewerSchemaAForeignDatabaseAndAFileThatIsNoDatabase) {
 
   std::string foreign = dir / "foreign.sqlite";
   Sql(foreign, "CREATE TABLE t (x);");
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(foreign); }), "2 " + foreign + ": an SQLite database, but not a perfgate history");
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(foreign); }),
+            "2 " + foreign + ": an SQLite database, but not a perfgate history");
 
   std::string text = dir / "text.sqlite";
   std::ofstream(text) << "this is not a database, not even close, but long enough to have a header page\n";
@@ -201,7 +202,10 @@ std::vector<TrendSeries> PlantedTrend(const std::string& scenario) {
   for (int i = 0; i < 30; ++i) {
     double level = i < 18 ? 1.0 : 1.2;
     double wiggle = 0.002 * ((i * 7) % 5 - 2);
-    s.points.push_back({i + 1, "commit" + std::to_string(i) + kScript, "main", "2024-05-" + std::to_string(10 + i),
+    s.points.push_back({i + 1,
+                        "commit" + std::to_string(i) + kScript,
+                        "main",
+                        "2024-05-" + std::to_string(10 + i),
                         {level + wiggle, level + wiggle * 2, level}});
   }
   return AnalyzeTrends(series, {});
@@ -228,7 +232,9 @@ TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
   EXPECT_NE(html.find("<code>commit17&lt;scr..commit18&lt;scr</code>"), std::string::npos) << html;
   EXPECT_NE(html.find("stroke-dasharray"), std::string::npos);
   EXPECT_NE(html.find("+20.0%"), std::string::npos);
-  EXPECT_EQ(html.find("on" "load"), std::string::npos);
+  EXPECT_EQ(html.find("on"
+                      "load"),
+            std::string::npos);
 }
 
 TEST(Trend, EmptyHistoryRendersAPage) {
@@ -239,7 +245,8 @@ TEST(Trend, EmptyHistoryRendersAPage) {
 TEST(Trend, WritesTheDashboardAndItsStylesheets) {
   TempDir dir;
   WriteTrendDashboard(PlantedTrend("camera"), {"h.sqlite", ""}, dir / "out/trend");
-  for (const char* f : {"index.html", "report.css", "trend.css"}) EXPECT_TRUE(fs::exists(dir / ("out/trend/" + std::string(f)))) << f;
+  for (const char* f : {"index.html", "report.css", "trend.css"})
+    EXPECT_TRUE(fs::exists(dir / ("out/trend/" + std::string(f)))) << f;
 }
 
 TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
@@ -248,8 +255,9 @@ TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
   EXPECT_NE(text.find("# TYPE perfgate_workload_wall_time_value_seconds gauge\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# UNIT perfgate_workload_wall_time_value_seconds seconds\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# HELP perfgate_workload_wall_time_value_seconds "), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\"} 1.501"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\"} 1.501"),
+      std::string::npos)
       << text;
   // Histogram statistics in ns become seconds.
   EXPECT_NE(text.find("perfgate_sched_runq_latency_p99_9_seconds{"), std::string::npos) << text;
