@@ -9,7 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev prometheus-pushgateway
   fio procps util-linux libbpf-tools
-  python3 python3-junitparser python3-yaml libxml2-utils
+  python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
 )
 
 SUDO=""

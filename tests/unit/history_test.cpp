@@ -2,8 +2,10 @@
 // dashboard built from it, and the OpenMetrics / Prometheus exposition.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -272,6 +274,46 @@ TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("#", 0) == 0) continue;
     EXPECT_TRUE(std::regex_match(line, sample)) << line;
+  }
+}
+
+bool RunningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+// Runs python3 `script` with `file` as its argument; its output, and whether it exited 0.
+std::pair<bool, std::string> RunPython(const std::string& script, const std::string& file) {
+  setenv("PERFGATE_PY", script.c_str(), 1);
+  FILE* pipe = popen(("/usr/bin/python3 -c \"$PERFGATE_PY\" '" + file + "' 2>&1").c_str(), "r");
+  std::string output;
+  char buffer[512];
+  while (pipe && fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) && WEXITSTATUS(status) == 0, output};
+}
+
+// The Python Prometheus client's parsers (python3-prometheus-client): the
+// OpenMetrics one is strict about names, UNIT suffixes, escaping and # EOF.
+TEST(OpenMetrics, ThePrometheusClientParsersReadBothFormats) {
+  if (!RunPython("import prometheus_client", "").first) {
+    if (RunningInCi()) FAIL() << "python3-prometheus-client is missing (CI=true)";
+    GTEST_SKIP() << "python3-prometheus-client is not installed";
+  }
+  TempDir dir;
+  RunResults r = SampleRun("t", 1.5, "cam\"era\\\n" + kScript);
+  r.scenarios[0].checks.push_back(r.scenarios[0].checks[0]);  // two checks named alike
+  for (auto [format, parser] : {std::pair{ExpositionFormat::kOpenMetrics, "prometheus_client.openmetrics.parser"},
+                                std::pair{ExpositionFormat::kPrometheus, "prometheus_client.parser"}}) {
+    std::string file = dir / "metrics.txt";
+    std::ofstream(file) << RenderMetrics(r, format);
+    auto [ok, output] = RunPython(std::string("import sys, ") + parser + " as p\n"
+                                  "families = list(p.text_string_to_metric_families(open(sys.argv[1]).read()))\n"
+                                  "print(len(families), sum(len(f.samples) for f in families))\n",
+                                  file);
+    ASSERT_TRUE(ok) << parser << ": " << output;
+    // 10 metric statistics, check_failed (two checks) and exit_code.
+    EXPECT_EQ(output, "12 13\n") << parser;
   }
 }
 
