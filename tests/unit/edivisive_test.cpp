@@ -51,6 +51,25 @@ TEST(EnergyStatistic, ZeroWithoutDifferenceAndLargestAtTheStep) {
   EXPECT_EQ(BestSplit(step, 0, 10, 2), 6u);
 }
 
+TEST(BestSplit, TheIncrementalScanAgreesWithTheEnergyOfEverySplit) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<double> values;
+    for (int i = 0; i < 40; ++i) values.push_back(noise(rng) + (i >= 10 + trial ? 0.8 : 0));
+    size_t lo = trial % 3, hi = values.size() - trial % 4, best = hi;
+    double best_energy = 0;
+    for (size_t tau = lo + 4; tau + 4 <= hi; ++tau) {
+      double e = EnergyStatistic(values, lo, tau, hi);
+      if (e > best_energy) {
+        best_energy = e;
+        best = tau;
+      }
+    }
+    EXPECT_EQ(BestSplit(values, lo, hi, 4), best) << "trial " << trial;
+  }
+}
+
 // `length` values around 100 with relative noise `cv`, multiplied by
 // `factor` from each step's index on.
 std::vector<double> Series(size_t length, double cv, const std::vector<std::pair<size_t, double>>& steps,
