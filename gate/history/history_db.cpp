@@ -192,23 +192,26 @@ int HistoryDb::SchemaVersion() const {
 }
 
 void HistoryDb::Migrate() {
+  // Reading needs no lock; a migration re-reads the version under the write
+  // lock, since another process may have migrated meanwhile.
+  for (int version = SchemaVersion(); version < kHistorySchemaVersion;) {
+    Transaction transaction(db_.get(), file_);
+    version = SchemaVersion();
+    if (version >= kHistorySchemaVersion) break;
+    if (version == 0) {
+      Statement tables(db_.get(), file_, "SELECT count(*) FROM sqlite_schema");
+      tables.Step();
+      if (tables.Int(0) > 0) throw InputError(file_ + ": an SQLite database, but not a perfgate history");
+    }
+    Exec(kMigrations[version]);
+    Exec("PRAGMA user_version = " + std::to_string(version + 1));
+    transaction.Commit();
+    ++version;
+  }
   int version = SchemaVersion();
   if (version > kHistorySchemaVersion) {
     throw InputError(file_ + ": history schema version " + std::to_string(version) +
                      " is newer than this perfgate's (" + std::to_string(kHistorySchemaVersion) + ")");
-  }
-  if (version == 0) {
-    Statement tables(db_.get(), file_, "SELECT count(*) FROM sqlite_schema");
-    tables.Step();
-    if (tables.Int(0) > 0) throw InputError(file_ + ": an SQLite database, but not a perfgate history");
-  }
-  for (; version < kHistorySchemaVersion; ++version) {
-    Transaction transaction(db_.get(), file_);
-    // Re-read inside the write lock: another process may have migrated meanwhile.
-    if (SchemaVersion() != version) return Migrate();
-    Exec(kMigrations[version]);
-    Exec("PRAGMA user_version = " + std::to_string(version + 1));
-    transaction.Commit();
   }
 }
 
