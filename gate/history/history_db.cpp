@@ -113,12 +113,13 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// Not a database, corrupt or read-only is the user's input; the rest is the machine.
+// Not a database, corrupt, read-only or data the schema refuses (two
+// repetitions with one index) is the user's input; the rest is the machine.
 [[noreturn]] void ThrowSqliteError(sqlite3* db, const std::string& file, int rc) {
   std::string message = file + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   int primary = rc & 0xff;
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_READONLY ||
-      primary == SQLITE_CANTOPEN) {
+      primary == SQLITE_CANTOPEN || primary == SQLITE_CONSTRAINT) {
     throw InputError(message);
   }
   throw InfraError(message);

@@ -71,8 +71,8 @@ TEST(MergeCli, MixedSuitesAndDuplicatedScenariosExitTwoWithOneLine) {
     EXPECT_EQ(std::count(merge.output.begin(), merge.output.end(), '\n'), 1) << merge.output;
     EXPECT_FALSE(fs::exists(dir / "m/results.json"));
   }
-  CliRun corrupt =
-      RunCli({"merge", a, (WriteFile(dir / "bad.json", "{\"suite\": 1"), dir / "bad.json"), "-o", dir / "m/r.json"});
+  WriteFile(dir / "bad.json", "{\"suite\": 1");
+  CliRun corrupt = RunCli({"merge", a, dir / "bad.json", "-o", dir / "m/r.json"});
   EXPECT_EQ(corrupt.exit_code, 2) << corrupt.output;
   EXPECT_NE(corrupt.output.find("bad.json"), std::string::npos) << corrupt.output;
 }

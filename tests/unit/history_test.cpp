@@ -188,7 +188,10 @@ TEST(HistoryDb, AFailedAddRollsBackTheWholeRun) {
   HistoryDb db = HistoryDb::Open(file);
   // Make the check insert fail after the run and its values were inserted.
   Sql(file, "CREATE TRIGGER no_checks BEFORE INSERT ON check_results BEGIN SELECT RAISE(ABORT, 'refused'); END;");
-  EXPECT_NE(ErrorOf([&] { db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}); }), "no error");
+  EXPECT_EQ(ErrorOf([&] {
+              db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
+            }),
+            "2 " + file + ": refused");
   EXPECT_EQ(CountRows(file, "runs"), 0);
   EXPECT_EQ(CountRows(file, "metric_values"), 0);
 }
@@ -307,9 +310,10 @@ TEST(OpenMetrics, ThePrometheusClientParsersReadBothFormats) {
                                 std::pair{ExpositionFormat::kPrometheus, "prometheus_client.parser"}}) {
     std::string file = dir / "metrics.txt";
     std::ofstream(file) << RenderMetrics(r, format);
-    auto [ok, output] = RunPython(std::string("import sys, ") + parser + " as p\n"
-                                  "families = list(p.text_string_to_metric_families(open(sys.argv[1]).read()))\n"
-                                  "print(len(families), sum(len(f.samples) for f in families))\n",
+    auto [ok, output] = RunPython(std::string("import sys, ") + parser +
+                                      " as p\n"
+                                      "families = list(p.text_string_to_metric_families(open(sys.argv[1]).read()))\n"
+                                      "print(len(families), sum(len(f.samples) for f in families))\n",
                                   file);
     ASSERT_TRUE(ok) << parser << ": " << output;
     // 10 metric statistics, check_failed (two checks) and exit_code.
