@@ -10,17 +10,19 @@
 
 namespace perfgate::stats {
 
-// Defaults measured on synthetic series with 1 % normal noise (fixed seeds,
-// 2,000 series per cell; segments of at least 5):
-//   p threshold                 1e-3    1e-4    1e-5
-//   spurious, 60-value series   2.5 %   0.35 %  0.05 %
-//   spurious, 150-value series  3.3 %   0.60 %  0.30 %
-//   5 % step, 7 values after    98 %    95 %    77 %   found at its exact index
-//   5 % step, 5 values after    86 %    53 %    28 %
-//   10 % step, 5 values after   98 %    93 %    64 %
-// 1e-4 finds a recent step a few nights after it while keeping spurious
-// change points rare; the best split's p is biased low by the selection, so
-// the usual 1e-3 (with segments of 3: 5 % spurious) is too lenient.
+// Defaults measured by tests/unit/edivisive_test.cpp (ChangePointRates):
+// synthetic series with 1 % noise, fixed seeds, 2,000 series per cell,
+// segments of at least 5:
+//   p threshold                           1e-3    1e-4    1e-5
+//   spurious, 60-value series             2.3 %   0.50 %  0.10 %
+//   spurious, 150-value series            2.9 %   0.55 %  0.25 %
+//   spurious, 60 values, heavy tails      1.0 %   0.25 %  0.10 %
+//   5 % step, 7 values after, exact index 97.6 %  94.7 %  76.5 %
+//   5 % step, 5 values after              85.8 %  52.6 %  27.8 %
+//   10 % step, 5 values after             98.5 %  92.5 %  64.5 %
+// 1e-4 finds a recent step a few nights after it and keeps spurious change
+// points rare. The best split's p is biased low by the selection, so the
+// usual 1e-3 is too lenient for a dashboard of many series.
 struct ChangePointOptions {
   double max_p_value = 1e-4;  // a split is a change point when Welch's p is below this
   size_t min_segment = 5;     // values on each side of a split, at least
