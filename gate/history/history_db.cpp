@@ -1,9 +1,11 @@
 #include "history/history_db.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <map>
 
 #include "metrics/error.h"
 
@@ -29,18 +31,24 @@ CREATE TABLE runs (
   verdict TEXT NOT NULL,
   UNIQUE (suite, commit_sha, branch, run_timestamp)
 );
-CREATE TABLE metric_values (
-  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+-- One row per (scenario, metric, statistic, unit, direction): the values
+-- below refer to it by id, which keeps a year of nightly runs small.
+CREATE TABLE series (
+  id INTEGER PRIMARY KEY,
   scenario TEXT NOT NULL,
   metric TEXT NOT NULL,
   statistic TEXT NOT NULL,
   unit TEXT NOT NULL,
   better TEXT NOT NULL,
+  UNIQUE (scenario, metric, statistic, unit, better)
+);
+CREATE TABLE metric_values (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  series_id INTEGER NOT NULL REFERENCES series (id),
   repetition INTEGER NOT NULL,
   value REAL NOT NULL,
-  PRIMARY KEY (run_id, scenario, metric, statistic, repetition)
-);
-CREATE INDEX metric_values_series ON metric_values (scenario, metric, statistic);
+  PRIMARY KEY (run_id, series_id, repetition)
+) WITHOUT ROWID;
 )sql",
     // 1 -> 2: the verdict of each check, so a trend can show what the gate said.
     R"sql(
@@ -222,6 +230,22 @@ int64_t HistoryDb::RunCount() const {
   return count.Int(0);
 }
 
+int64_t HistoryDb::SeriesId(const std::array<std::string, 5>& key) {
+  Statement insert(
+      db_.get(), file_,
+      "INSERT OR IGNORE INTO series (scenario, metric, statistic, unit, better) VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement select(db_.get(), file_,
+                   "SELECT id FROM series WHERE scenario = ?1 AND metric = ?2 AND statistic = ?3 AND unit = ?4 AND "
+                   "better = ?5");
+  for (int i = 0; i < 5; ++i) {
+    insert.Bind(i + 1, key[static_cast<size_t>(i)]);
+    select.Bind(i + 1, key[static_cast<size_t>(i)]);
+  }
+  insert.Run();
+  select.Step();
+  return select.Int(0);
+}
+
 bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
   if (identity.commit.empty()) throw InputError("--commit: must not be empty");
   if (identity.branch.empty()) throw InputError("--branch: must not be empty");
@@ -245,11 +269,11 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
   const int64_t run_id = sqlite3_last_insert_rowid(db_.get());
 
   Statement value(db_.get(), file_,
-                  "INSERT INTO metric_values (run_id, scenario, metric, statistic, unit, better, repetition, value) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                  "INSERT INTO metric_values (run_id, series_id, repetition, value) VALUES (?1, ?2, ?3, ?4)");
   Statement check(db_.get(), file_,
                   "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  std::map<std::array<std::string, 5>, int64_t> series_ids;
   for (const ScenarioResult& scenario : results.scenarios) {
     for (const Repetition& rep : scenario.repetitions) {
       if (rep.warmup || !rep.failure.empty()) continue;
@@ -257,9 +281,11 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
         for (const std::string& statistic : StatisticsFor(metric.kind)) {
           std::optional<double> v = StatisticValue(metric, statistic);
           if (!v || !std::isfinite(*v)) continue;
-          value.Bind(1, run_id).Bind(2, scenario.name).Bind(3, name).Bind(4, statistic);
-          value.Bind(5, StatisticUnit(metric, statistic)).Bind(6, ToString(metric.better));
-          value.Bind(7, static_cast<int64_t>(rep.index)).Bind(8, *v);
+          std::array<std::string, 5> key = {scenario.name, name, statistic, StatisticUnit(metric, statistic),
+                                            ToString(metric.better)};
+          auto known = series_ids.find(key);
+          int64_t series = known != series_ids.end() ? known->second : series_ids[key] = SeriesId(key);
+          value.Bind(1, run_id).Bind(2, series).Bind(3, static_cast<int64_t>(rep.index)).Bind(4, *v);
           value.Run();
         }
       }
@@ -277,10 +303,10 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
 
 std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
   Statement rows(db_.get(), file_,
-                 "SELECT r.suite, v.scenario, v.metric, v.statistic, v.unit, v.better, r.id, r.commit_sha, r.branch, "
+                 "SELECT r.suite, s.scenario, s.metric, s.statistic, s.unit, s.better, r.id, r.commit_sha, r.branch, "
                  "r.run_timestamp, v.value FROM metric_values v JOIN runs r ON r.id = v.run_id "
-                 "WHERE ?1 = '' OR r.branch = ?1 "
-                 "ORDER BY r.suite, v.scenario, v.metric, v.statistic, r.run_timestamp, r.id, v.repetition");
+                 "JOIN series s ON s.id = v.series_id WHERE ?1 = '' OR r.branch = ?1 "
+                 "ORDER BY r.suite, s.scenario, s.metric, s.statistic, r.run_timestamp, r.id, v.repetition");
   rows.Bind(1, filter.branch);
   std::vector<HistorySeries> out;
   auto wanted = [&](const std::string& statistic) {

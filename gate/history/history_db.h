@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,8 @@ class HistoryDb {
   HistoryDb(std::string file, sqlite3* db) : file_(std::move(file)), db_(db) {}
   void Migrate();
   void Exec(const std::string& sql) const;
+  // Id of the series (scenario, metric, statistic, unit, better), added when new.
+  int64_t SeriesId(const std::array<std::string, 5>& key);
 
   std::string file_;
   std::unique_ptr<sqlite3, Closer> db_;
