@@ -128,6 +128,24 @@ TEST(HistoryCli, AddsRunsAndDrawsTheTrendWithItsChangePoint) {
   EXPECT_TRUE(fs::exists(dir / "trend/trend.css"));
 }
 
+TEST(HistoryCli, ConcurrentAddsWaitForEachOtherAndAllLand) {
+  ScratchDir dir;
+  std::string db = dir / "history.sqlite";
+  std::string script;
+  for (int i = 0; i < 6; ++i) {
+    std::string file = WriteResults(dir, "r" + std::to_string(i) + ".json", "nightly", {"camera", "fio"});
+    script += ShellQuote(PERFGATE_BIN) + " history add " + ShellQuote(file) + " --db " + ShellQuote(db) +
+              " --commit c" + std::to_string(i) + " --branch main > /dev/null || echo failed & ";
+  }
+  std::string out = dir / "out.txt";
+  ASSERT_EQ(std::system(("{ " + script + "wait; } > " + ShellQuote(out)).c_str()), 0);
+  EXPECT_EQ(ReadFile(out), "");
+  CliRun trend = RunCli({"trend", "--db", db, "--out", dir / "trend", "--statistic", "value"});
+  ASSERT_EQ(trend.exit_code, 0) << trend.output;
+  EXPECT_NE(trend.output.find("2 series, 0 change points"), std::string::npos) << trend.output;
+  EXPECT_NE(ReadFile(dir / "trend/index.html").find("6 runs \u00b7 2 series"), std::string::npos);
+}
+
 TEST(HistoryCli, BadInputExitsTwoNamingTheFile) {
   ScratchDir dir;
   WriteFile(dir / "bad.json", "{\"schema_version\": 1, \"suite\": 3}");
