@@ -43,16 +43,17 @@ std::string Number(double v) {
   return std::string(buffer, ec == std::errc() ? end : buffer);
 }
 
-// HELP text: backslash and newline escaped (both formats).
-std::string EscapeHelp(const std::string& text) {
+// Backslash and newline escaped, and the double quote too when `quote`
+// (label values; HELP text leaves it), as both formats require.
+std::string EscapeText(const std::string& text, bool quote) {
   std::string out;
   for (char c : SanitizeText(text)) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
+    if (c == '\n') {
       out += "\\n";
-    else
-      out += c;
+      continue;
+    }
+    if (c == '\\' || (quote && c == '"')) out += '\\';
+    out += c;
   }
   return out;
 }
@@ -65,14 +66,15 @@ std::string Labels(const std::vector<std::pair<std::string, std::string>>& label
   return out + "}";
 }
 
-// Median over the measured repetitions of one statistic of one metric.
+// The values of each (metric, statistic) over the measured repetitions; the
+// first repetition's metric of each name goes into `metrics`.
 std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(
-    const ScenarioResult& scenario, std::map<std::string, const Metric*>& first) {
+    const ScenarioResult& scenario, std::map<std::string, const Metric*>& metrics) {
   std::map<std::pair<std::string, std::string>, std::vector<double>> values;
   for (const Repetition& rep : scenario.repetitions) {
     if (rep.warmup || !rep.failure.empty()) continue;
     for (const auto& [name, metric] : rep.metrics) {
-      first.emplace(name, &metric);
+      metrics.emplace(name, &metric);
       for (const std::string& statistic : StatisticsFor(metric.kind)) {
         std::optional<double> v = StatisticValue(metric, statistic);
         if (v && std::isfinite(*v)) values[{name, statistic}].push_back(*v);
@@ -98,20 +100,7 @@ std::string MetricFamilyName(const std::string& text) {
   return out;
 }
 
-std::string EscapeLabelValue(const std::string& text) {
-  std::string out;
-  for (char c : SanitizeText(text)) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
+std::string EscapeLabelValue(const std::string& text) { return EscapeText(text, true); }
 
 std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   std::map<std::string, Family> families;  // by name without unit suffix
@@ -151,7 +140,7 @@ std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   std::string out;
   for (const auto& [base, family] : families) {
     std::string name = FamilyName(base, family);
-    out += "# HELP " + name + " " + EscapeHelp(family.help) + "\n# TYPE " + name + " gauge\n";
+    out += "# HELP " + name + " " + EscapeText(family.help, false) + "\n# TYPE " + name + " gauge\n";
     if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty())
       out += "# UNIT " + name + " " + family.unit + "\n";
     for (const Sample& s : family.samples) out += name + s.labels + " " + Number(s.value) + "\n";
