@@ -84,8 +84,39 @@ std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(
   return values;
 }
 
-std::string FamilyName(const std::string& base, const Family& family) {
-  return family.unit.empty() ? base : base + "_" + family.unit;
+// One gauge per metric statistic: the median over the repetitions.
+void AddMetricSamples(const std::string& suite, const ScenarioResult& scenario,
+                      std::map<std::string, Family>& families) {
+  std::string labels = Labels({{"suite", suite}, {"scenario", scenario.name}});
+  std::map<std::string, const Metric*> metrics;
+  for (const auto& [key, values] : ValuesOf(scenario, metrics)) {
+    const auto& [name, statistic] = key;
+    std::string unit = StatisticUnit(*metrics.at(name), statistic);
+    Family& family = families["perfgate_" + MetricFamilyName(name + "_" + statistic)];
+    if (family.help.empty()) {
+      UnitOf(unit, family);
+      family.help = "perfgate " + name + " " + statistic + (unit.empty() ? "" : " (" + unit + ")") +
+                    ": median over the repetitions of the run";
+    }
+    family.samples.push_back({labels, stats::Median(values) * family.scale});
+  }
+}
+
+void AddCheckSamples(const std::string& suite, const ScenarioResult& scenario,
+                     std::map<std::string, Family>& families) {
+  std::map<std::string, int> check_names;  // a suite may name two checks alike; series must differ
+  for (const CheckResult& check : scenario.checks) {
+    int seen = check_names[check.spec.name]++;
+    std::string check_name = seen == 0 ? check.spec.name : check.spec.name + " #" + std::to_string(seen + 1);
+    Family& family = families["perfgate_check_failed"];
+    family.help = "1 when the check's verdict fails the run (regression or error), else 0";
+    bool failed = check.verdict == Verdict::kRegression || check.verdict == Verdict::kError;
+    family.samples.push_back({Labels({{"suite", suite},
+                                      {"scenario", scenario.name},
+                                      {"check", check_name},
+                                      {"verdict", ToString(check.verdict)}}),
+                              failed ? 1.0 : 0.0});
+  }
 }
 
 }  // namespace
@@ -105,33 +136,8 @@ std::string EscapeLabelValue(const std::string& text) { return EscapeText(text, 
 std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   std::map<std::string, Family> families;  // by name without unit suffix
   for (const ScenarioResult& scenario : results.scenarios) {
-    std::string labels = Labels({{"suite", results.suite}, {"scenario", scenario.name}});
-    std::map<std::string, const Metric*> metrics;
-    for (const auto& [key, values] : ValuesOf(scenario, metrics)) {
-      const auto& [name, statistic] = key;
-      const Metric& metric = *metrics.at(name);
-      std::string unit = StatisticUnit(metric, statistic);
-      Family& family = families["perfgate_" + MetricFamilyName(name + "_" + statistic)];
-      if (family.help.empty()) {
-        UnitOf(unit, family);
-        family.help = "perfgate " + name + " " + statistic + (unit.empty() ? "" : " (" + unit + ")") +
-                      ": median over the repetitions of the run";
-      }
-      family.samples.push_back({labels, stats::Median(values) * family.scale});
-    }
-    std::map<std::string, int> check_names;  // a suite may name two checks alike; series must differ
-    for (const CheckResult& check : scenario.checks) {
-      int seen = check_names[check.spec.name]++;
-      std::string check_name = seen == 0 ? check.spec.name : check.spec.name + " #" + std::to_string(seen + 1);
-      Family& family = families["perfgate_check_failed"];
-      family.help = "1 when the check's verdict fails the run (regression or error), else 0";
-      bool failed = check.verdict == Verdict::kRegression || check.verdict == Verdict::kError;
-      family.samples.push_back({Labels({{"suite", results.suite},
-                                        {"scenario", scenario.name},
-                                        {"check", check_name},
-                                        {"verdict", ToString(check.verdict)}}),
-                                failed ? 1.0 : 0.0});
-    }
+    AddMetricSamples(results.suite, scenario, families);
+    AddCheckSamples(results.suite, scenario, families);
   }
   Family& exit_code = families["perfgate_exit_code"];
   exit_code.help = "perfgate's exit code for the run: 0 pass, 1 a check failed, 3 infrastructure";
@@ -139,10 +145,11 @@ std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
 
   std::string out;
   for (const auto& [base, family] : families) {
-    std::string name = FamilyName(base, family);
+    std::string name = family.unit.empty() ? base : base + "_" + family.unit;
     out += "# HELP " + name + " " + EscapeText(family.help, false) + "\n# TYPE " + name + " gauge\n";
-    if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty())
+    if (format == ExpositionFormat::kOpenMetrics && !family.unit.empty()) {
       out += "# UNIT " + name + " " + family.unit + "\n";
+    }
     for (const Sample& s : family.samples) out += name + s.labels + " " + Number(s.value) + "\n";
   }
   if (format == ExpositionFormat::kOpenMetrics) out += "# EOF\n";
