@@ -6,7 +6,6 @@
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
