@@ -7,9 +7,9 @@ PACKAGES=(
   build-essential cmake pkg-config git
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev
+  libsqlite3-dev prometheus-pushgateway
   fio procps util-linux libbpf-tools
-  python3 python3-junitparser libxml2-utils
+  python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The HTML report's browser test: headless Chromium, a font, and PIL to compare screenshots.
   chromium fonts-dejavu-core python3-pil
 )

@@ -26,6 +26,7 @@ struct RunCommandOptions {
   bool quiet = false;
   bool require_same_env = false;  // a baseline from another kernel/CPU is an error
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
+  std::string shard;  // "K/N": run only this runner's share of the scenarios (cli/shard.h)
 };
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
@@ -54,6 +55,39 @@ int BaselineRecordCommand(const RunCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict);
 int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict);
+struct MergeCommandOptions {
+  std::vector<std::string> results_files;
+  std::string output_file;
+  std::string baseline_dir;  // when set, re-evaluate every check against it as one run
+  bool strict = false;
+  bool fdr = false;
+};
+// Shards of one suite into one results file, with the reports next to it.
+int MergeCommand(const MergeCommandOptions& options);
+struct HistoryAddOptions {
+  std::string results_file;
+  std::string db_file;
+  std::string commit;
+  std::string branch;
+};
+struct TrendOptions {
+  std::string db_file;
+  std::string out_dir;
+  std::string branch;                   // empty: every branch
+  std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
+  double max_p_value = 1e-4;  // stats::ChangePointOptions
+  size_t min_segment = 5;
+};
+struct ExportOptions {
+  std::string results_file;
+  std::string push_url;  // empty: print OpenMetrics to stdout
+};
+// Stores every statistic of a run in the history database.
+int HistoryAddCommand(const HistoryAddOptions& options);
+// Static dashboard of the history with change points.
+int TrendCommand(const TrendOptions& options);
+// OpenMetrics to stdout, or the Prometheus text format to a Pushgateway.
+int ExportCommand(const ExportOptions& options);
 int ProbesCommand();
 int DoctorCommand(bool fix);
 

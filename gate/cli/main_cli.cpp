@@ -23,6 +23,7 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
+  cmd->add_option("--shard", o.shard, "Run only shard K of N (K/N): scenarios go round-robin in suite order");
 }
 
 // ... and of those that compare with stored baselines.
@@ -76,6 +77,50 @@ int PerfgateMain(int argc, char** argv) {
   report->add_option("--out", report_out, "Output directory")->capture_default_str();
   report->add_flag("--strict", report_strict, "Inconclusive checks fail");
 
+  MergeCommandOptions merge_opts;
+  auto* merge =
+      app.add_subcommand("merge", "Merge the results of a suite's shards into one results file and its reports");
+  merge->add_option("results", merge_opts.results_files, "results.json of each shard")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->add_option("-o,--output", merge_opts.output_file, "Merged results file; the reports go next to it")
+      ->required();
+  merge->add_option("--baseline-dir", merge_opts.baseline_dir,
+                    "Re-evaluate every check against these baselines, as one run (one family of tests)");
+  merge->add_flag("--strict", merge_opts.strict, "Inconclusive checks fail");
+  merge->add_flag("--fdr", merge_opts.fdr, "With --baseline-dir: Benjamini-Hochberg instead of Holm");
+
+  HistoryAddOptions history_opts;
+  auto* history = app.add_subcommand("history", "Keep the results of runs over commits");
+  history->require_subcommand(1);
+  auto* history_add = history->add_subcommand("add", "Store every metric statistic of a run in the history database");
+  history_add->add_option("results", history_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
+  history_add->add_option("--db", history_opts.db_file, "History database (SQLite), created when missing")->required();
+  history_add->add_option("--commit", history_opts.commit, "Commit the run measured")->required();
+  history_add->add_option("--branch", history_opts.branch, "Branch of that commit")->required();
+
+  TrendOptions trend_opts;
+  auto* trend = app.add_subcommand("trend", "Write a static dashboard of the history, with change points");
+  trend->add_option("--db", trend_opts.db_file, "History database")->required();
+  trend->add_option("--out", trend_opts.out_dir, "Directory for index.html and its stylesheets")->required();
+  trend->add_option("--branch", trend_opts.branch, "Only runs of this branch (default: all)");
+  trend->add_option("--statistic", trend_opts.statistics,
+                    "Statistics to chart (repeatable; default: value, rate, per_op, p50, p99)");
+  trend->add_option("--p-value", trend_opts.max_p_value, "A change point needs Welch's p below this")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-12, 0.5));
+  trend->add_option("--min-segment", trend_opts.min_segment, "Runs on each side of a change point, at least")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+
+  ExportOptions export_opts;
+  bool export_openmetrics = false;
+  auto* export_cmd = app.add_subcommand("export", "Export a run's metrics for Prometheus");
+  export_cmd->add_flag("--openmetrics", export_openmetrics, "OpenMetrics text format (the only format)")->required();
+  export_cmd->add_option("results", export_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
+  export_cmd->add_option("--push", export_opts.push_url,
+                         "Pushgateway base URL (http://host:port): PUT to /metrics/job/perfgate/suite@base64/<suite>");
+
   OverheadCommandOptions overhead_opts;
   auto* overhead = app.add_subcommand(
       "overhead", "Measure what the probes cost: each scenario without and with its probes, interleaved");
@@ -113,6 +158,10 @@ int PerfgateMain(int argc, char** argv) {
     if (*record) return BaselineRecordCommand(record_opts);
     if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
+    if (*merge) return MergeCommand(merge_opts);
+    if (*history_add) return HistoryAddCommand(history_opts);
+    if (*trend) return TrendCommand(trend_opts);
+    if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);
     if (*ab) return AbCommand(ab_opts);
     if (*probes) return ProbesCommand();

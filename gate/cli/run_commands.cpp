@@ -9,10 +9,12 @@
 #include "adapters/adapter.h"
 #include "baseline/store.h"
 #include "cli/commands.h"
+#include "cli/shard.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
 #include "config/suite.h"
 #include "metrics/error.h"
+#include "metrics/merge.h"
 #include "metrics/results_json.h"
 #include "probes/probe.h"
 #include "report/reporter.h"
@@ -81,6 +83,13 @@ void ReplaceCommand(Suite& suite, const std::string& command, const std::string&
     s.workload.argv = argv;
     s.workload.shell = false;
   }
+}
+
+// The suite with only this runner's shard of the scenarios (all without --shard).
+Suite LoadRunSuite(const RunCommandOptions& o, std::map<std::string, std::string> overrides = {}) {
+  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides));
+  if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
+  return suite;
 }
 
 std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) {
@@ -229,7 +238,7 @@ void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, B
 }
 
 int RunCommand(const RunCommandOptions& o) {
-  Suite suite = LoadSuiteFile(o.suite_file);
+  Suite suite = LoadRunSuite(o);
   auto baselines = LoadSuiteBaselines(suite, o);
   CheckBaselineEnvironments(suite, baselines, o);
   const std::map<std::string, ScenarioResult> recorded = Scenarios(baselines);
@@ -247,7 +256,7 @@ int RunCommand(const RunCommandOptions& o) {
 }
 
 int BaselineRecordCommand(const RunCommandOptions& o) {
-  Suite suite = LoadSuiteFile(o.suite_file);
+  Suite suite = LoadRunSuite(o);
   RunResults results = MeasureSuite(suite, o);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
   Finish(results, {}, std::nullopt, o.strict, o.fdr);
@@ -277,8 +286,8 @@ int AbCommand(const AbCommandOptions& o) {
   const RunCommandOptions& r = o.run;
   if (o.baseline_cmd.empty() && o.candidate_cmd.empty() && o.baseline_set.empty() && o.candidate_set.empty())
     throw InputError("ab: say what differs: --baseline-cmd/--candidate-cmd or --baseline-set/--candidate-set");
-  Suite baseline = LoadSuiteFile(r.suite_file, ParseAssignments(o.baseline_set, "--baseline-set"));
-  Suite candidate = LoadSuiteFile(r.suite_file, ParseAssignments(o.candidate_set, "--candidate-set"));
+  Suite baseline = LoadRunSuite(r, ParseAssignments(o.baseline_set, "--baseline-set"));
+  Suite candidate = LoadRunSuite(r, ParseAssignments(o.candidate_set, "--candidate-set"));
   ReplaceCommand(baseline, o.baseline_cmd, "--baseline-cmd", r.scenarios);
   ReplaceCommand(candidate, o.candidate_cmd, "--candidate-cmd", r.scenarios);
 
@@ -332,6 +341,30 @@ int ReportCommand(const std::string& results_file, const std::string& out_dir, b
   WriteReports(results, out_dir);
   PrintSummary(results, out_dir);
   return results.exit_code;
+}
+
+int MergeCommand(const MergeCommandOptions& o) {
+  std::vector<ShardResults> shards;
+  for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
+  RunResults merged = MergeShards(shards, o.strict);
+  if (!o.baseline_dir.empty()) {
+    // One family of tests across all shards, as if the suite had run on one runner.
+    std::map<std::string, Baseline> baselines;
+    for (const auto& s : merged.scenarios) {
+      auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name));
+      if (b) baselines.emplace(s.name, std::move(*b));
+    }
+    Finish(merged, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
+  }
+  std::string out_dir = fs::path(o.output_file).parent_path().string();
+  if (out_dir.empty()) out_dir = ".";
+  WriteReports(merged, out_dir);
+  // WriteReports wrote results.json; another name gets its own copy.
+  if (fs::path(o.output_file).filename() != "results.json") {
+    WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+  }
+  PrintSummary(merged, out_dir);
+  return merged.exit_code;
 }
 
 int OverheadCommand(const OverheadCommandOptions& o) {

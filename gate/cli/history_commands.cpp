@@ -1,0 +1,60 @@
+// history add, trend, export: what the nightly job does with a run.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "history/history_db.h"
+#include "history/openmetrics.h"
+#include "history/pushgateway.h"
+#include "history/trend.h"
+#include "metrics/results_json.h"
+
+namespace perfgate {
+
+int HistoryAddCommand(const HistoryAddOptions& o) {
+  RunResults results = ReadResultsFile(o.results_file);
+  HistoryDb db = HistoryDb::Open(o.db_file);
+  if (!db.AddRun(results, {o.commit, o.branch})) {
+    std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", o.db_file.c_str(),
+                results.suite.c_str(), o.commit.c_str());
+    return 0;
+  }
+  std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
+              results.scenarios.size(), o.commit.c_str(), o.branch.c_str(), o.db_file.c_str(),
+              static_cast<long long>(db.RunCount()));
+  return 0;
+}
+
+int TrendCommand(const TrendOptions& o) {
+  HistoryDb db = HistoryDb::OpenExisting(o.db_file);
+  SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics};
+  std::vector<TrendSeries> trends =
+      AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
+  WriteTrendDashboard(trends, {o.db_file, o.branch}, o.out_dir);
+  size_t changes = 0;
+  for (const TrendSeries& t : trends) {
+    for (const auto& c : t.change_points) {
+      ++changes;
+      const HistorySeries& s = t.series;
+      std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(), s.scenario.c_str(),
+                  s.metric.c_str(), s.statistic.c_str(), c.change_pct(), s.points[c.index].commit.c_str(), c.p_value,
+                  IsRegression(t, c) ? ", for the worse" : "");
+    }
+  }
+  std::printf("perfgate: %zu series, %zu change points; dashboard in %s/index.html\n", trends.size(), changes,
+              o.out_dir.c_str());
+  return 0;
+}
+
+int ExportCommand(const ExportOptions& o) {
+  RunResults results = ReadResultsFile(o.results_file);
+  if (o.push_url.empty()) {
+    std::fputs(RenderMetrics(results, ExpositionFormat::kOpenMetrics).c_str(), stdout);
+    return 0;
+  }
+  PushMetrics(o.push_url, results.suite, RenderMetrics(results, ExpositionFormat::kPrometheus));
+  std::printf("perfgate: pushed %s to %s%s\n", results.suite.c_str(), o.push_url.c_str(),
+              PushPath(results.suite).c_str());
+  return 0;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,334 @@
+#include "history/history_db.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+// Step i brings a database from user_version i to i + 1.
+const char* const kMigrations[] = {
+    // 0 -> 1: runs and the per-repetition value of every statistic.
+    R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  suite TEXT NOT NULL,
+  commit_sha TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  run_timestamp TEXT NOT NULL,
+  added_at TEXT NOT NULL,
+  hostname TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  cpu_model TEXT NOT NULL,
+  cpu_count INTEGER NOT NULL,
+  perfgate_version TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  UNIQUE (suite, commit_sha, branch, run_timestamp)
+);
+-- One row per (scenario, metric, statistic, unit, direction): the values
+-- below refer to it by id, which keeps a year of nightly runs small.
+CREATE TABLE series (
+  id INTEGER PRIMARY KEY,
+  scenario TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  statistic TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,
+  UNIQUE (scenario, metric, statistic, unit, better)
+);
+CREATE TABLE metric_values (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  series_id INTEGER NOT NULL REFERENCES series (id),
+  repetition INTEGER NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (run_id, series_id, repetition)
+) WITHOUT ROWID;
+)sql",
+    // 1 -> 2: the verdict of each check, so a trend can show what the gate said.
+    R"sql(
+CREATE TABLE check_results (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  scenario TEXT NOT NULL,
+  name TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  statistic TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  change_pct REAL
+);
+CREATE INDEX check_results_run ON check_results (run_id);
+)sql",
+};
+static_assert(std::size(kMigrations) == kHistorySchemaVersion);
+
+// A prepared statement; errors name the database file.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& file, const std::string& sql) : db_(db), file_(file) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) Fail();
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& Bind(int i, const std::string& text) {
+    Check(sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& Bind(int i, double value) {
+    Check(sqlite3_bind_double(stmt_, i, value));
+    return *this;
+  }
+  Statement& Bind(int i, int64_t value) {
+    Check(sqlite3_bind_int64(stmt_, i, value));
+    return *this;
+  }
+  Statement& BindOptional(int i, const std::optional<double>& value) {
+    Check(value && std::isfinite(*value) ? sqlite3_bind_double(stmt_, i, *value) : sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  // True while there is a row.
+  bool Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) Fail();
+    return false;
+  }
+  // Runs an insert or update again with new bindings.
+  void Run() {
+    Step();
+    sqlite3_reset(stmt_);
+  }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK) Fail();
+  }
+  [[noreturn]] void Fail() const;
+  sqlite3* db_;
+  const std::string& file_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Not a database, corrupt, read-only or data the schema refuses (two
+// repetitions with one index) is the user's input; the rest is the machine.
+[[noreturn]] void ThrowSqliteError(sqlite3* db, const std::string& file, int rc) {
+  std::string message = file + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  int primary = rc & 0xff;
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_READONLY ||
+      primary == SQLITE_CANTOPEN || primary == SQLITE_CONSTRAINT) {
+    throw InputError(message);
+  }
+  throw InfraError(message);
+}
+
+void Statement::Fail() const { ThrowSqliteError(db_, file_, sqlite3_extended_errcode(db_)); }
+
+std::string NowIso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// Rolls back unless committed.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& file) : db_(db), file_(file) { Exec("BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (!committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void Commit() {
+    Exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  void Exec(const char* sql) {
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) ThrowSqliteError(db_, file_, rc);
+  }
+  sqlite3* db_;
+  const std::string& file_;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+HistoryDb HistoryDb::Open(const std::string& file) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  HistoryDb db(file, raw);
+  if (rc != SQLITE_OK) ThrowSqliteError(raw, file, rc);
+  sqlite3_busy_timeout(raw, 10000);  // two nightly jobs adding at once wait, not fail
+  sqlite3_extended_result_codes(raw, 1);
+  db.Exec("PRAGMA foreign_keys = ON");
+  db.Migrate();
+  return db;
+}
+
+HistoryDb HistoryDb::OpenExisting(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file + ": no such history database");
+  return Open(file);
+}
+
+void HistoryDb::Exec(const std::string& sql) const {
+  char* error = nullptr;
+  int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return;
+  sqlite3_free(error);
+  ThrowSqliteError(db_.get(), file_, rc);
+}
+
+int HistoryDb::SchemaVersion() const {
+  Statement version(db_.get(), file_, "PRAGMA user_version");
+  version.Step();
+  return static_cast<int>(version.Int(0));
+}
+
+void HistoryDb::Migrate() {
+  // Reading needs no lock; a migration re-reads the version under the write
+  // lock, since another process may have migrated meanwhile.
+  for (int version = SchemaVersion(); version < kHistorySchemaVersion;) {
+    Transaction transaction(db_.get(), file_);
+    version = SchemaVersion();
+    if (version >= kHistorySchemaVersion) break;
+    if (version == 0) {
+      Statement tables(db_.get(), file_, "SELECT count(*) FROM sqlite_schema");
+      tables.Step();
+      if (tables.Int(0) > 0) throw InputError(file_ + ": an SQLite database, but not a perfgate history");
+    }
+    Exec(kMigrations[version]);
+    Exec("PRAGMA user_version = " + std::to_string(version + 1));
+    transaction.Commit();
+    ++version;
+  }
+  int version = SchemaVersion();
+  if (version > kHistorySchemaVersion) {
+    throw InputError(file_ + ": history schema version " + std::to_string(version) +
+                     " is newer than this perfgate's (" + std::to_string(kHistorySchemaVersion) + ")");
+  }
+}
+
+int64_t HistoryDb::RunCount() const {
+  Statement count(db_.get(), file_, "SELECT count(*) FROM runs");
+  count.Step();
+  return count.Int(0);
+}
+
+int64_t HistoryDb::SeriesId(const std::array<std::string, 5>& key) {
+  Statement insert(
+      db_.get(), file_,
+      "INSERT OR IGNORE INTO series (scenario, metric, statistic, unit, better) VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement select(db_.get(), file_,
+                   "SELECT id FROM series WHERE scenario = ?1 AND metric = ?2 AND statistic = ?3 AND unit = ?4 AND "
+                   "better = ?5");
+  for (int i = 0; i < 5; ++i) {
+    insert.Bind(i + 1, key[static_cast<size_t>(i)]);
+    select.Bind(i + 1, key[static_cast<size_t>(i)]);
+  }
+  insert.Run();
+  select.Step();
+  return select.Int(0);
+}
+
+bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
+  if (identity.commit.empty()) throw InputError("--commit: must not be empty");
+  if (identity.branch.empty()) throw InputError("--branch: must not be empty");
+  if (results.partial) throw InputError("the run is partial (it was interrupted); not added to the history");
+  const Environment& env = results.environment;
+  std::string timestamp = env.timestamp.empty() ? NowIso8601() : env.timestamp;
+
+  Transaction transaction(db_.get(), file_);
+  Statement exists(db_.get(), file_,
+                   "SELECT 1 FROM runs WHERE suite = ?1 AND commit_sha = ?2 AND branch = ?3 AND run_timestamp = ?4");
+  exists.Bind(1, results.suite).Bind(2, identity.commit).Bind(3, identity.branch).Bind(4, timestamp);
+  if (exists.Step()) return false;
+
+  Statement run(db_.get(), file_,
+                "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
+                "cpu_count, perfgate_version, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  run.Bind(1, results.suite).Bind(2, identity.commit).Bind(3, identity.branch).Bind(4, timestamp);
+  run.Bind(5, NowIso8601()).Bind(6, env.hostname).Bind(7, env.kernel).Bind(8, env.cpu_model);
+  run.Bind(9, static_cast<int64_t>(env.cpu_count)).Bind(10, env.perfgate_version).Bind(11, ToString(results.verdict));
+  run.Run();
+  const int64_t run_id = sqlite3_last_insert_rowid(db_.get());
+
+  Statement value(db_.get(), file_,
+                  "INSERT INTO metric_values (run_id, series_id, repetition, value) VALUES (?1, ?2, ?3, ?4)");
+  Statement check(db_.get(), file_,
+                  "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  std::map<std::array<std::string, 5>, int64_t> series_ids;
+  for (const ScenarioResult& scenario : results.scenarios) {
+    for (const Repetition& rep : scenario.repetitions) {
+      if (rep.warmup || !rep.failure.empty()) continue;
+      for (const auto& [name, metric] : rep.metrics) {
+        for (const std::string& statistic : StatisticsFor(metric.kind)) {
+          std::optional<double> v = StatisticValue(metric, statistic);
+          if (!v || !std::isfinite(*v)) continue;
+          std::array<std::string, 5> key = {scenario.name, name, statistic, StatisticUnit(metric, statistic),
+                                            ToString(metric.better)};
+          auto known = series_ids.find(key);
+          int64_t series = known != series_ids.end() ? known->second : series_ids[key] = SeriesId(key);
+          value.Bind(1, run_id).Bind(2, series).Bind(3, static_cast<int64_t>(rep.index)).Bind(4, *v);
+          value.Run();
+        }
+      }
+    }
+    for (const CheckResult& c : scenario.checks) {
+      check.Bind(1, run_id).Bind(2, scenario.name).Bind(3, c.spec.name).Bind(4, c.spec.metric).Bind(5, c.statistic);
+      check.Bind(6, ToString(c.verdict))
+          .BindOptional(7, c.baseline_values.empty() ? std::nullopt : std::optional(c.change_pct));
+      check.Run();
+    }
+  }
+  transaction.Commit();
+  return true;
+}
+
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
+  Statement rows(db_.get(), file_,
+                 "SELECT r.suite, s.scenario, s.metric, s.statistic, s.unit, s.better, r.id, r.commit_sha, r.branch, "
+                 "r.run_timestamp, v.value FROM metric_values v JOIN runs r ON r.id = v.run_id "
+                 "JOIN series s ON s.id = v.series_id WHERE ?1 = '' OR r.branch = ?1 "
+                 "ORDER BY r.suite, s.scenario, s.metric, s.statistic, r.run_timestamp, r.id, v.repetition");
+  rows.Bind(1, filter.branch);
+  std::vector<HistorySeries> out;
+  auto wanted = [&](const std::string& statistic) {
+    return filter.statistics.empty() ||
+           std::find(filter.statistics.begin(), filter.statistics.end(), statistic) != filter.statistics.end();
+  };
+  while (rows.Step()) {
+    if (!wanted(rows.Text(3))) continue;
+    bool same_series = !out.empty() && out.back().suite == rows.Text(0) && out.back().scenario == rows.Text(1) &&
+                       out.back().metric == rows.Text(2) && out.back().statistic == rows.Text(3);
+    if (!same_series) {
+      HistorySeries s{rows.Text(0), rows.Text(1), rows.Text(2), rows.Text(3), rows.Text(4), Better::kLower, {}};
+      s.better = ParseBetter(rows.Text(5)).value_or(Better::kLower);
+      out.push_back(std::move(s));
+    }
+    HistorySeries& series = out.back();
+    if (series.points.empty() || series.points.back().run_id != rows.Int(6)) {
+      series.points.push_back({rows.Int(6), rows.Text(7), rows.Text(8), rows.Text(9), {}});
+    }
+    series.points.back().values.push_back(rows.Double(10));
+  }
+  return out;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,26 @@
+// A run as metrics for Prometheus: one gauge family per metric statistic,
+// named perfgate_<metric>_<statistic>[_<unit>], with the median over the
+// measured repetitions as the value and suite and scenario as labels; plus
+// the run's exit code and each check's verdict.
+#pragma once
+
+#include <string>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+enum class ExpositionFormat {
+  kOpenMetrics,  // OpenMetrics 1.0 text: UNIT lines, "# EOF" at the end
+  kPrometheus,   // Prometheus text 0.0.4, what a Pushgateway accepts
+};
+
+// Characters a metric name does not allow become '_'.
+std::string MetricFamilyName(const std::string& text);
+// A label value inside double quotes: backslash, quote and newline escaped.
+std::string EscapeLabelValue(const std::string& text);
+
+// The exposition of `results`. Pure.
+std::string RenderMetrics(const RunResults& results, ExpositionFormat format);
+
+}  // namespace perfgate

@@ -1,0 +1,288 @@
+#include "history/trend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+#include "report/escape.h"
+#include "report/format.h"
+#include "report/html_reporter.h"
+#include "stats/descriptive.h"
+
+namespace perfgate {
+namespace {
+
+constexpr const char* kPointColor = "#2563eb";
+constexpr const char* kWhiskerColor = "#93b4f5";
+constexpr const char* kSegmentColor = "#1f2937";
+constexpr const char* kGridColor = "#e5e7eb";
+constexpr const char* kMutedColor = "#6b7280";
+constexpr const char* kRegressionColor = "#d13438";
+constexpr const char* kImprovementColor = "#107c41";
+
+std::string Esc(const std::string& text) { return XmlEscape(text); }
+
+std::string Num(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", v);
+  return buffer;
+}
+
+std::string ShortCommit(const std::string& commit) { return commit.substr(0, 12); }
+
+std::string SeriesTitle(const HistorySeries& s) { return s.metric + " \u00b7 " + s.statistic; }
+
+std::string ChartId(size_t index) { return "series-" + std::to_string(index); }
+
+std::string ChangeColor(const TrendSeries& trend, const stats::ChangePoint& change) {
+  return IsRegression(trend, change) ? kRegressionColor : kImprovementColor;
+}
+
+// "abc123..def456": the last run before the change and the first after it.
+std::string CommitRange(const TrendSeries& trend, const stats::ChangePoint& change) {
+  const auto& points = trend.series.points;
+  return ShortCommit(points[change.index - 1].commit) + ".." + ShortCommit(points[change.index].commit);
+}
+
+std::string SvgText(double x, double y, const char* anchor, const std::string& text) {
+  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + anchor + "\" fill=\"" + kMutedColor +
+         "\" font-size=\"10\" font-family=\"sans-serif\">" + Esc(text) + "</text>";
+}
+
+std::string SvgLine(double x1, double y1, double x2, double y2, const char* stroke, double width, bool dashed,
+                    const std::string& tooltip = "") {
+  std::string svg = "<line x1=\"" + Num(x1) + "\" y1=\"" + Num(y1) + "\" x2=\"" + Num(x2) + "\" y2=\"" + Num(y2) +
+                    "\" stroke=\"" + stroke + "\" stroke-width=\"" + Num(width) + "\"";
+  if (dashed) svg += " stroke-dasharray=\"5 3\"";
+  if (tooltip.empty()) return svg + "/>";
+  return svg + "><title>" + Esc(tooltip) + "</title></line>";
+}
+
+std::string ChangeTooltip(const TrendSeries& trend, const stats::ChangePoint& change) {
+  const std::string& unit = trend.series.unit;
+  return "change point " + FormatPercent(change.change_pct()) + ": " + FormatQuantity(change.mean_before, unit) +
+         " \u2192 " + FormatQuantity(change.mean_after, unit) + " between " + CommitRange(trend, change) + " (p " +
+         FormatPValue(change.p_value) + ")";
+}
+
+void AppendCell(std::string& html, const std::string& content, const char* cls = nullptr) {
+  html += cls ? "<td class=\"" + std::string(cls) + "\">" : std::string("<td>");
+  html += content + "</td>";
+}
+
+std::string ChangePointTable(const std::vector<TrendSeries>& trends) {
+  struct Row {
+    const TrendSeries* trend;
+    size_t chart;
+    const stats::ChangePoint* change;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < trends.size(); ++i) {
+    for (const auto& c : trends[i].change_points) rows.push_back({&trends[i], i, &c});
+  }
+  std::string html = "<section class=\"card\" id=\"change-points\">\n<h2>Change points</h2>\n";
+  if (rows.empty()) return html + "<p class=\"all-clear\">No change point in any series.</p>\n</section>\n";
+  // Newest first: what a nightly reader wants to see.
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.trend->series.points[a.change->index].timestamp > b.trend->series.points[b.change->index].timestamp;
+  });
+  html +=
+      "<table class=\"checks\">\n<thead><tr><th>Suite / scenario</th><th>Metric</th><th>Commits</th><th>Run</th>"
+      "<th class=\"num\">Before</th><th class=\"num\">After</th><th class=\"num\">Change</th>"
+      "<th class=\"num\">p</th></tr></thead>\n<tbody>\n";
+  for (const Row& r : rows) {
+    const HistorySeries& s = r.trend->series;
+    bool worse = IsRegression(*r.trend, *r.change);
+    html += std::string("<tr class=\"") + (worse ? "row-regressed" : "row-improved") + "\">";
+    AppendCell(html, Esc(s.suite + " / " + s.scenario));
+    AppendCell(html, "<a href=\"#" + ChartId(r.chart) + "\">" + Esc(SeriesTitle(s)) + "</a>", "name");
+    AppendCell(html, "<code>" + Esc(CommitRange(*r.trend, *r.change)) + "</code>");
+    AppendCell(html, Esc(s.points[r.change->index].timestamp));
+    AppendCell(html, Esc(FormatQuantity(r.change->mean_before, s.unit)), "num");
+    AppendCell(html, Esc(FormatQuantity(r.change->mean_after, s.unit)), "num");
+    AppendCell(html,
+               std::string("<span class=\"pill ") + (worse ? "regressed" : "improved") + "\">" +
+                   Esc(FormatPercent(r.change->change_pct())) + "</span>",
+               "num");
+    AppendCell(html, Esc(FormatPValue(r.change->p_value)), "num");
+    html += "</tr>\n";
+  }
+  return html + "</tbody>\n</table>\n</section>\n";
+}
+
+std::string ScenarioSections(const std::vector<TrendSeries>& trends) {
+  std::string html;
+  std::string current;
+  for (size_t i = 0; i < trends.size(); ++i) {
+    const HistorySeries& s = trends[i].series;
+    std::string heading = s.suite + " / " + s.scenario;
+    if (heading != current) {
+      if (!current.empty()) html += "</div>\n</section>\n";
+      current = heading;
+      html += "<section class=\"card scenario\">\n<h2>" + Esc(heading) + "</h2>\n<div class=\"figures\">\n";
+    }
+    std::string caption = SeriesTitle(s) + (s.unit.empty() ? "" : " (" + s.unit + ")");
+    std::string sub = std::to_string(s.points.size()) + " runs \u00b7 " + ToString(s.better) + " is better";
+    if (!trends[i].change_points.empty())
+      sub += " \u00b7 " + std::to_string(trends[i].change_points.size()) + " change points";
+    html += "<figure class=\"trend\" id=\"" + ChartId(i) + "\">\n<figcaption>" + Esc(caption) + "</figcaption>\n" +
+            TrendChartSvg(trends[i]) + "\n<p class=\"sub\">" + Esc(sub) + "</p>\n</figure>\n";
+  }
+  if (!current.empty()) html += "</div>\n</section>\n";
+  return html;
+}
+
+void CreateDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InfraError("cannot create directory " + dir + ": " + ec.message());
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultTrendStatistics() { return {"value", "rate", "per_op", "p50", "p99"}; }
+
+std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options) {
+  std::vector<TrendSeries> out;
+  for (HistorySeries& s : series) {
+    TrendSeries t;
+    for (const HistoryPoint& p : s.points) t.medians.push_back(stats::Median(p.values));
+    t.change_points = stats::FindChangePoints(t.medians, options);
+    t.series = std::move(s);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+bool IsRegression(const TrendSeries& trend, const stats::ChangePoint& change) {
+  switch (trend.series.better) {
+    case Better::kLower:
+      return change.mean_after > change.mean_before;
+    case Better::kHigher:
+      return change.mean_after < change.mean_before;
+    case Better::kNone:
+      return true;  // any move of a metric without a good direction deserves a look
+  }
+  return true;
+}
+
+std::string TrendChartSvg(const TrendSeries& trend) {
+  const HistorySeries& s = trend.series;
+  if (s.points.empty()) return "";
+  constexpr int kWidth = 600, kHeight = 190;
+  constexpr double kLeft = 64, kRight = kWidth - 12, kTop = 10, kBottom = kHeight - 28;
+
+  double lo = trend.medians.front(), hi = lo;
+  for (const HistoryPoint& p : s.points) {
+    for (double v : p.values) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (hi <= lo) {
+    double pad = std::fabs(hi) > 0 ? std::fabs(hi) * 0.05 : 1.0;
+    lo -= pad;
+    hi += pad;
+  }
+  const size_t n = s.points.size();
+  auto x = [&](double i) {
+    return n == 1 ? (kLeft + kRight) / 2 : kLeft + i / static_cast<double>(n - 1) * (kRight - kLeft);
+  };
+  auto y = [&](double v) { return kBottom - (v - lo) / (hi - lo) * (kBottom - kTop); };
+
+  std::string label = s.scenario + ": " + SeriesTitle(s) + " over " + std::to_string(n) + " runs";
+  std::string w = std::to_string(kWidth), h = std::to_string(kHeight);
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + w + "\" height=\"" + h +
+                    "\" viewBox=\"0 0 " + w + " " + h + "\" role=\"img\" aria-label=\"" + Esc(label) + "\"><title>" +
+                    Esc(label) + "</title>";
+  for (double v : {lo, (lo + hi) / 2, hi}) {
+    svg += SvgLine(kLeft, y(v), kRight, y(v), kGridColor, 1, false);
+    svg += SvgText(kLeft - 6, y(v) + 3.5, "end", FormatQuantity(v, s.unit));
+  }
+  svg += SvgText(kLeft, kHeight - 8, "start", ShortCommit(s.points.front().commit));
+  if (n > 1) svg += SvgText(kRight, kHeight - 8, "end", ShortCommit(s.points.back().commit));
+
+  // Segment means, then change points over them, then the runs on top.
+  size_t begin = 0;
+  for (size_t k = 0; k <= trend.change_points.size(); ++k) {
+    size_t end = k < trend.change_points.size() ? trend.change_points[k].index : n;
+    double mean = k < trend.change_points.size() ? trend.change_points[k].mean_before
+                  : trend.change_points.empty()  ? stats::Mean(trend.medians)
+                                                 : trend.change_points.back().mean_after;
+    svg += SvgLine(x(static_cast<double>(begin)), y(mean), x(static_cast<double>(end - 1)), y(mean), kSegmentColor, 1.5,
+                   false, "mean " + FormatQuantity(mean, s.unit));
+    begin = end;
+  }
+  for (const stats::ChangePoint& c : trend.change_points) {
+    double cx = x(static_cast<double>(c.index) - 0.5);
+    svg += SvgLine(cx, kTop, cx, kBottom, ChangeColor(trend, c).c_str(), 2, true, ChangeTooltip(trend, c));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const HistoryPoint& p = s.points[i];
+    auto [min_it, max_it] = std::minmax_element(p.values.begin(), p.values.end());
+    double px = x(static_cast<double>(i));
+    if (*max_it > *min_it) svg += SvgLine(px, y(*min_it), px, y(*max_it), kWhiskerColor, 1.5, false);
+    std::string tooltip = "commit " + ShortCommit(p.commit) + " (" + p.branch + "), " + p.timestamp + ": median " +
+                          FormatQuantity(trend.medians[i], s.unit) + " of " + std::to_string(p.values.size()) +
+                          " repetitions";
+    svg += "<circle cx=\"" + Num(px) + "\" cy=\"" + Num(y(trend.medians[i])) + "\" r=\"3\" fill=\"" + kPointColor +
+           "\"><title>" + Esc(tooltip) + "</title></circle>";
+  }
+  return svg + "</svg>";
+}
+
+std::string RenderTrendDashboard(const std::vector<TrendSeries>& trends, const TrendPage& page) {
+  std::map<int64_t, bool> runs;
+  size_t changes = 0, regressions = 0;
+  for (const TrendSeries& t : trends) {
+    for (const HistoryPoint& p : t.series.points) runs[p.run_id] = true;
+    for (const auto& c : t.change_points) {
+      ++changes;
+      regressions += IsRegression(t, c);
+    }
+  }
+  std::string summary = std::to_string(runs.size()) + " runs \u00b7 " + std::to_string(trends.size()) +
+                        " series \u00b7 " + std::to_string(changes) + " change points (" + std::to_string(regressions) +
+                        " for the worse)";
+  std::string scope = "history " + page.database + (page.branch.empty() ? ", every branch" : ", branch " + page.branch);
+  std::string html =
+      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+      "<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
+      "<title>perfgate trends</title>\n"
+      "<link rel=\"stylesheet\" href=\"report.css\"/>\n<link rel=\"stylesheet\" href=\"trend.css\"/>\n"
+      "</head>\n<body>\n";
+  html += std::string("<header class=\"banner ") + (regressions > 0 ? "status-warn" : "status-pass") +
+          "\">\n<p class=\"status\">perfgate trends</p>\n<h1>Performance over commits</h1>\n<p class=\"summary\">" +
+          Esc(summary) + "</p>\n<p class=\"meta\">" + Esc(scope) + "</p>\n</header>\n<main>\n";
+  if (trends.empty())
+    html += "<section class=\"card\"><p class=\"muted\">The history holds no runs yet.</p></section>\n";
+  html += ChangePointTable(trends) + ScenarioSections(trends);
+  html += "</main>\n<footer>Generated by perfgate " + Esc(PERFGATE_VERSION) +
+          ". Change points: E-divisive means, each split kept when Welch's t-test gives p below the threshold."
+          "</footer>\n</body>\n</html>\n";
+  return html;
+}
+
+std::string TrendStylesheet() {
+  return R"css(/* perfgate trend dashboard: additions to report.css */
+figure.trend { flex: 1 1 520px; max-width: 640px; }
+figure.trend svg.chart { max-width: 100%; height: auto; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+tr.row-improved td:first-child { box-shadow: inset 3px 0 0 var(--green); }
+)css";
+}
+
+void WriteTrendDashboard(const std::vector<TrendSeries>& trends, const TrendPage& page, const std::string& out_dir) {
+  CreateDirectories(out_dir);
+  const std::filesystem::path out(out_dir);
+  WriteFileAtomic((out / "report.css").string(), HtmlReporter::Stylesheet());
+  WriteFileAtomic((out / "trend.css").string(), TrendStylesheet());
+  WriteFileAtomic((out / "index.html").string(), RenderTrendDashboard(trends, page));
+}
+
+}  // namespace perfgate

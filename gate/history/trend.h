@@ -1,0 +1,51 @@
+// The trend dashboard: each stored series reduced to one median per run,
+// change points found by E-divisive means (stats/edivisive.h), drawn as
+// inline SVG charts and listed in a table. The page follows the report's
+// rules (report/html_reporter.h): no script, no inline style, presentation
+// attributes only in the SVG, every stored string escaped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "history/history_db.h"
+#include "stats/edivisive.h"
+
+namespace perfgate {
+
+struct TrendSeries {
+  HistorySeries series;
+  std::vector<double> medians;  // one per point
+  std::vector<stats::ChangePoint> change_points;
+};
+
+// The statistics a dashboard shows unless told otherwise: each kind's
+// default, per operation for counters, and the p99 of histograms.
+std::vector<std::string> DefaultTrendStatistics();
+
+// Medians and change points of every series.
+std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options);
+
+// Whether a change of the series' metric is for the worse.
+bool IsRegression(const TrendSeries& trend, const stats::ChangePoint& change);
+
+// One series over its runs: a dot per run at the median with a whisker from
+// the smallest to the largest repetition, each segment's mean, and a dashed
+// line before every change point. "" for a series without points.
+std::string TrendChartSvg(const TrendSeries& trend);
+
+struct TrendPage {
+  std::string database;  // shown, not opened
+  std::string branch;    // empty: every branch
+};
+
+// index.html of the dashboard. Pure.
+std::string RenderTrendDashboard(const std::vector<TrendSeries>& trends, const TrendPage& page);
+// trend.css: what the dashboard adds to the report's stylesheet.
+std::string TrendStylesheet();
+
+// Writes index.html, report.css and trend.css into out_dir, each atomically,
+// the stylesheets first. InfraError naming the path when it cannot.
+void WriteTrendDashboard(const std::vector<TrendSeries>& trends, const TrendPage& page, const std::string& out_dir);
+
+}  // namespace perfgate

@@ -1,0 +1,24 @@
+// Merging the results of one suite's shards, run on several CI runners, into
+// one run: scenarios in the order of the files given, the first file's
+// environment, partial when any shard was.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+struct ShardResults {
+  std::string file;  // named in errors
+  RunResults results;
+};
+
+// InputError naming both files when the shards are of different suites or a
+// scenario appears in two of them (or twice in one), or when there is none.
+// Check verdicts are kept as each shard computed them; the overall verdict
+// and exit code are recomputed (`strict`: inconclusive fails).
+RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict);
+
+}  // namespace perfgate

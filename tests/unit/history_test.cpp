@@ -1,0 +1,354 @@
+// The history database (schema, migration, transactions, errors), the trend
+// dashboard built from it, and the OpenMetrics / Prometheus exposition.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "history/history_db.h"
+#include "history/openmetrics.h"
+#include "history/pushgateway.h"
+#include "history/trend.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScript = "<script>alert(1)</script>";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "perfgate-history-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// A run of suite "nightly" whose wall time is `wall_s` (three repetitions
+// around it) and whose runqueue latency histogram has one sample.
+RunResults SampleRun(const std::string& timestamp, double wall_s, const std::string& scenario = "camera") {
+  RunResults r;
+  r.suite = "nightly";
+  r.environment.timestamp = timestamp;
+  r.environment.hostname = "runner";
+  ScenarioResult s;
+  s.name = scenario;
+  for (int i = 0; i < 3; ++i) {
+    Repetition rep;
+    rep.index = i;
+    rep.metrics["workload.wall_time"] = ScalarMetric("workload.wall_time", wall_s * (1 + 0.001 * i), "s");
+    LogLinearHistogram h;
+    h.Record(1000 + i);
+    rep.metrics["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", h, 1.0);
+    rep.metrics["sched.switches"] = CounterMetric("sched.switches", "count", 100, 2.0);
+    s.repetitions.push_back(rep);
+  }
+  CheckResult c;
+  c.spec.name = "wall";
+  c.spec.metric = "workload.wall_time";
+  c.statistic = "value";
+  c.verdict = Verdict::kPass;
+  s.checks.push_back(c);
+  r.scenarios.push_back(s);
+  return r;
+}
+
+int64_t CountRows(const std::string& file, const std::string& table) {
+  sqlite3* db = nullptr;
+  sqlite3_open(file.c_str(), &db);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, ("SELECT count(*) FROM " + table).c_str(), -1, &stmt, nullptr);
+  int64_t n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return n;
+}
+
+void Sql(const std::string& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::to_string(static_cast<int>(e.code())) + " " + e.what();
+  }
+  return "no error";
+}
+
+TEST(HistoryDb, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
+  TempDir dir;
+  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+  EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
+  EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
+  EXPECT_EQ(db.RunCount(), 1);
+  // 3 repetitions x (1 scalar statistic + 7 histogram statistics + 2 counter statistics without ops).
+  EXPECT_EQ(CountRows(dir / "h.sqlite", "metric_values"), 3 * (1 + 7 + 2));
+  EXPECT_EQ(CountRows(dir / "h.sqlite", "check_results"), 1);
+}
+
+TEST(HistoryDb, AddingTheSameRunTwiceStoresItOnce) {
+  TempDir dir;
+  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+  EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
+  EXPECT_FALSE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
+  EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "release"}));
+  EXPECT_EQ(db.RunCount(), 2);
+}
+
+TEST(HistoryDb, SeriesAreOrderedByRunTimeAndFilteredByBranch) {
+  TempDir dir;
+  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+  db.AddRun(SampleRun("2024-05-03T00:00:00Z", 3.0), {"c3", "main"});
+  db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"c1", "main"});
+  db.AddRun(SampleRun("2024-05-02T00:00:00Z", 2.0), {"c2", "feature"});
+  std::vector<HistorySeries> all = db.Series({"", {"value"}});
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].metric, "workload.wall_time");
+  EXPECT_EQ(all[0].unit, "s");
+  ASSERT_EQ(all[0].points.size(), 3u);
+  EXPECT_EQ(all[0].points[0].commit, "c1");
+  EXPECT_EQ(all[0].points[1].commit, "c2");
+  EXPECT_EQ(all[0].points[2].values.size(), 3u);
+  std::vector<HistorySeries> main = db.Series({"main", {"value", "p99"}});
+  ASSERT_EQ(main.size(), 2u);
+  EXPECT_EQ(main[0].points.size(), 2u);
+}
+
+TEST(HistoryDb, MigratesAVersionOneDatabaseKeepingItsRuns) {
+  TempDir dir;
+  std::string file = dir / "old.sqlite";
+  {
+    HistoryDb db = HistoryDb::Open(file);
+    db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
+  }
+  // What a perfgate of schema version 1 left: no check_results table.
+  Sql(file, "DROP TABLE check_results; PRAGMA user_version = 1;");
+  HistoryDb db = HistoryDb::Open(file);
+  EXPECT_EQ(db.SchemaVersion(), 2);
+  EXPECT_EQ(db.RunCount(), 1);
+  EXPECT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"def", "main"}));
+  EXPECT_EQ(CountRows(file, "check_results"), 1);
+}
+
+TEST(HistoryDb, RefusesANewerSchemaAForeignDatabaseAndAFileThatIsNoDatabase) {
+  TempDir dir;
+  std::string newer = dir / "newer.sqlite";
+  Sql(newer, "PRAGMA user_version = 99;");
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(newer); }).rfind("2 " + newer + ": history schema version 99", 0), 0u);
+
+  std::string foreign = dir / "foreign.sqlite";
+  Sql(foreign, "CREATE TABLE t (x);");
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(foreign); }),
+            "2 " + foreign + ": an SQLite database, but not a perfgate history");
+
+  std::string text = dir / "text.sqlite";
+  std::ofstream(text) << "this is not a database, not even close, but long enough to have a header page\n";
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(text); }).rfind("2 " + text + ": ", 0), 0u);
+
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::OpenExisting(dir / "missing.sqlite"); }).rfind("2 ", 0), 0u);
+  EXPECT_FALSE(fs::exists(dir / "missing.sqlite"));
+}
+
+TEST(HistoryDb, RefusesPartialRunsAndEmptyIdentityStoringNothing) {
+  TempDir dir;
+  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+  RunResults partial = SampleRun("2024-05-01T00:00:00Z", 1.0);
+  partial.partial = true;
+  EXPECT_EQ(ErrorOf([&] { db.AddRun(partial, {"abc", "main"}); }).rfind("2 ", 0), 0u);
+  EXPECT_EQ(ErrorOf([&] { db.AddRun(SampleRun("t", 1.0), {"", "main"}); }).rfind("2 --commit", 0), 0u);
+  EXPECT_EQ(ErrorOf([&] { db.AddRun(SampleRun("t", 1.0), {"abc", ""}); }).rfind("2 --branch", 0), 0u);
+  EXPECT_EQ(db.RunCount(), 0);
+}
+
+TEST(HistoryDb, AFailedAddRollsBackTheWholeRun) {
+  TempDir dir;
+  std::string file = dir / "h.sqlite";
+  HistoryDb db = HistoryDb::Open(file);
+  // Make the check insert fail after the run and its values were inserted.
+  Sql(file, "CREATE TRIGGER no_checks BEFORE INSERT ON check_results BEGIN SELECT RAISE(ABORT, 'refused'); END;");
+  EXPECT_EQ(ErrorOf([&] {
+              db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
+            }),
+            "2 " + file + ": refused");
+  EXPECT_EQ(CountRows(file, "runs"), 0);
+  EXPECT_EQ(CountRows(file, "metric_values"), 0);
+}
+
+std::vector<TrendSeries> PlantedTrend(const std::string& scenario) {
+  std::vector<HistorySeries> series(1);
+  HistorySeries& s = series[0];
+  s.suite = "nightly";
+  s.scenario = scenario;
+  s.metric = "workload.wall_time";
+  s.statistic = "value";
+  s.unit = "s";
+  for (int i = 0; i < 30; ++i) {
+    double level = i < 18 ? 1.0 : 1.2;
+    double wiggle = 0.002 * ((i * 7) % 5 - 2);
+    s.points.push_back({i + 1,
+                        "commit" + std::to_string(i) + kScript,
+                        "main",
+                        "2024-05-" + std::to_string(10 + i),
+                        {level + wiggle, level + wiggle * 2, level}});
+  }
+  return AnalyzeTrends(series, {});
+}
+
+TEST(Trend, FindsThePlantedChangeAndCallsItARegression) {
+  std::vector<TrendSeries> trends = PlantedTrend("camera");
+  ASSERT_EQ(trends[0].change_points.size(), 1u);
+  EXPECT_EQ(trends[0].change_points[0].index, 18u);
+  EXPECT_TRUE(IsRegression(trends[0], trends[0].change_points[0]));
+  trends[0].series.better = Better::kHigher;
+  EXPECT_FALSE(IsRegression(trends[0], trends[0].change_points[0]));
+}
+
+TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
+  std::string html = RenderTrendDashboard(PlantedTrend("cam " + kScript + " \"q\" 'a'"), {"h.sqlite", "main"});
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("style="), std::string::npos);
+  EXPECT_EQ(html.find("<style"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("href=\"report.css\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"trend.css\""), std::string::npos);
+  // The change point: in the table with its commit range, and dashed on the chart.
+  EXPECT_NE(html.find("<code>commit17&lt;scr..commit18&lt;scr</code>"), std::string::npos) << html;
+  EXPECT_NE(html.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(html.find("+20.0%"), std::string::npos);
+  EXPECT_EQ(html.find("on"
+                      "load"),
+            std::string::npos);
+}
+
+TEST(Trend, EmptyHistoryRendersAPage) {
+  std::string html = RenderTrendDashboard({}, {"h.sqlite", ""});
+  EXPECT_NE(html.find("no runs yet"), std::string::npos);
+}
+
+TEST(Trend, WritesTheDashboardAndItsStylesheets) {
+  TempDir dir;
+  WriteTrendDashboard(PlantedTrend("camera"), {"h.sqlite", ""}, dir / "out/trend");
+  for (const char* f : {"index.html", "report.css", "trend.css"})
+    EXPECT_TRUE(fs::exists(dir / ("out/trend/" + std::string(f)))) << f;
+}
+
+TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
+  RunResults r = SampleRun("t", 1.5, "cam\"era\\\nx");
+  std::string text = RenderMetrics(r, ExpositionFormat::kOpenMetrics);
+  EXPECT_NE(text.find("# TYPE perfgate_workload_wall_time_value_seconds gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# UNIT perfgate_workload_wall_time_value_seconds seconds\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# HELP perfgate_workload_wall_time_value_seconds "), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\"} 1.501"),
+      std::string::npos)
+      << text;
+  // Histogram statistics in ns become seconds.
+  EXPECT_NE(text.find("perfgate_sched_runq_latency_p99_9_seconds{"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_sched_switches_rate{"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario="), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\"} 0\n"), std::string::npos) << text;
+  ASSERT_GE(text.size(), 6u);
+  EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+  // Every sample line: name{labels} value.
+  std::regex sample(R"(^[a-zA-Z_:][a-zA-Z0-9_:]*\{[^\n]*\} \S+$)");
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#", 0) == 0) continue;
+    EXPECT_TRUE(std::regex_match(line, sample)) << line;
+  }
+}
+
+bool RunningInCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+// Runs python3 `script` with `file` as its argument; its output, and whether it exited 0.
+std::pair<bool, std::string> RunPython(const std::string& script, const std::string& file) {
+  setenv("PERFGATE_PY", script.c_str(), 1);
+  FILE* pipe = popen(("/usr/bin/python3 -c \"$PERFGATE_PY\" '" + file + "' 2>&1").c_str(), "r");
+  std::string output;
+  char buffer[512];
+  while (pipe && fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) && WEXITSTATUS(status) == 0, output};
+}
+
+// The Python Prometheus client's parsers (python3-prometheus-client): the
+// OpenMetrics one is strict about names, UNIT suffixes, escaping and # EOF.
+TEST(OpenMetrics, ThePrometheusClientParsersReadBothFormats) {
+  if (!RunPython("import prometheus_client", "").first) {
+    if (RunningInCi()) FAIL() << "python3-prometheus-client is missing (CI=true)";
+    GTEST_SKIP() << "python3-prometheus-client is not installed";
+  }
+  TempDir dir;
+  RunResults r = SampleRun("t", 1.5, "cam\"era\\\n" + kScript);
+  r.scenarios[0].checks.push_back(r.scenarios[0].checks[0]);  // two checks named alike
+  for (auto [format, parser] : {std::pair{ExpositionFormat::kOpenMetrics, "prometheus_client.openmetrics.parser"},
+                                std::pair{ExpositionFormat::kPrometheus, "prometheus_client.parser"}}) {
+    std::string file = dir / "metrics.txt";
+    std::ofstream(file) << RenderMetrics(r, format);
+    auto [ok, output] = RunPython(std::string("import sys, ") + parser +
+                                      " as p\n"
+                                      "families = list(p.text_string_to_metric_families(open(sys.argv[1]).read()))\n"
+                                      "print(len(families), sum(len(f.samples) for f in families))\n",
+                                  file);
+    ASSERT_TRUE(ok) << parser << ": " << output;
+    // 10 metric statistics, check_failed (two checks) and exit_code.
+    EXPECT_EQ(output, "12 13\n") << parser;
+  }
+}
+
+TEST(OpenMetrics, PrometheusTextHasNoUnitOrEofLines) {
+  std::string text = RenderMetrics(SampleRun("t", 1.5), ExpositionFormat::kPrometheus);
+  EXPECT_EQ(text.find("# UNIT"), std::string::npos);
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE perfgate_workload_wall_time_value_seconds gauge"), std::string::npos);
+}
+
+TEST(OpenMetrics, NamesAndLabelValuesAreSanitized) {
+  EXPECT_EQ(MetricFamilyName("fio.job-1.read.clat_p99.9"), "fio_job_1_read_clat_p99_9");
+  EXPECT_EQ(MetricFamilyName("9lives"), "_9lives");
+  EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST(Pushgateway, ParsesUrlsAndBuildsTheGroupingPath) {
+  HttpUrl u = ParseHttpUrl("http://push.example:9091/prefix/");
+  EXPECT_EQ(u.host, "push.example");
+  EXPECT_EQ(u.port, "9091");
+  EXPECT_EQ(u.path, "/prefix");
+  EXPECT_EQ(ParseHttpUrl("http://[::1]:9091").host, "::1");
+  EXPECT_EQ(ParseHttpUrl("http://localhost").port, "80");
+  for (const char* bad : {"https://x", "x:9091", "http://", "http://h:port", "http://u@h:1"}) {
+    EXPECT_THROW(ParseHttpUrl(bad), Error) << bad;
+  }
+  EXPECT_EQ(Base64Url("a/b"), "YS9i");
+  EXPECT_EQ(Base64Url("ab?"), "YWI_");
+  EXPECT_EQ(Base64Url("nightly"), "bmlnaHRseQ==");
+  EXPECT_EQ(PushPath("nightly"), "/metrics/job/perfgate/suite@base64/bmlnaHRseQ==");
+}
+
+}  // namespace
+}  // namespace perfgate

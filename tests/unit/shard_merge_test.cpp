@@ -1,0 +1,156 @@
+// --shard K/N and merging the shards' results back into one run.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/shard.h"
+#include "metrics/error.h"
+#include "metrics/merge.h"
+
+namespace perfgate {
+namespace {
+
+Suite SuiteOf(const std::vector<std::string>& names) {
+  Suite suite;
+  suite.name = "nightly";
+  suite.file = "suite.json";
+  for (const auto& n : names) {
+    ScenarioSpec spec;
+    spec.name = n;
+    suite.scenarios.push_back(spec);
+  }
+  return suite;
+}
+
+std::vector<std::string> Names(const Suite& suite) {
+  std::vector<std::string> out;
+  for (const auto& s : suite.scenarios) out.push_back(s.name);
+  return out;
+}
+
+TEST(Shard, ParsesKOfN) {
+  Shard s = ParseShard("2/3");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 3);
+}
+
+TEST(Shard, RefusesMalformedOrOutOfRange) {
+  for (const char* bad : {"", "3", "0/2", "3/2", "1/0", "a/b", "1/2x", "-1/2", "1//2"}) {
+    try {
+      ParseShard(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_NE(std::string(e.what()).find("--shard"), std::string::npos);
+    }
+  }
+}
+
+TEST(Shard, RoundRobinInSuiteOrderCoversEveryScenarioOnce) {
+  const std::vector<std::string> all = {"a", "b", "c", "d", "e", "f", "g"};
+  std::multiset<std::string> seen;
+  for (int k = 1; k <= 3; ++k) {
+    Suite suite = SuiteOf(all);
+    SelectShard(suite, {}, {k, 3});
+    for (const auto& n : Names(suite)) seen.insert(n);
+    if (k == 1) {
+      EXPECT_EQ(Names(suite), (std::vector<std::string>{"a", "d", "g"}));
+    }
+    if (k == 3) {
+      EXPECT_EQ(Names(suite), (std::vector<std::string>{"c", "f"}));
+    }
+  }
+  EXPECT_EQ(seen, std::multiset<std::string>(all.begin(), all.end()));
+}
+
+TEST(Shard, SplitsOnlyTheNamedScenarios) {
+  Suite suite = SuiteOf({"a", "b", "c", "d"});
+  SelectShard(suite, {"b", "d"}, {2, 2});
+  EXPECT_EQ(Names(suite), (std::vector<std::string>{"d"}));
+}
+
+TEST(Shard, UnknownScenarioNameIsBadInput) {
+  Suite suite = SuiteOf({"a"});
+  EXPECT_THROW(SelectShard(suite, {"zz"}, {1, 2}), Error);
+}
+
+TEST(Shard, MoreShardsThanScenariosLeavesSomeEmpty) {
+  Suite suite = SuiteOf({"a"});
+  SelectShard(suite, {}, {2, 4});
+  EXPECT_TRUE(suite.scenarios.empty());
+}
+
+ScenarioResult ScenarioWith(const std::string& name, Verdict verdict) {
+  ScenarioResult s;
+  s.name = name;
+  CheckResult c;
+  c.verdict = verdict;
+  s.checks.push_back(c);
+  return s;
+}
+
+ShardResults ShardOf(const std::string& file, const std::string& suite, std::vector<ScenarioResult> scenarios) {
+  ShardResults shard{file, {}};
+  shard.results.suite = suite;
+  shard.results.environment.hostname = file;
+  shard.results.scenarios = std::move(scenarios);
+  return shard;
+}
+
+TEST(MergeShards, ConcatenatesScenariosAndRecomputesTheVerdict) {
+  RunResults merged = MergeShards({ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kPass)}),
+                                   ShardOf("2.json", "s", {ScenarioWith("b", Verdict::kRegression)})},
+                                  false);
+  ASSERT_EQ(merged.scenarios.size(), 2u);
+  EXPECT_EQ(merged.scenarios[0].name, "a");
+  EXPECT_EQ(merged.scenarios[1].name, "b");
+  EXPECT_EQ(merged.verdict, Verdict::kRegression);
+  EXPECT_EQ(merged.exit_code, 1);
+  EXPECT_EQ(merged.environment.hostname, "1.json");
+}
+
+TEST(MergeShards, PartialShardMakesThePartialRun) {
+  ShardResults two = ShardOf("2.json", "s", {ScenarioWith("b", Verdict::kPass)});
+  two.results.partial = true;
+  RunResults merged = MergeShards({ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kPass)}), two}, false);
+  EXPECT_TRUE(merged.partial);
+  EXPECT_EQ(merged.exit_code, 3);
+}
+
+TEST(MergeShards, StrictMakesInconclusiveFail) {
+  auto shards = std::vector<ShardResults>{ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kInconclusive)})};
+  EXPECT_EQ(MergeShards(shards, false).exit_code, 0);
+  EXPECT_EQ(MergeShards(shards, true).exit_code, 1);
+}
+
+TEST(MergeShards, RefusesMixedSuitesNamingBothFiles) {
+  try {
+    MergeShards({ShardOf("1.json", "s", {}), ShardOf("2.json", "t", {})}, false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    std::string what = e.what();
+    EXPECT_EQ(what.find("2.json"), 0u) << what;
+    EXPECT_NE(what.find("1.json"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+}
+
+TEST(MergeShards, RefusesADuplicatedScenario) {
+  try {
+    MergeShards({ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kPass)}),
+                 ShardOf("2.json", "s", {ScenarioWith("a", Verdict::kPass)})},
+                false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("scenario \"a\" is also in 1.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MergeShards, RefusesNoInput) { EXPECT_THROW(MergeShards({}, false), Error); }
+
+}  // namespace
+}  // namespace perfgate
