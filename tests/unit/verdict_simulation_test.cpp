@@ -120,25 +120,32 @@ ScenarioResult Side(const Experiment& e, bool candidate, Draws& draws) {
   return scenario;
 }
 
+// Evaluates one suite and counts: a false alarm when any unshifted check
+// regressed, a detection when the shifted check 0 did.
+void Judge(const Experiment& e, ScenarioResult candidate, const ScenarioResult& baseline, int& alarms,
+           int& detections) {
+  RunResults run;
+  run.scenarios.push_back(std::move(candidate));
+  EvaluateChecks(run, {{"s", baseline}}, {});
+  const auto& checks = run.scenarios[0].checks;
+  bool alarm = false;
+  for (size_t c = 0; c < checks.size(); ++c) {
+    EXPECT_NE(checks[c].verdict, Verdict::kError) << checks[c].message;
+    const bool regression = checks[c].verdict == Verdict::kRegression;
+    if (c == 0 && e.shift > 0)
+      detections += regression;
+    else
+      alarm |= regression;
+  }
+  alarms += alarm;
+}
+
 Outcome Simulate(const Experiment& e) {
   Draws draws(e.seed);
   int alarms = 0, detections = 0;
   for (int s = 0; s < e.suites; ++s) {
-    RunResults run;
-    run.scenarios.push_back(Side(e, true, draws));
-    std::map<std::string, ScenarioResult> baseline = {{"s", Side(e, false, draws)}};
-    EvaluateChecks(run, baseline, {});
-    const auto& checks = run.scenarios[0].checks;
-    bool alarm = false;
-    for (size_t c = 0; c < checks.size(); ++c) {
-      EXPECT_NE(checks[c].verdict, Verdict::kError) << checks[c].message;
-      const bool regression = checks[c].verdict == Verdict::kRegression;
-      if (c == 0 && e.shift > 0)
-        detections += regression;
-      else
-        alarm |= regression;
-    }
-    alarms += alarm;
+    ScenarioResult candidate = Side(e, true, draws);
+    Judge(e, std::move(candidate), Side(e, false, draws), alarms, detections);
   }
   return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites};
 }
@@ -170,19 +177,7 @@ AdaptiveOutcome SimulateAdaptive(const Experiment& e, int min, int max) {
       so_far.repetitions.push_back(candidate.repetitions[so_far.repetitions.size()]);
     repetitions += static_cast<double>(so_far.repetitions.size());
 
-    RunResults run;
-    run.scenarios.push_back(so_far);
-    EvaluateChecks(run, {{"s", baseline}}, {});
-    const auto& checks = run.scenarios[0].checks;
-    bool alarm = false;
-    for (size_t c = 0; c < checks.size(); ++c) {
-      const bool regression = checks[c].verdict == Verdict::kRegression;
-      if (c == 0 && e.shift > 0)
-        detections += regression;
-      else
-        alarm |= regression;
-    }
-    alarms += alarm;
+    Judge(e, std::move(so_far), baseline, alarms, detections);
   }
   return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites,
           repetitions / e.suites};
