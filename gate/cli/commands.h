@@ -27,6 +27,7 @@ struct RunCommandOptions {
   bool require_same_env = false;  // a baseline from another kernel/CPU is an error
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
   std::string shard;  // "K/N": run only this runner's share of the scenarios (cli/shard.h)
+  std::string run_as;  // every scenario's workload runs as this user (overrides the suite)
 };
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.

@@ -23,6 +23,7 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
+  cmd->add_option("--run-as", o.run_as, "Run every workload as this user (probes stay root; overrides run_as)");
   cmd->add_option("--shard", o.shard, "Run only shard K of N (K/N): scenarios go round-robin in suite order");
 }
 

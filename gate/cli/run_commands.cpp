@@ -12,6 +12,7 @@
 #include "cli/shard.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
+#include "config/credentials.h"
 #include "config/suite.h"
 #include "metrics/error.h"
 #include "metrics/merge.h"
@@ -88,6 +89,10 @@ void ReplaceCommand(Suite& suite, const std::string& command, const std::string&
 // The suite with only this runner's shard of the scenarios (all without --shard).
 Suite LoadRunSuite(const RunCommandOptions& o, std::map<std::string, std::string> overrides = {}) {
   Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides));
+  if (!o.run_as.empty()) {
+    ResolveUser(o.run_as, "--run-as");
+    for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
+  }
   if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
   return suite;
 }

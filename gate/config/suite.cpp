@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/credentials.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
@@ -260,7 +261,7 @@ void ParseRepetitions(const SuiteObject& o, ScenarioSpec& s) {
 
 ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::string& where,
                            const SuiteVocabulary& vocab, const SuiteVariables& vars) {
-  SuiteObject o(j, file, where, {"name", "workload", "warmup", "repetitions", "timeout_s", "probes", "checks"});
+  SuiteObject o(j, file, where, {"name", "workload", "warmup", "repetitions", "timeout_s", "run_as", "probes", "checks"});
   ScenarioSpec s;
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
@@ -271,6 +272,10 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
   ParseRepetitions(o, s);
   if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
+  if (o.Has("run_as")) {
+    s.run_as = ExpandVariables(o.String("run_as"), vars, file + ": " + o.At("run_as"));
+    ResolveUser(s.run_as, file + ": " + o.At("run_as"));  // throws naming the path when there is none
+  }
   s.probes = ParseProbes(o, vocab, vars);
   if (o.Has("checks")) {
     const json& checks = o.Array("checks");

@@ -40,6 +40,7 @@ struct ScenarioSpec {
   int repetitions_min = 5;
   int repetitions_max = 5;
   double timeout_s = 60;
+  std::string run_as;  // the workload's user (empty: perfgate's own); probes stay root
   std::vector<ProbeSpec> probes;
   std::vector<CheckSpec> checks;
 };

@@ -1,8 +1,10 @@
 #include "run/process.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,9 +33,33 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
+// Takes the user's identity (async-signal-safe calls only): setgroups,
+// setgid, setuid, then no new privileges and no ambient capabilities. Leaving
+// uid 0 clears the permitted and effective capability sets. Returns 0, or the
+// errno of the step that failed.
+int SwitchTo(const Credentials& c) {
+  if (setgroups(c.groups.size(), c.groups.data()) != 0) return errno;
+  if (setresgid(c.gid, c.gid, c.gid) != 0) return errno;
+  if (setresuid(c.uid, c.uid, c.uid) != 0) return errno;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  // Ambient capabilities would survive exec; there should be none, make sure.
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  return 0;
+}
+
+// What the child reports on the status pipe when it cannot exec.
+enum ChildStep : int { kExec = 0, kDirectory = 1, kIdentity = 2 };
+
+[[noreturn]] void ChildFail(int status_wr, ChildStep step, int err) {
+  const int report[2] = {step, err};
+  (void)!write(status_wr, report, sizeof report);
+  _exit(127);
+}
+
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void ChildMain(const int (&gate)[2], const int (&status)[2], const int (&out)[2], const int (&errp)[2],
-                            const std::vector<char*>& argv, const std::vector<char*>& envp, const char* cwd) {
+                            const std::vector<char*>& argv, const std::vector<char*>& envp, const char* cwd,
+                            const Credentials* as) {
   // The parent's ends must go, or the gate never reads end-of-file.
   close(gate[1]);
   close(status[0]);
@@ -55,15 +81,12 @@ void CloseFd(int& fd) {
   char go;
   while (read(gate_rd, &go, 1) < 0 && errno == EINTR) {
   }
-  if (cwd != nullptr && chdir(cwd) != 0) {
-    int err = errno;
-    (void)!write(status_wr, &err, sizeof err);
-    _exit(127);
+  if (as != nullptr) {
+    if (int err = SwitchTo(*as); err != 0) ChildFail(status_wr, kIdentity, err);
   }
+  if (cwd != nullptr && chdir(cwd) != 0) ChildFail(status_wr, kDirectory, errno);
   execvpe(argv[0], argv.data(), envp.data());
-  int err = errno;
-  (void)!write(status_wr, &err, sizeof err);
-  _exit(127);
+  ChildFail(status_wr, kExec, errno);
 }
 
 void Append(std::string& sink, const char* data, size_t n, size_t cap, uint64_t* dropped) {
@@ -96,9 +119,10 @@ bool Drain(int fd, ProcessOutcome& out, bool is_stdout) {
 }  // namespace
 
 HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                         const std::string& cwd) {
+                         const std::string& cwd, const Credentials* as) {
   if (argv.empty()) throw InputError("workload: empty argv");
   argv0_ = argv[0];
+  if (as != nullptr) user_ = as->user;
   int gate[2], status[2], out[2], err[2];
   if (pipe2(gate, O_CLOEXEC) != 0) throw InfraError("workload: pipe failed: " + std::string(std::strerror(errno)));
   if (pipe2(status, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
@@ -112,6 +136,10 @@ HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<st
     auto eq = kv.find('=');
     if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  if (as != nullptr) {
+    merged["USER"] = merged["LOGNAME"] = as->user;
+    merged["HOME"] = as->home;
+  }
   for (const auto& [k, v] : env) merged[k] = v;
   for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
   std::vector<char*> argv_c, envp_c;
@@ -123,7 +151,7 @@ HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<st
   pid_ = fork();
   if (pid_ < 0) throw InfraError("workload: fork failed: " + std::string(std::strerror(errno)));
   if (pid_ == 0) {
-    ChildMain(gate, status, out, err, argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str());
+    ChildMain(gate, status, out, err, argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str(), as);
   }
   // Also set the group from the parent so a kill before the child runs still reaches it.
   setpgid(pid_, pid_);
@@ -164,16 +192,25 @@ void HeldProcess::KillGroup(int sig) {
 void HeldProcess::Release() {
   start_ns_ = MonotonicNs();
   CloseFd(gate_fd_);
-  int err = 0;
+  int report[2] = {kExec, 0};
   ssize_t n;
-  while ((n = read(status_fd_, &err, sizeof err)) < 0 && errno == EINTR) {
+  while ((n = read(status_fd_, report, sizeof report)) < 0 && errno == EINTR) {
   }
   CloseFd(status_fd_);
-  if (n == static_cast<ssize_t>(sizeof err)) {
-    int st;
-    waitpid(pid_, &st, 0);
-    reaped_ = true;
-    throw InfraError("workload: cannot execute \"" + argv0_ + "\": " + std::strerror(err));
+  if (n != static_cast<ssize_t>(sizeof report)) return;
+  int st;
+  waitpid(pid_, &st, 0);
+  reaped_ = true;
+  const std::string why = std::strerror(report[1]);
+  const std::string as = user_.empty() ? "" : " as user \"" + user_ + "\"";
+  switch (report[0]) {
+    case kIdentity:
+      throw InfraError("workload: cannot switch to user \"" + user_ + "\": " + why +
+                       (geteuid() != 0 ? " (run_as needs perfgate to run as root)" : ""));
+    case kDirectory:
+      throw InfraError("workload: cannot enter its directory" + as + ": " + why);
+    default:
+      throw InfraError("workload: cannot execute \"" + argv0_ + "\"" + as + ": " + why);
   }
 }
 

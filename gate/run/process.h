@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "config/credentials.h"
+
 namespace perfgate {
 
 struct ProcessOutcome {
@@ -33,9 +35,11 @@ class HeldProcess {
   static constexpr size_t kMaxCapturedOutput = 16u << 20;
 
   // Forks; the child sets up cwd/env/process group and blocks until Release().
+  // With `as`, it then takes that user's identity before it enters cwd and
+  // execs (USER, LOGNAME and HOME follow unless `env` sets them).
   // Throws InfraError when the fork or pipes fail.
   HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const std::string& cwd);
+              const std::string& cwd, const Credentials* as = nullptr);
   ~HeldProcess();
   HeldProcess(const HeldProcess&) = delete;
   HeldProcess& operator=(const HeldProcess&) = delete;
@@ -58,6 +62,7 @@ class HeldProcess {
   int pidfd_ = -1;
   bool reaped_ = false;
   std::string argv0_;
+  std::string user_;  // the identity taken, for error messages
   long long start_ns_ = 0;
 };
 

@@ -117,7 +117,9 @@ std::vector<ProbeReport> ScenarioProbes::Reports() const {
 
 Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
                          ScenarioProbes& probes, const RunOptions& options) {
-  HeldProcess process(argv, spec.workload.env, spec.workload.cwd);
+  std::optional<Credentials> as;
+  if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
+  HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
   process.Release();

@@ -308,3 +308,78 @@ TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
 
 }  // namespace
 }  // namespace perfgate::testing
+
+namespace perfgate::testing {
+namespace {
+
+// The workload reports who it runs as, through command JSON lines.
+const char* kWhoAmI =
+    R"(u=$(id -u); g=$(id -g); root=0; for x in $(id -G); do [ "$x" = 0 ] && root=1; done; )"
+    R"(cap=$(awk '/^CapEff/ {print $2}' /proc/self/status); nnp=$(awk '/^NoNewPrivs/ {print $2}' /proc/self/status); )"
+    R"(echo "{\"metric\": \"who.uid\", \"value\": $u}"; echo "{\"metric\": \"who.gid\", \"value\": $g}"; )"
+    R"(echo "{\"metric\": \"who.root_group\", \"value\": $root}"; )"
+    R"(echo "{\"metric\": \"who.cap_eff\", \"value\": $((0x$cap))}"; echo "{\"metric\": \"who.no_new_privs\", \"value\": $nnp}"; )"
+    R"(echo "{\"metric\": \"who.home_is_root\", \"value\": $([ "$HOME" = /root ] && echo 1 || echo 0)}")";
+
+std::string WhoAmISuite(const std::string& run_as) {
+  nlohmann::json suite = {
+      {"name", "who"},
+      {"scenarios",
+       {{{"name", "s"},
+         {"workload", {{"kind", "command"}, {"argv", {kWhoAmI}}, {"shell", true}}},
+         {"warmup", 0},
+         {"repetitions", 2},
+         {"probes", {{{"name", "syscalls"}}}},
+         {"checks", nlohmann::json::array()}}}}};
+  if (!run_as.empty()) suite["scenarios"][0]["run_as"] = run_as;
+  return suite.dump();
+}
+
+double MetricOf(const nlohmann::json& results, const std::string& name) {
+  return results["scenarios"][0]["repetitions"][0]["metrics"][name]["value"].get<double>();
+}
+
+class RunAsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { PERFGATE_REQUIRE_ROOT(); }
+  ScratchDir dir_;
+};
+
+// run_as: the workload gets nobody's uid and groups, no capabilities and no
+// new privileges, while the probes (root) keep counting its syscalls.
+TEST_F(RunAsTest, WorkloadRunsAsTheUserWithoutCapabilitiesAndIsStillTraced) {
+  WriteFile(dir_ / "suite.json", WhoAmISuite("nobody"));
+  CliRun run = RunCli({"run", dir_ / "suite.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "out", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "out/results.json"));
+  EXPECT_EQ(MetricOf(results, "who.uid"), 65534);
+  EXPECT_NE(MetricOf(results, "who.gid"), 0);
+  EXPECT_EQ(MetricOf(results, "who.root_group"), 0);
+  EXPECT_EQ(MetricOf(results, "who.cap_eff"), 0);
+  EXPECT_EQ(MetricOf(results, "who.no_new_privs"), 1);
+  EXPECT_EQ(MetricOf(results, "who.home_is_root"), 0);
+  EXPECT_GT(results["scenarios"][0]["repetitions"][0]["metrics"]["syscalls.count"]["count"].get<double>(), 20)
+      << "the syscalls probe must still see the workload";
+
+  // Without run_as it is root; --run-as overrides the suite.
+  WriteFile(dir_ / "root.json", WhoAmISuite(""));
+  CliRun as_root = RunCli({"run", dir_ / "root.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "root", "--quiet"});
+  ASSERT_EQ(as_root.exit_code, 0) << as_root.output;
+  EXPECT_EQ(MetricOf(nlohmann::json::parse(ReadFile(dir_ / "root/results.json")), "who.uid"), 0);
+  CliRun flag = RunCli({"run", dir_ / "root.json", "--run-as", "65534", "--baseline-dir", dir_ / "b", "--out",
+                        dir_ / "flag", "--quiet"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.output;
+  EXPECT_EQ(MetricOf(nlohmann::json::parse(ReadFile(dir_ / "flag/results.json")), "who.uid"), 65534);
+}
+
+TEST_F(RunAsTest, UnknownUserExitsTwoNamingThePath) {
+  WriteFile(dir_ / "suite.json", WhoAmISuite("no-such-user-here"));
+  CliRun run = RunCli({"run", dir_ / "suite.json", "--out", dir_ / "out"});
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("$.scenarios[0].run_as: no user \"no-such-user-here\""), std::string::npos) << run.output;
+  CliRun flag = RunCli({"run", dir_ / "suite.json", "--run-as", "nobody2x", "--out", dir_ / "out2"});
+  EXPECT_EQ(flag.exit_code, 2) << flag.output;
+}
+
+}  // namespace
+}  // namespace perfgate::testing

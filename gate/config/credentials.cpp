@@ -1,0 +1,38 @@
+#include "config/credentials.h"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <charconv>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+
+Credentials ResolveUser(const std::string& name, const std::string& where) {
+  passwd entry{}, *found = nullptr;
+  std::vector<char> buffer(16384);
+  uid_t uid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), uid);
+  const bool numeric = !name.empty() && ec == std::errc() && end == name.data() + name.size();
+  const int err = numeric ? getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found)
+                          : getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (err != 0 || found == nullptr) throw InputError(where + ": no user \"" + name + "\" on this machine");
+  Credentials c;
+  c.user = entry.pw_name;
+  c.uid = entry.pw_uid;
+  c.gid = entry.pw_gid;
+  c.home = entry.pw_dir != nullptr ? entry.pw_dir : "/";
+  int count = 64;
+  c.groups.resize(static_cast<size_t>(count));
+  if (getgrouplist(c.user.c_str(), c.gid, c.groups.data(), &count) < 0) {
+    c.groups.resize(static_cast<size_t>(count));
+    getgrouplist(c.user.c_str(), c.gid, c.groups.data(), &count);
+  }
+  c.groups.resize(static_cast<size_t>(std::max(count, 0)));
+  return c;
+}
+
+}  // namespace perfgate
