@@ -118,7 +118,7 @@ std::string SmokeSuite(const ScratchDir& dir, int count) {
                  R"("]}, "warmup": 0, "repetitions": 5, "probes": [], "checks": [)"
                  R"({"metric": "workload.wall_time", "type": "regression", "max_regression_pct": 10},)"
                  R"({"metric": "smoke.loop_time", "type": "regression", "max_regression_pct": 10},)"
-                 R"({"metric": "workload.wall_time", "type": "budget", "max": 60}]})";
+                 R"({"metric": "workload.wall_time", "type": "budget", "max": 60, "name": "wall-budget"}]})";
   }
   std::string path = dir / "smoke-suite.json";
   WriteFile(path, R"({"name": "sharded-smoke", "scenarios": [)" + scenarios + "]}");
@@ -161,7 +161,9 @@ TEST(ShardCli, ThreeShardsMergedDecideAsOneUnshardedRun) {
   std::map<std::string, const ScenarioResult*> merged;
   for (const ScenarioResult& s : m.scenarios) merged[s.name] = &s;
   ASSERT_EQ(merged.size(), a.scenarios.size());
+  int tested = 0;  // regression checks with a p-value: the comparison below is not vacuous
   for (const ScenarioResult& s : a.scenarios) {
+    for (const CheckResult& c : s.checks) tested += c.p_adjusted.has_value();
     ASSERT_TRUE(merged.count(s.name)) << s.name;
     const ScenarioResult& other = *merged[s.name];
     ASSERT_EQ(other.checks.size(), s.checks.size()) << s.name;
@@ -176,6 +178,7 @@ TEST(ShardCli, ThreeShardsMergedDecideAsOneUnshardedRun) {
       EXPECT_EQ(y.message, x.message) << what;
     }
   }
+  EXPECT_GE(tested, 2 * kScenarios);
 
   // Real shard runs: each scenario on exactly one runner.
   std::vector<std::string> shard_results;
