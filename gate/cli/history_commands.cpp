@@ -51,9 +51,15 @@ int ExportCommand(const ExportOptions& o) {
     std::fputs(RenderMetrics(results, ExpositionFormat::kOpenMetrics).c_str(), stdout);
     return 0;
   }
-  PushMetrics(o.push_url, results.suite, RenderMetrics(results, ExpositionFormat::kPrometheus));
-  std::printf("perfgate: pushed %s to %s%s\n", results.suite.c_str(), o.push_url.c_str(),
-              PushPath(results.suite).c_str());
+  // One Pushgateway group per scenario, so that a later push of some
+  // scenarios (one shard, a rerun) replaces only theirs.
+  for (size_t i = 0; i < results.scenarios.size(); ++i) {
+    std::string path = PushPath(results.suite, results.scenarios[i].name);
+    PushMetrics(o.push_url, path, RenderScenarioMetrics(results, i, ExpositionFormat::kPrometheus));
+    std::printf("perfgate: pushed %s/%s to %s%s\n", results.suite.c_str(), results.scenarios[i].name.c_str(),
+                o.push_url.c_str(), path.c_str());
+  }
+  if (results.scenarios.empty()) std::printf("perfgate: %s has no scenarios; nothing pushed\n", results.suite.c_str());
   return 0;
 }
 

@@ -120,7 +120,8 @@ int PerfgateMain(int argc, char** argv) {
   export_cmd->add_flag("--openmetrics", export_openmetrics, "OpenMetrics text format (the only format)")->required();
   export_cmd->add_option("results", export_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
   export_cmd->add_option("--push", export_opts.push_url,
-                         "Pushgateway base URL (http://host:port): PUT to /metrics/job/perfgate/suite@base64/<suite>");
+                         "Pushgateway base URL (http://host:port): one PUT per scenario, to "
+                         "/metrics/job/perfgate/suite/<suite>/scenario/<scenario>");
 
   OverheadCommandOptions overhead_opts;
   auto* overhead = app.add_subcommand(

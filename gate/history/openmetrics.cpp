@@ -133,16 +133,15 @@ std::string MetricFamilyName(const std::string& text) {
 
 std::string EscapeLabelValue(const std::string& text) { return EscapeText(text, true); }
 
-std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
-  std::map<std::string, Family> families;  // by name without unit suffix
-  for (const ScenarioResult& scenario : results.scenarios) {
-    AddMetricSamples(results.suite, scenario, families);
-    AddCheckSamples(results.suite, scenario, families);
-  }
+namespace {
+
+void AddExitCode(const RunResults& results, const std::string& labels, std::map<std::string, Family>& families) {
   Family& exit_code = families["perfgate_exit_code"];
   exit_code.help = "perfgate's exit code for the run: 0 pass, 1 a check failed, 3 infrastructure";
-  exit_code.samples.push_back({Labels({{"suite", results.suite}}), static_cast<double>(results.exit_code)});
+  exit_code.samples.push_back({labels, static_cast<double>(results.exit_code)});
+}
 
+std::string Render(const std::map<std::string, Family>& families, ExpositionFormat format) {
   std::string out;
   for (const auto& [base, family] : families) {
     std::string name = family.unit.empty() ? base : base + "_" + family.unit;
@@ -154,6 +153,27 @@ std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   }
   if (format == ExpositionFormat::kOpenMetrics) out += "# EOF\n";
   return out;
+}
+
+}  // namespace
+
+std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
+  std::map<std::string, Family> families;  // by name without unit suffix
+  for (const ScenarioResult& scenario : results.scenarios) {
+    AddMetricSamples(results.suite, scenario, families);
+    AddCheckSamples(results.suite, scenario, families);
+  }
+  AddExitCode(results, Labels({{"suite", results.suite}}), families);
+  return Render(families, format);
+}
+
+std::string RenderScenarioMetrics(const RunResults& results, size_t scenario, ExpositionFormat format) {
+  const ScenarioResult& s = results.scenarios.at(scenario);
+  std::map<std::string, Family> families;
+  AddMetricSamples(results.suite, s, families);
+  AddCheckSamples(results.suite, s, families);
+  AddExitCode(results, Labels({{"suite", results.suite}, {"scenario", s.name}}), families);
+  return Render(families, format);
 }
 
 }  // namespace perfgate

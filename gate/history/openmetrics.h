@@ -23,4 +23,9 @@ std::string EscapeLabelValue(const std::string& text);
 // The exposition of `results`. Pure.
 std::string RenderMetrics(const RunResults& results, ExpositionFormat format);
 
+// The exposition of one scenario of `results` (by index): its metrics and
+// checks, and the run's exit code labelled with the suite and that scenario,
+// which is what a Pushgateway group of one scenario holds. Pure.
+std::string RenderScenarioMetrics(const RunResults& results, size_t scenario, ExpositionFormat format);
+
 }  // namespace perfgate

@@ -121,14 +121,21 @@ std::string Base64Url(const std::string& bytes) {
   return out;
 }
 
-std::string PushPath(const std::string& suite) {
-  // An empty value must be spelled "=" in base64 form.
-  return "/metrics/job/perfgate/suite@base64/" + (suite.empty() ? std::string("=") : Base64Url(suite));
+std::string GroupingSegment(const std::string& name, const std::string& value) {
+  bool plain = !value.empty() && value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                         "0123456789-._~") == std::string::npos;
+  // "." and ".." would be read as path steps; an empty value must be spelled "=" in base64 form.
+  if (plain && value != "." && value != "..") return name + "/" + value;
+  return name + "@base64/" + (value.empty() ? std::string("=") : Base64Url(value));
 }
 
-void PushMetrics(const std::string& url, const std::string& suite, const std::string& body) {
+std::string PushPath(const std::string& suite, const std::string& scenario) {
+  return "/metrics/job/perfgate/" + GroupingSegment("suite", suite) + "/" + GroupingSegment("scenario", scenario);
+}
+
+void PushMetrics(const std::string& url, const std::string& push_path, const std::string& body) {
   HttpUrl target = ParseHttpUrl(url);
-  std::string path = target.path + PushPath(suite);
+  std::string path = target.path + push_path;
   std::string where = "push to " + url;
   Socket socket(Connect(target, where));
   std::string host = target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host;

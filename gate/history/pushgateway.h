@@ -15,16 +15,24 @@ struct HttpUrl {
 // "http://host[:port][/path]"; InputError naming --push for anything else.
 HttpUrl ParseHttpUrl(const std::string& url);
 
-// The grouping path of a suite's metrics: /metrics/job/perfgate/suite@base64/<suite in base64url>,
-// so that any suite name (slashes included) is a valid path segment.
-std::string PushPath(const std::string& suite);
+// One grouping-key label as a path segment: "name/value" when the value is
+// non-empty and only letters, digits and "-._~", else "name@base64/<value in
+// base64url>" ("=" for an empty value), so that any value (slashes included)
+// is one valid path segment.
+std::string GroupingSegment(const std::string& name, const std::string& value);
+
+// The grouping path of one scenario's metrics:
+// /metrics/job/perfgate/suite/<suite>/scenario/<scenario>, each value
+// spelled by GroupingSegment.
+std::string PushPath(const std::string& suite, const std::string& scenario);
 
 // Base64 with the URL-safe alphabet and '=' padding, as the Pushgateway decodes it.
 std::string Base64Url(const std::string& bytes);
 
-// PUTs `body` (text/plain; version=0.0.4) to url + PushPath(suite), replacing
-// that group's metrics. InfraError with the status line and body start when
-// the server refuses, or the connection fails (10 s timeouts).
-void PushMetrics(const std::string& url, const std::string& suite, const std::string& body);
+// PUTs `body` (text/plain; version=0.0.4, no timestamps) to url + `path`
+// (a PushPath), replacing that group's metrics. InfraError with the status
+// line and body start when the server refuses, or the connection fails (10 s
+// timeouts).
+void PushMetrics(const std::string& url, const std::string& path, const std::string& body);
 
 }  // namespace perfgate

@@ -1,6 +1,6 @@
 // The nightly and multi-runner commands through the perfgate binary: run
 // --shard and merge, history add, trend, and export --push to a real
-// Prometheus Pushgateway started for the test.
+// Prometheus Pushgateway started for the test, read back through Prometheus.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -9,10 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
 #include "metrics/results_json.h"
@@ -100,6 +106,95 @@ TEST(ShardCli, TwoShardsRunDisjointHalvesThatMergeIntoTheWholeSuite) {
   EXPECT_EQ(ReadResultsFile(dir / "all.json").scenarios.size(), 3u);
   CliRun bad = RunCli({"run", dir / "suite.json", "--shard", "3/2", "--out", dir / "x"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
+}
+
+// A suite of `count` cheap pg-smoke scenarios with regression and budget checks.
+std::string SmokeSuite(const ScratchDir& dir, int count) {
+  std::string scenarios;
+  for (int i = 1; i <= count; ++i) {
+    scenarios += std::string(scenarios.empty() ? "" : ",") + R"({"name": "s)" + std::to_string(i) +
+                 R"(", "workload": {"kind": "command", "argv": [")" + std::string(PERFGATE_SMOKE_BIN) +
+                 R"(", "--iterations", ")" + std::to_string(10 + 5 * i) +
+                 R"("]}, "warmup": 0, "repetitions": 5, "probes": [], "checks": [)"
+                 R"({"metric": "workload.wall_time", "type": "regression", "max_regression_pct": 10},)"
+                 R"({"metric": "smoke.loop_time", "type": "regression", "max_regression_pct": 10},)"
+                 R"({"metric": "workload.wall_time", "type": "budget", "max": 60, "name": "wall-budget"}]})";
+  }
+  std::string path = dir / "smoke-suite.json";
+  WriteFile(path, R"({"name": "sharded-smoke", "scenarios": [)" + scenarios + "]}");
+  return path;
+}
+
+// Three shards merged decide as one unsharded run: the unsharded run's
+// results split by the shard rule (scenario i to shard i mod 3 + 1) and
+// merged against the same baselines give every check the same verdict and
+// p-values, and the same exit code; and real shard runs merged hold every
+// scenario once.
+TEST(ShardCli, ThreeShardsMergedDecideAsOneUnshardedRun) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  const int kScenarios = 5;
+  std::string suite = SmokeSuite(dir, kScenarios);
+  std::string baselines = dir / "baselines";
+  CliRun record = RunCli({"baseline", "record", suite, "--baseline-dir", baselines, "--out", dir / "rec", "--quiet"});
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  CliRun whole = RunCli({"run", suite, "--quiet", "--baseline-dir", baselines, "--out", dir / "A"});
+  ASSERT_TRUE(whole.exit_code == 0 || whole.exit_code == 1) << whole.output;
+  RunResults a = ReadResultsFile(dir / "A/results.json");
+  ASSERT_EQ(a.scenarios.size(), static_cast<size_t>(kScenarios));
+
+  nlohmann::json a_json = nlohmann::json::parse(ReadFile(dir / "A/results.json"));
+  std::vector<std::string> shard_files;
+  for (int shard = 0; shard < 3; ++shard) {
+    nlohmann::json part = a_json;
+    part["scenarios"] = nlohmann::json::array();
+    for (size_t i = shard; i < a_json["scenarios"].size(); i += 3) part["scenarios"].push_back(a_json["scenarios"][i]);
+    shard_files.push_back(dir / ("split" + std::to_string(shard + 1) + ".json"));
+    WriteFile(shard_files.back(), part.dump(2));
+  }
+  CliRun merge = RunCli({"merge", shard_files[0], shard_files[1], shard_files[2], "-o", dir / "M/results.json",
+                         "--baseline-dir", baselines});
+  EXPECT_EQ(merge.exit_code, whole.exit_code) << merge.output << "\n" << whole.output;
+  RunResults m = ReadResultsFile(dir / "M/results.json");
+  EXPECT_EQ(m.exit_code, a.exit_code);
+  EXPECT_EQ(m.verdict, a.verdict);
+  std::map<std::string, const ScenarioResult*> merged;
+  for (const ScenarioResult& s : m.scenarios) merged[s.name] = &s;
+  ASSERT_EQ(merged.size(), a.scenarios.size());
+  int tested = 0;  // regression checks with a p-value: the comparison below is not vacuous
+  for (const ScenarioResult& s : a.scenarios) {
+    for (const CheckResult& c : s.checks) tested += c.p_adjusted.has_value();
+    ASSERT_TRUE(merged.count(s.name)) << s.name;
+    const ScenarioResult& other = *merged[s.name];
+    ASSERT_EQ(other.checks.size(), s.checks.size()) << s.name;
+    for (size_t c = 0; c < s.checks.size(); ++c) {
+      const CheckResult& x = s.checks[c];
+      const CheckResult& y = other.checks[c];
+      std::string what = s.name + " check " + std::to_string(c) + " (" + x.spec.metric + ")";
+      EXPECT_EQ(y.verdict, x.verdict) << what;
+      EXPECT_EQ(y.p_value, x.p_value) << what;
+      EXPECT_EQ(y.p_adjusted, x.p_adjusted) << what;
+      EXPECT_EQ(y.change_pct, x.change_pct) << what;
+      EXPECT_EQ(y.message, x.message) << what;
+    }
+  }
+  EXPECT_GE(tested, 2 * kScenarios);
+
+  // Real shard runs: each scenario on exactly one runner.
+  std::vector<std::string> shard_results;
+  for (const char* shard : {"1/3", "2/3", "3/3"}) {
+    std::string out = dir / ("shard" + std::string(1, shard[0]));
+    CliRun run = RunCli({"run", suite, "--shard", shard, "--quiet", "--baseline-dir", baselines, "--out", out});
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.output;
+    shard_results.push_back(out + "/results.json");
+  }
+  CliRun real = RunCli({"merge", shard_results[0], shard_results[1], shard_results[2], "-o", dir / "R/results.json",
+                        "--baseline-dir", baselines});
+  ASSERT_TRUE(real.exit_code == 0 || real.exit_code == 1) << real.output;
+  std::multiset<std::string> names;
+  for (const ScenarioResult& s : ReadResultsFile(dir / "R/results.json").scenarios) names.insert(s.name);
+  EXPECT_EQ(names, (std::multiset<std::string>{"s1", "s2", "s3", "s4", "s5"}));
+  EXPECT_EQ(ReadResultsFile(shard_results[0]).scenarios.size(), 2u);  // s1, s4
 }
 
 TEST(HistoryCli, AddsRunsAndDrawsTheTrendWithItsChangePoint) {
@@ -197,69 +292,196 @@ std::string HttpGet(int port, const std::string& path) {
   return response;
 }
 
-std::string FindPushgateway() {
+std::string FindBinary(const std::string& name) {
   for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/sbin"}) {
-    std::string path = std::string(dir) + "/prometheus-pushgateway";
+    std::string path = std::string(dir) + "/" + name;
     if (access(path.c_str(), X_OK) == 0) return path;
   }
   return "";
 }
 
+// Starts `binary` with `args`, its output into `log`; the child's pid.
+pid_t StartDaemon(const std::string& binary, const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = freopen(log.c_str(), "w", stdout);
+    (void)out;
+    dup2(fileno(stdout), STDERR_FILENO);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+void StopDaemon(pid_t& pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  pid = -1;
+}
+
+// Whether GET /-/ready on `port` answers 200 within `seconds`.
+bool WaitReady(int port, int seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (HttpGet(port, "/-/ready").find(" 200 ") == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
 // A Pushgateway on a free loopback port with its storage in a scratch
-// directory, stopped (by its pid) when the test ends.
+// directory, stopped (by its pid) when the test ends, failed or not.
 class PushgatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string binary = FindPushgateway();
+    std::string binary = FindBinary("prometheus-pushgateway");
     if (binary.empty()) {
       if (RunningInCi()) FAIL() << "prometheus-pushgateway is not installed (CI=true; ci/install-deps.sh installs it)";
       GTEST_SKIP() << "prometheus-pushgateway is not installed";
     }
     port_ = FreeTcpPort();
-    std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-    std::string storage = "--persistence.file=" + (dir_ / "pushgateway.data");
     std::string log = dir_ / "pushgateway.log";
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* out = freopen(log.c_str(), "w", stdout);
-      (void)out;
-      dup2(fileno(stdout), STDERR_FILENO);
-      execl(binary.c_str(), binary.c_str(), listen.c_str(), storage.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    pid_ = StartDaemon(binary,
+                       {"--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                        "--persistence.file=" + (dir_ / "pushgateway.data")},
+                       log);
     ASSERT_GT(pid_, 0);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (HttpGet(port_, "/-/ready").find(" 200 ") == std::string::npos) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "pushgateway did not start:\n" << ReadFile(log);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    ASSERT_TRUE(WaitReady(port_, 20)) << "pushgateway did not start:\n" << ReadFile(log);
   }
-  void TearDown() override {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
+  void TearDown() override { StopDaemon(pid_); }
+  std::string PushUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
   ScratchDir dir_;
   pid_t pid_ = -1;
   int port_ = 0;
 };
 
-TEST_F(PushgatewayTest, PushedMetricsComeBackFromItsMetricsPage) {
-  std::string results = WriteResults(dir_, "results.json", "nightly/arm64", {"camera \"cold\""}, 1.5);
-  CliRun push = RunCli({"export", "--openmetrics", results, "--push", "http://127.0.0.1:" + std::to_string(port_)});
+TEST_F(PushgatewayTest, EachScenarioGoesToItsOwnGroup) {
+  std::string results = WriteResults(dir_, "results.json", "nightly/arm64", {"camera \"cold\"", "fio"}, 1.5);
+  CliRun push = RunCli({"export", "--openmetrics", results, "--push", PushUrl()});
   ASSERT_EQ(push.exit_code, 0) << push.output;
+  EXPECT_NE(push.output.find("/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario/fio"),
+            std::string::npos)
+      << push.output;
   std::string metrics = HttpGet(port_, "/metrics");
-  // The Pushgateway adds the grouping labels (job, suite) and sorts labels by name.
+  // The Pushgateway adds the grouping labels (job, suite, scenario) and sorts labels by name.
   EXPECT_NE(metrics.find("perfgate_workload_wall_time_value_seconds{instance=\"\",job=\"perfgate\","
                          "scenario=\"camera \\\"cold\\\"\",suite=\"nightly/arm64\"} 1.501"),
             std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("perfgate_exit_code{instance=\"\",job=\"perfgate\",suite=\"nightly/arm64\"} 0"),
-            std::string::npos)
+  for (const char* scenario : {"camera \\\"cold\\\"", "fio"}) {
+    std::string labels = "{instance=\"\",job=\"perfgate\",scenario=\"" + std::string(scenario) +
+                         "\",suite=\"nightly/arm64\"}";
+    EXPECT_NE(metrics.find("perfgate_exit_code" + labels + " 0"), std::string::npos) << scenario << "\n" << metrics;
+    EXPECT_NE(metrics.find("push_time_seconds" + labels), std::string::npos) << scenario << "\n" << metrics;
+  }
+
+  // A later push of one scenario (a shard, a rerun) replaces only its group.
+  std::string fio = WriteResults(dir_, "fio.json", "nightly/arm64", {"fio"}, 2.5);
+  push = RunCli({"export", "--openmetrics", fio, "--push", PushUrl()});
+  ASSERT_EQ(push.exit_code, 0) << push.output;
+  metrics = HttpGet(port_, "/metrics");
+  EXPECT_NE(metrics.find("scenario=\"fio\",suite=\"nightly/arm64\"} 2.501"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("scenario=\"camera \\\"cold\\\"\",suite=\"nightly/arm64\"} 1.501"), std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("push_time_seconds{instance=\"\",job=\"perfgate\",suite=\"nightly/arm64\"}"),
-            std::string::npos)
-      << metrics;
+}
+
+// "a b/c" -> "a%20b%2Fc": what a query string needs.
+std::string PercentEncode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// Prometheus scraping the test's Pushgateway every second (honor_labels, so
+// the pushed job, suite and scenario labels stay), with its database in the
+// scratch directory; both stopped when the test ends, failed or not.
+class PrometheusTest : public PushgatewayTest {
+ protected:
+  void SetUp() override {
+    PushgatewayTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    std::string binary = FindBinary("prometheus");
+    if (binary.empty()) {
+      if (RunningInCi()) FAIL() << "prometheus is not installed (CI=true; ci/install-deps.sh installs it)";
+      GTEST_SKIP() << "prometheus is not installed";
+    }
+    WriteFile(dir_ / "prometheus.yml", "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                       "scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n"
+                                       "    static_configs:\n      - targets: ['127.0.0.1:" +
+                                           std::to_string(port_) + "']\n");
+    prometheus_port_ = FreeTcpPort();
+    std::string log = dir_ / "prometheus.log";
+    prometheus_pid_ = StartDaemon(binary,
+                                  {"--config.file=" + (dir_ / "prometheus.yml"),
+                                   "--storage.tsdb.path=" + (dir_ / "tsdb"),
+                                   "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_)},
+                                  log);
+    ASSERT_GT(prometheus_pid_, 0);
+    ASSERT_TRUE(WaitReady(prometheus_port_, 30)) << "prometheus did not start:\n" << ReadFile(log);
+  }
+  void TearDown() override {
+    StopDaemon(prometheus_pid_);
+    PushgatewayTest::TearDown();
+  }
+
+  // The result vector of an instant query, polled until it is not empty
+  // (the next scrape) or `seconds` pass; empty then.
+  nlohmann::json Query(const std::string& promql, int seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    std::string last;
+    for (;;) {
+      last = HttpGet(prometheus_port_, "/api/v1/query?query=" + PercentEncode(promql));
+      size_t body = last.find("\r\n\r\n");
+      if (body != std::string::npos) {
+        nlohmann::json reply = nlohmann::json::parse(last.substr(body + 4), nullptr, false);
+        if (!reply.is_discarded() && reply.value("status", "") == "success" && !reply["data"]["result"].empty()) {
+          return reply["data"]["result"];
+        }
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << promql << ": nothing in " << seconds << " s; last answer:\n" << last;
+        return nlohmann::json::array();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  }
+
+  pid_t prometheus_pid_ = -1;
+  int prometheus_port_ = 0;
+};
+
+TEST_F(PrometheusTest, PushedValuesComeBackThroughTheQueryApi) {
+  std::string results = WriteResults(dir_, "results.json", "nightly/arm64", {"camera \"cold\"", "fio"}, 1.5);
+  CliRun push = RunCli({"export", "--openmetrics", results, "--push", PushUrl()});
+  ASSERT_EQ(push.exit_code, 0) << push.output;
+
+  nlohmann::json found = Query(R"(perfgate_workload_wall_time_value_seconds{suite="nightly/arm64"})", 30);
+  ASSERT_EQ(found.size(), 2u) << found.dump();
+  std::set<std::string> scenarios;
+  for (const auto& series : found) {
+    EXPECT_EQ(series["metric"]["job"], "perfgate") << series.dump();
+    EXPECT_EQ(series["metric"]["suite"], "nightly/arm64") << series.dump();
+    EXPECT_EQ(series["value"][1], "1.501") << series.dump();
+    scenarios.insert(series["metric"]["scenario"].get<std::string>());
+  }
+  EXPECT_EQ(scenarios, (std::set<std::string>{"camera \"cold\"", "fio"}));
+
+  found = Query(R"(perfgate_exit_code{suite="nightly/arm64",scenario="fio"})", 10);
+  ASSERT_EQ(found.size(), 1u) << found.dump();
+  EXPECT_EQ(found[0]["value"][1], "0") << found.dump();
 }
 
 TEST_F(PushgatewayTest, APushNobodyAcceptsExitsThree) {

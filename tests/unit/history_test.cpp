@@ -347,7 +347,28 @@ TEST(Pushgateway, ParsesUrlsAndBuildsTheGroupingPath) {
   EXPECT_EQ(Base64Url("a/b"), "YS9i");
   EXPECT_EQ(Base64Url("ab?"), "YWI_");
   EXPECT_EQ(Base64Url("nightly"), "bmlnaHRseQ==");
-  EXPECT_EQ(PushPath("nightly"), "/metrics/job/perfgate/suite@base64/bmlnaHRseQ==");
+  EXPECT_EQ(PushPath("nightly", "camera-cold_1.x"), "/metrics/job/perfgate/suite/nightly/scenario/camera-cold_1.x");
+  EXPECT_EQ(PushPath("nightly/arm64", "a b"),
+            "/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario@base64/YSBi");
+  EXPECT_EQ(GroupingSegment("scenario", ""), "scenario@base64/=");
+  EXPECT_EQ(GroupingSegment("scenario", ".."), "scenario@base64/Li4=");
+  EXPECT_EQ(GroupingSegment("suite", "ab?"), "suite@base64/YWI_");
+}
+
+TEST(OpenMetrics, AScenarioGroupHoldsOnlyThatScenarioAndTheExitCode) {
+  RunResults r = SampleRun("t", 1.5);
+  r.scenarios.push_back(SampleRun("t", 2.5, "fio").scenarios[0]);
+  r.exit_code = 1;
+  std::string text = RenderScenarioMetrics(r, 1, ExpositionFormat::kPrometheus);
+  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"fio\"} 2.50"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("camera"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",scenario=\"fio\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario=\"fio\",check=\"wall\""), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  EXPECT_THROW(RenderScenarioMetrics(r, 2, ExpositionFormat::kPrometheus), std::out_of_range);
 }
 
 }  // namespace
