@@ -29,8 +29,10 @@ struct RunCommandOptions {
   bool quiet = false;
   bool require_same_env = false;  // a baseline from another kernel/CPU is an error
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
-  bool trace = false;            // OUT/trace.perfetto-trace of the scenario with the worst check
-  double trace_min_us = 1000;    // shortest syscall or off-CPU wait that becomes a slice
+  // --trace: OUT/trace.perfetto-trace of the scenario with the worst check,
+  // with syscalls and off-CPU waits of at least trace_min_us as slices.
+  bool trace = false;
+  double trace_min_us = 1000;
 };
 
 struct OverheadCommandOptions {
@@ -47,8 +49,9 @@ int RunCommand(const RunCommandOptions& options);
 // --trace: after the measured run, one traced repetition of the scenario with
 // the worst check, written as OUT/trace.perfetto-trace and summed up in its
 // results (records, drops). A failure to trace is said and makes the exit code 3.
-void TraceWorstScenario(const Suite& suite, const RunCommandOptions& options, const std::vector<AttachType>& attach_types,
-                        const std::atomic<bool>* stop, RunResults& results);
+void TraceWorstScenario(const Suite& suite, const RunCommandOptions& options,
+                        const std::vector<AttachType>& attach_types, const std::atomic<bool>* stop,
+                        RunResults& results);
 // Slowdown of each scenario under its probes vs without any (interleaved).
 int OverheadCommand(const OverheadCommandOptions& options);
 int BaselineRecordCommand(const RunCommandOptions& options);

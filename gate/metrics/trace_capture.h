@@ -20,15 +20,15 @@ struct TraceThread {
 };
 
 struct TraceCapture {
-  std::vector<pg_trace_event> events;         // as read from the ring buffer
-  std::map<uint32_t, TraceThread> threads;    // by thread id
-  std::map<uint32_t, std::string> processes;  // name by process id
-  uint32_t workload_pid = 0;                  // the workload's first process (its phases go there)
-  std::vector<WorkloadPhase> phases;          // what the workload reported of itself
+  std::vector<pg_trace_event> events;             // as read from the ring buffer
+  std::map<uint32_t, TraceThread> threads;        // by thread id
+  std::map<uint32_t, std::string> processes;      // name by process id
+  uint32_t workload_pid = 0;                      // the workload's first process (its phases go there)
+  std::vector<WorkloadPhase> phases;              // what the workload reported of itself
   std::map<uint32_t, std::string> syscall_names;  // of the syscall numbers in the records
-  uint64_t produced = 0;                      // records the probes wrote or tried to (kernel count)
-  uint64_t dropped = 0;                       // records the ring buffer had no room for (kernel count)
-  uint64_t buffer_bytes = 0;                  // ring buffer size
+  uint64_t produced = 0;                          // records the probes wrote or tried to (kernel count)
+  uint64_t dropped = 0;                           // records the ring buffer had no room for (kernel count)
+  uint64_t buffer_bytes = 0;                      // ring buffer size
   // One reading of CLOCK_MONOTONIC (the records' clock) and CLOCK_BOOTTIME
   // taken together, so that a trace viewer can line them up.
   uint64_t monotonic_ns = 0;

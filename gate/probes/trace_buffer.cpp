@@ -39,7 +39,7 @@ bool ReadThreadStatus(uint32_t tid, TraceThread& out) {
   while ((!named || !grouped) && std::getline(in, line)) {
     if (line.rfind("Name:", 0) == 0) {
       out.name = line.substr(line.find_first_not_of(" \t", 5) == std::string::npos ? line.size()
-                                                                                     : line.find_first_not_of(" \t", 5));
+                                                                                   : line.find_first_not_of(" \t", 5));
       named = true;
     } else if (line.rfind("Tgid:", 0) == 0) {
       out.tgid = static_cast<uint32_t>(std::strtoul(line.c_str() + 5, nullptr, 10));
@@ -69,8 +69,8 @@ TraceBuffer::TraceBuffer(const TraceSettings& settings) : settings_(settings) {
   if (events_fd_ < 0)
     throw InfraError("trace: create a ring buffer of " + std::to_string(settings_.buffer_bytes) +
                      " bytes: " + ErrnoText(errno));
-  counts_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "pg_trace_counts", sizeof(uint32_t),
-                              sizeof(pg_trace_counts), 1, nullptr);
+  counts_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "pg_trace_counts", sizeof(uint32_t), sizeof(pg_trace_counts),
+                              1, nullptr);
   if (counts_fd_ < 0) {
     const int err = errno;
     close(events_fd_);
@@ -154,6 +154,17 @@ void ScopeTraceMaps(bpf_map* events, bpf_map* counts, const TraceBuffer* trace, 
   if (trace != nullptr) {
     err = bpf_map__reuse_fd(events, trace->events_fd());
     if (err == 0) err = bpf_map__reuse_fd(counts, trace->counts_fd());
+  } else if (static const bool ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) == 1; ringbuf) {
+    // The smallest ring buffer there is: one page.
+    err = bpf_map__set_max_entries(events, static_cast<uint32_t>(sysconf(_SC_PAGESIZE)));
+  } else {
+    // A kernel without ring buffers (before 5.8) can still load an untraced
+    // object: its trace paths are unreachable, so the verifier never checks
+    // them against the map, which only has to exist.
+    err = bpf_map__set_type(events, BPF_MAP_TYPE_ARRAY);
+    if (err == 0) err = bpf_map__set_key_size(events, sizeof(uint32_t));
+    if (err == 0) err = bpf_map__set_value_size(events, sizeof(uint32_t));
+    if (err == 0) err = bpf_map__set_max_entries(events, 1);
   }
   if (err != 0) throw InfraError("probe " + probe + ": share the trace ring buffer: " + ErrnoText(-err));
 }

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "gate/report/perfetto_trace.pb.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
-#include "gate/report/perfetto_trace.pb.h"
 
 namespace perfgate {
 
@@ -25,19 +25,27 @@ uint64_t Uuid(TrackKind kind, uint32_t id) { return static_cast<uint64_t>(kind) 
 
 std::string ReclaimName(uint32_t kind) {
   switch (kind) {
-    case 0: return "direct reclaim";
-    case 1: return "memcg reclaim";
-    case 2: return "memcg soft-limit reclaim";
-    default: return "reclaim";
+    case 0:
+      return "direct reclaim";
+    case 1:
+      return "memcg reclaim";
+    case 2:
+      return "memcg soft-limit reclaim";
+    default:
+      return "reclaim";
   }
 }
 
 std::string OffCpuName(uint32_t reason) {
   switch (reason) {
-    case 0: return "off-CPU: sleep";
-    case 1: return "off-CPU: I/O";
-    case 2: return "off-CPU: preempted";
-    default: return "off-CPU: other";
+    case 0:
+      return "off-CPU: sleep";
+    case 1:
+      return "off-CPU: I/O";
+    case 2:
+      return "off-CPU: preempted";
+    default:
+      return "off-CPU: other";
   }
 }
 
@@ -155,9 +163,8 @@ class TraceBuilder {
   // Slices of one track must nest: longest first among those that start
   // together, and one that outlasts the slice it started in ends with it.
   void Nest(uint64_t track, std::vector<Slice>& slices, PerfettoTraceStats& stats) {
-    std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
-    });
+    std::sort(slices.begin(), slices.end(),
+              [](const Slice& a, const Slice& b) { return a.begin != b.begin ? a.begin < b.begin : a.end > b.end; });
     std::vector<uint64_t> open_ends;
     auto close_until = [&](uint64_t t) {
       while (!open_ends.empty() && open_ends.back() <= t) {
@@ -218,8 +225,8 @@ class TraceBuilder {
     AppendPacket(packet);
   }
 
-  void AppendTrack(uint64_t uuid, uint64_t parent, const std::string& name,
-                   const pb::CounterDescriptor::Unit* unit, PerfettoTraceStats& stats) {
+  void AppendTrack(uint64_t uuid, uint64_t parent, const std::string& name, const pb::CounterDescriptor::Unit* unit,
+                   PerfettoTraceStats& stats) {
     pb::TracePacket packet = NewPacket();
     auto* track = packet.mutable_track_descriptor();
     track->set_uuid(uuid);
@@ -238,20 +245,20 @@ class TraceBuilder {
       track->mutable_process()->set_pid(static_cast<int32_t>(tgid));
       auto name = capture_.processes.find(tgid);
       track->mutable_process()->set_process_name(name != capture_.processes.end() ? name->second
-                                                                                   : "process " + std::to_string(tgid));
+                                                                                  : "process " + std::to_string(tgid));
       AppendPacket(packet);
       ++stats.tracks;
     }
     for (const auto& [tid, tgid] : threads_) {
       pb::TracePacket packet = NewPacket();
       auto* track = packet.mutable_track_descriptor();
+      // Perfetto puts a thread under its process by the descriptor's pid.
       track->set_uuid(Uuid(TrackKind::kThread, tid));
-      track->set_parent_uuid(Uuid(TrackKind::kProcess, tgid));
       track->mutable_thread()->set_pid(static_cast<int32_t>(tgid));
       track->mutable_thread()->set_tid(static_cast<int32_t>(tid));
       auto name = capture_.threads.find(tid);
       track->mutable_thread()->set_thread_name(name != capture_.threads.end() ? name->second.name
-                                                                               : "thread " + std::to_string(tid));
+                                                                              : "thread " + std::to_string(tid));
       AppendPacket(packet);
       ++stats.tracks;
     }
@@ -293,7 +300,7 @@ class TraceBuilder {
   std::set<uint32_t> processes_;
   std::set<uint32_t> runq_processes_;
   std::map<uint32_t, std::map<uint64_t, uint64_t>> page_pages_;  // tgid -> bucket -> pages
-  std::map<uint64_t, std::vector<Slice>> slices_;                 // by track
+  std::map<uint64_t, std::vector<Slice>> slices_;                // by track
   std::vector<Item> items_;
   std::string out_;
 };

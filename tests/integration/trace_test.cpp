@@ -7,10 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
 #include "gate/report/perfetto_trace.pb.h"

@@ -14,8 +14,8 @@
 #include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/trace_buffer.h"
-#include "report/markdown_reporter.h"
 #include "report/html_reporter.h"
+#include "report/markdown_reporter.h"
 #include "report/perfetto_writer.h"
 #include "run/trace_run.h"
 
@@ -31,7 +31,7 @@ pg_trace_event Record(uint32_t type, uint32_t arg, uint32_t tgid, uint32_t tid, 
 // A decoded trace, indexed the way the assertions need it.
 struct Decoded {
   std::map<uint64_t, pb::TrackDescriptor> tracks;
-  std::map<uint64_t, std::string> names;  // interned
+  std::map<uint64_t, std::string> names;                                     // interned
   std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> slices;  // track -> (begin, name)
   std::map<uint64_t, int> depth;      // open slices per track after the last event
   std::map<uint64_t, int> max_depth;  // deepest nesting seen per track
@@ -101,8 +101,7 @@ TraceCapture SampleCapture() {
       Record(PG_TRACE_OFFCPU, 1, 100, 101, t0 + 500'000, 2'000'000),
       Record(PG_TRACE_RECLAIM, 1, 200, 200, t0 + 1'000'000, 3'000'000),
       // 30 pages in the first 10 ms bucket, then 10 two buckets later.
-      Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 1'000, 1),
-      Record(PG_TRACE_PAGE_ALLOC, 3, 100, 101, t0 + 2'000, 8),
+      Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 1'000, 1), Record(PG_TRACE_PAGE_ALLOC, 3, 100, 101, t0 + 2'000, 8),
       Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 3'000, 21),
       Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 20'000'000, 10),
       // tgid unknown in the record: the thread table says 100.
@@ -156,9 +155,8 @@ TEST(PerfettoWriter, DecodesToProcessThreadAndCounterTracks) {
 TEST(PerfettoWriter, SlicesNestOnTheirThreadAndPhasesGetATrack) {
   const Decoded d = Decode(PerfettoTrace(SampleCapture()));
   const uint64_t main_thread = uint64_t{2} << 32 | 100, isp = uint64_t{2} << 32 | 101, other = uint64_t{2} << 32 | 200;
-  EXPECT_EQ(d.slices.at(main_thread),
-            (std::vector<std::pair<uint64_t, std::string>>{{2'000'000'000, "syscall nanosleep"},
-                                                           {2'000'010'000, "off-CPU: sleep"}}));
+  EXPECT_EQ(d.slices.at(main_thread), (std::vector<std::pair<uint64_t, std::string>>{
+                                          {2'000'000'000, "syscall nanosleep"}, {2'000'010'000, "off-CPU: sleep"}}));
   EXPECT_EQ(d.max_depth.at(main_thread), 2);
   EXPECT_EQ(d.slices.at(isp)[1].second, "off-CPU: I/O");
   EXPECT_EQ(d.slices.at(other)[0].second, "memcg reclaim");
@@ -255,8 +253,9 @@ TEST(PhaseLines, ParsedWithTheirTimes) {
 }
 
 TEST(PhaseLines, BadOnesNameTheLine) {
-  for (const char* line : {"{\"phase\": 3, \"begin_ns\": 1, \"end_ns\": 2}", "{\"phase\": \"a\", \"begin_ns\": -1, \"end_ns\": 2}",
-                           "{\"phase\": \"a\", \"begin_ns\": 5, \"end_ns\": 2}", "{\"phase\": \"a\"}"}) {
+  for (const char* line :
+       {"{\"phase\": 3, \"begin_ns\": 1, \"end_ns\": 2}", "{\"phase\": \"a\", \"begin_ns\": -1, \"end_ns\": 2}",
+        "{\"phase\": \"a\", \"begin_ns\": 5, \"end_ns\": 2}", "{\"phase\": \"a\"}"}) {
     try {
       ParseCommandJsonLines(std::string("x\n") + line + "\n", "output of w");
       ADD_FAILURE() << "accepted " << line;
