@@ -12,9 +12,11 @@
 #               timed, none is slow enough to become a record
 #   recorded    BUILD with --trace 0: every syscall becomes a ring-buffer record
 #
-# Prints per-mode medians, the ns/call each adds over no probe, and each
-# mode's added ns over `before`'s: the untraced/before ratio is what the
-# measured repetitions pay for the trace paths. Needs root and BPF run-time
+# Prints per-mode medians, the ns/call each adds over no probe, each mode's
+# added ns over `before`'s, and the median over rounds of each mode's ns/call
+# over `before`'s in the same round (paired: robust to a host whose speed
+# drifts between rounds). The untraced/before ratios are what the measured
+# repetitions pay for the trace paths. Needs root and BPF run-time
 # statistics off.
 #
 #   bench/trace_overhead.sh BUILD BASE_BUILD [ROUNDS=9] [ITERATIONS=2000000]
@@ -40,7 +42,7 @@ if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0) != 0 ]]; t
   exit 2
 fi
 
-declare -A samples=()
+declare -A samples=() paired=()
 run_none() { "$loop" "$iterations"; }
 run_before() { "$base_driver" syscalls --scope workload -- "$loop" "$iterations" 2>/dev/null; }
 run_untraced() { "$driver" syscalls --scope workload -- "$loop" "$iterations" 2>/dev/null; }
@@ -57,7 +59,11 @@ for ((round = 1; round <= rounds; round++)); do
     mode=${modes[(k + round) % ${#modes[@]}]}
     ns=$("run_$mode")
     samples[$mode]+="$ns "
+    declare "round_$mode=$ns"
     line+=" $mode=$ns"
+  done
+  for mode in "${modes[@]}"; do
+    paired[$mode]+="$(awk -v a="$(eval echo "\$round_$mode")" -v b="$round_before" 'BEGIN { print a / b }') "
   done
   echo "$line"
 done
@@ -69,8 +75,10 @@ for mode in "${modes[@]}"; do
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
 
-printf '\n%-10s %14s %10s %8s %16s\n' mode "median ns/call" "added ns" "x none" "added/before-add"
+printf '\n%-10s %14s %10s %8s %16s %16s\n' mode "median ns/call" "added ns" "x none" "added/before-add" \
+  "paired x before"
 for mode in "${modes[@]}"; do
-  printf '%-10s %14.1f %10.1f %7.3fx %16s\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
-    "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[before]}")"
+  printf '%-10s %14.1f %10.1f %7.3fx %16s %15.3fx\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
+    "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[before]}")" \
+    "$(median ${paired[$mode]})"
 done

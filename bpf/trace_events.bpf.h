@@ -4,8 +4,8 @@
  * points all of them at one map before load (bpf_map__reuse_fd).
  *
  * pg_trace_enabled is rodata: in an untraced load the verifier sees it false
- * and removes every trace path, so the measured repetitions run exactly the
- * programs they ran before tracing existed. */
+ * and removes every trace path and the branch to it; what the measured
+ * repetitions still run is the flag's load, a few instructions per program. */
 #ifndef PERFGATE_TRACE_EVENTS_BPF_H
 #define PERFGATE_TRACE_EVENTS_BPF_H
 

@@ -38,8 +38,8 @@ bool ReadThreadStatus(uint32_t tid, TraceThread& out) {
   bool named = false, grouped = false;
   while ((!named || !grouped) && std::getline(in, line)) {
     if (line.rfind("Name:", 0) == 0) {
-      out.name = line.substr(line.find_first_not_of(" \t", 5) == std::string::npos ? line.size()
-                                                                                   : line.find_first_not_of(" \t", 5));
+      const size_t start = line.find_first_not_of(" \t", 5);
+      out.name = start == std::string::npos ? std::string() : line.substr(start);
       named = true;
     } else if (line.rfind("Tgid:", 0) == 0) {
       out.tgid = static_cast<uint32_t>(std::strtoul(line.c_str() + 5, nullptr, 10));
