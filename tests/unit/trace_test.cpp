@@ -221,10 +221,10 @@ TEST(TraceTarget, ScenariosThatFailedToRunAreNotTraced) {
   EXPECT_FALSE(WorstScenario(r));
 }
 
-TEST(TraceBufferSize, FourPollIntervalsRoundedToAPowerOfTwo) {
-  EXPECT_EQ(TraceBufferBytes(0, 10), 256u << 10);
-  // 1M records/s * 40 bytes * 4 * 10 ms = 1.6 MB -> 2 MiB.
-  EXPECT_EQ(TraceBufferBytes(1e6, 10), 2u << 20);
+TEST(TraceBufferSize, TwentyFivePollIntervalsRoundedToAPowerOfTwo) {
+  EXPECT_EQ(TraceBufferBytes(0, 10), 1u << 20);
+  // 1M records/s * 40 bytes * 25 * 10 ms = 10 MB -> 16 MiB.
+  EXPECT_EQ(TraceBufferBytes(1e6, 10), 16u << 20);
   EXPECT_EQ(TraceBufferBytes(1e12, 10), uint64_t{512} << 20);
 }
 
