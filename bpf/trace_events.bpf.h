@@ -18,7 +18,8 @@ const volatile __u64 pg_trace_long_offcpu_ns = 1000000;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* Untraced objects keep this minimum; user space sizes the shared one. */
+	/* Replaced before load: by the shared buffer when traced, else by one
+	 * page (or a one-slot array where the kernel has no ring buffers). */
 	__uint(max_entries, 4096);
 } pg_trace_events SEC(".maps");
 

@@ -15,7 +15,6 @@
 #define PG_TRACE_SYSCALL 3       /* slice; arg = syscall number (PG_TRACE_NO_NR when unknown), value = ns */
 #define PG_TRACE_PAGE_ALLOC 4    /* sample; value = pages allocated */
 #define PG_TRACE_RUNQ_LATENCY 5  /* sample at the time the thread ran; value = ns it waited */
-#define PG_TRACE_TYPES 6
 
 #define PG_TRACE_NO_NR 0xffffffffu
 

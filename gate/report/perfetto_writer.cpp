@@ -77,7 +77,7 @@ class TraceBuilder {
 
   std::string Build(PerfettoTraceStats& stats) {
     for (const auto& e : capture_.events) Add(e, stats);
-    AddPhases(stats);
+    AddPhases();
     AddPageAllocRates(stats);
     for (auto& [track, slices] : slices_) Nest(track, slices, stats);
 
@@ -132,7 +132,7 @@ class TraceBuilder {
     ++stats.records;
   }
 
-  void AddPhases(PerfettoTraceStats&) {
+  void AddPhases() {
     if (capture_.phases.empty()) return;
     const uint32_t pid = capture_.workload_pid;
     processes_.insert(pid);
