@@ -12,9 +12,12 @@
 // PROBE may be a comma-separated list (e.g. the default set).
 //
 //   probe_attach_driver PROBE[,PROBE...] [--attach-type raw_tp|tracepoint|tp_btf] [--stats]
-//                       [--scope system|workload] [--sample N] [-- CMD ARGS...]
+//                       [--scope system|workload] [--sample N] [--trace MIN_NS] [-- CMD ARGS...]
 //
 // --sample sets the syscalls probe's latency sampling (1 in N; 1 = exact).
+// --trace turns the probes' trace paths on as `perfgate run --trace` does,
+// with syscalls and off-CPU waits of at least MIN_NS as records (0: every
+// syscall), and prints the records read and dropped.
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -33,6 +36,7 @@
 #include "metrics/error.h"
 #include "probes/probe.h"
 #include "probes/syscalls.h"
+#include "probes/trace_buffer.h"
 #include "probes/tracker.h"
 
 namespace {
@@ -145,6 +149,7 @@ int main(int argc, char** argv) {
   options.scope = perfgate::ProbeScope::kSystem;
   bool stats = false;
   long sample = 0;
+  long trace_min_ns = -1;
   char** command = nullptr;
   for (int i = 2; i < argc; ++i) {
     perfgate::AttachType type;
@@ -157,6 +162,8 @@ int main(int argc, char** argv) {
                (std::strcmp(argv[i + 1], "system") == 0 || std::strcmp(argv[i + 1], "workload") == 0)) {
       options.scope = std::strcmp(argv[++i], "system") == 0 ? perfgate::ProbeScope::kSystem
                                                             : perfgate::ProbeScope::kWorkload;
+    } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc && (trace_min_ns = std::atol(argv[i + 1])) >= 0) {
+      ++i;
     } else if (std::strcmp(argv[i], "--sample") == 0 && i + 1 < argc && (sample = std::atol(argv[i + 1])) > 0) {
       ++i;
     } else if (std::strcmp(argv[i], "--attach-type") == 0 && i + 1 < argc && ParseAttachType(argv[i + 1], type)) {
@@ -192,6 +199,14 @@ int main(int argc, char** argv) {
     // Run-time stats cost two clock reads per program run, so only on request.
     std::optional<perfgate::BpfStatsEnabler> enabler;
     if (stats) enabler.emplace();
+    std::optional<perfgate::TraceBuffer> trace;
+    if (trace_min_ns >= 0) {
+      perfgate::TraceSettings settings;
+      settings.slow_syscall_ns = settings.long_offcpu_ns = static_cast<uint64_t>(trace_min_ns);
+      settings.buffer_bytes = perfgate::TraceBufferBytes(2e6, settings.poll_interval_ms);
+      options.trace = &trace.emplace(settings);
+      trace->Start();
+    }
     std::optional<perfgate::WorkloadTracker> tracker;
     if (workload) tracker.emplace().Attach(options);
     for (auto& probe : probes) probe->Attach(options, tracker ? &*tracker : nullptr);
@@ -220,6 +235,12 @@ int main(int argc, char** argv) {
     }
     PrintMetrics(metrics);
     for (auto& probe : probes) probe->Detach();
+    if (trace) {
+      const perfgate::TraceCapture capture = trace->Finish();
+      std::fprintf(stderr, "trace: %llu records produced, %zu read, %llu dropped\n",
+                   static_cast<unsigned long long>(capture.produced), capture.events.size(),
+                   static_cast<unsigned long long>(capture.dropped));
+    }
   } catch (const perfgate::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return static_cast<int>(e.code());

@@ -7,6 +7,7 @@
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
 #include "stats.h"
+#include "trace_events.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -36,6 +37,8 @@ static __always_inline void on_page_alloc(bool allocated, unsigned int order)
 		return;
 	stats->page_allocs++;
 	stats->pages += 1ULL << (order & 63);
+	if (pg_trace_enabled)
+		pg_trace_emit_current(PG_TRACE_PAGE_ALLOC, order, bpf_ktime_get_ns(), 1ULL << (order & 63));
 }
 
 static __always_inline void on_kmalloc(void)

@@ -10,6 +10,7 @@
 #include "hist.bpf.h"
 #include "offcpu.h"
 #include "task_state.bpf.h"
+#include "trace_events.bpf.h"
 
 /* task_struct::__state bits (macros, so not in vmlinux.h). */
 #define PG_TASK_INTERRUPTIBLE 0x1
@@ -202,6 +203,8 @@ static __always_inline void on_return(__u32 tid, __u64 now)
 	}
 	if (capture_stacks)
 		add_to_stack(start, delta);
+	if (pg_trace_enabled && delta >= pg_trace_long_offcpu_ns)
+		pg_trace_emit(PG_TRACE_OFFCPU, reason, start->tgid, tid, start->ts, delta);
 	bpf_map_delete_elem(&offcpu_since, &tid);
 }
 

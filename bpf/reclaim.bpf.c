@@ -11,6 +11,7 @@
 #include "filter.bpf.h"
 #include "hist.bpf.h"
 #include "reclaim.h"
+#include "trace_events.bpf.h"
 
 /* Reclaims in progress at once, system-wide: at most one per thread and kind. */
 #define IN_RECLAIM_MAX 16384
@@ -52,14 +53,17 @@ static __always_inline void on_end(__u32 kind, __u64 nr_reclaimed)
 	struct reclaim_key key = {.tid = pg_current_tid(), .kind = kind};
 	struct pg_reclaim_stats *stats;
 	__u32 zero = 0;
-	__u64 *start, delta;
+	__u64 *start, begin, delta;
 
 	/* Only begins of tracked threads are stored: no second tracked check. */
 	start = bpf_map_lookup_elem(&reclaim_start, &key);
 	if (!start)
 		return;
-	delta = bpf_ktime_get_ns() - *start;
+	begin = *start;
+	delta = bpf_ktime_get_ns() - begin;
 	bpf_map_delete_elem(&reclaim_start, &key);
+	if (pg_trace_enabled)
+		pg_trace_emit_current(PG_TRACE_RECLAIM, kind, begin, delta);
 	stats = bpf_map_lookup_elem(&reclaim_stats, &zero);
 	if (!stats)
 		return;

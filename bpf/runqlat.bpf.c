@@ -9,6 +9,7 @@
 #include "hist.bpf.h"
 #include "stats.h"
 #include "task_state.bpf.h"
+#include "trace_events.bpf.h"
 
 /* Runnable threads at once, system-wide: far above any run-queue length. */
 #define RUNNABLE_MAX 16384
@@ -42,18 +43,22 @@ static __always_inline void on_switch(__u32 prev_tid, bool prev_runnable, __u32 
 {
 	struct pg_runqlat_stats *stats;
 	__u32 zero = 0;
-	__u64 *since, delta;
+	__u64 *since, now, delta;
 
 	if (prev_runnable)
 		on_runnable(prev_tid);
 	since = bpf_map_lookup_elem(&runnable_since, &next_tid);
 	if (!since)
 		return;
-	delta = bpf_ktime_get_ns() - *since;
+	now = bpf_ktime_get_ns();
+	delta = now - *since;
 	bpf_map_delete_elem(&runnable_since, &next_tid);
 	stats = bpf_map_lookup_elem(&runqlat_stats, &zero);
 	if (stats)
 		pg_hist_add(stats->hist, delta);
+	/* next's process is not at hand here; user space looks it up. */
+	if (pg_trace_enabled)
+		pg_trace_emit(PG_TRACE_RUNQ_LATENCY, 0, 0, next_tid, now, delta);
 }
 
 SEC("tp_btf/sched_wakeup")

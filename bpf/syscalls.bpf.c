@@ -25,6 +25,7 @@
 #include "filter.bpf.h"
 #include "hist.bpf.h"
 #include "stats.h"
+#include "trace_events.bpf.h"
 
 /* False where task-local storage is unavailable to tracing programs; the
  * thread-keyed hash below then holds the start times instead. */
@@ -46,7 +47,7 @@ __u32 tracked_gen = 1;
 struct pg_syscall_task {
 	__u64 start;       /* ktime at a sampled sys_enter; 0 when none is open */
 	__u32 tracked_gen; /* generation in which the thread was found tracked */
-	__u32 pad;
+	__u32 nr;          /* syscall number of the open sampled call, for the trace */
 };
 
 struct {
@@ -111,15 +112,18 @@ static __always_inline void on_enter(long id)
 	 * table for x32. Both stay in the total only. */
 	if ((unsigned long)id < PG_SYSCALL_SLOTS)
 		stats->by_nr[id]++;
-	if (!sampled(sequence))
+	/* A trace times every syscall to find the slow ones. */
+	if (!pg_trace_enabled && !sampled(sequence))
 		return;
 
 	now = bpf_ktime_get_ns();
 	if (use_task_storage) {
 		if (!task)
 			task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (task)
+		if (task) {
 			task->start = now;
+			task->nr = (__u32)id;
+		}
 		return;
 	}
 	tid = pg_current_tid();
@@ -129,7 +133,7 @@ static __always_inline void on_enter(long id)
 /* Start time of the current thread's sampled syscall, consumed; 0 when the
  * syscall was not sampled (or not tracked: only tracked threads ever get a
  * start time, so sys_exit needs no filter lookup). */
-static __always_inline __u64 take_start(void)
+static __always_inline __u64 take_start(__u32 *nr)
 {
 	struct pg_syscall_task *task;
 	__u64 *start, value;
@@ -140,6 +144,7 @@ static __always_inline __u64 take_start(void)
 		if (!task || !task->start)
 			return 0;
 		value = task->start;
+		*nr = task->nr;
 		task->start = 0;
 		return value;
 	}
@@ -155,16 +160,19 @@ static __always_inline __u64 take_start(void)
 static __always_inline void on_exit(void)
 {
 	struct pg_syscalls_stats *stats;
-	__u64 start;
-	__u32 zero = 0;
+	__u64 start, delta;
+	__u32 zero = 0, nr = PG_TRACE_NO_NR;
 
-	start = take_start();
+	start = take_start(&nr);
 	if (!start)
 		return;
+	delta = bpf_ktime_get_ns() - start;
+	if (pg_trace_enabled && delta >= pg_trace_slow_syscall_ns)
+		pg_trace_emit_current(PG_TRACE_SYSCALL, nr, start, delta);
 	stats = bpf_map_lookup_elem(&syscalls_stats, &zero);
 	if (!stats)
 		return;
-	pg_hist_add(stats->hist, bpf_ktime_get_ns() - start);
+	pg_hist_add(stats->hist, delta);
 }
 
 SEC("tp_btf/sys_enter")

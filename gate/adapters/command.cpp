@@ -26,6 +26,26 @@ WorkloadOutput CommandAdapter::ParseOutput(const std::string& stdout_text, const
   return ParseCommandJsonLines(stdout_text, "output of " + (spec.argv.empty() ? std::string("command") : spec.argv[0]));
 }
 
+namespace {
+
+// {"phase": "load_libraries", "begin_ns": B, "end_ns": E}, CLOCK_MONOTONIC.
+WorkloadPhase ParsePhase(const nlohmann::json& j, const std::string& where) {
+  WorkloadPhase phase;
+  if (!j["phase"].is_string() || j["phase"].get<std::string>().empty())
+    throw InfraError(where + ": \"phase\" must be a non-empty string");
+  phase.name = j["phase"].get<std::string>();
+  for (const char* key : {"begin_ns", "end_ns"}) {
+    if (!j.contains(key) || !j[key].is_number_unsigned())
+      throw InfraError(where + ": \"" + key + "\" must be a non-negative integer (CLOCK_MONOTONIC ns)");
+  }
+  phase.begin_ns = j["begin_ns"].get<uint64_t>();
+  phase.end_ns = j["end_ns"].get<uint64_t>();
+  if (phase.end_ns < phase.begin_ns) throw InfraError(where + ": \"end_ns\" is before \"begin_ns\"");
+  return phase;
+}
+
+}  // namespace
+
 WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string& source) {
   WorkloadOutput out;
   std::istringstream in(text);
@@ -45,6 +65,10 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
         throw InfraError(where + ": \"ops\" must be a non-negative number");
       }
       out.ops = ops.get<double>();
+    }
+    if (j.contains("phase")) {
+      out.phases.push_back(ParsePhase(j, where));
+      continue;
     }
     if (!j.contains("metric")) continue;
     if (!j["metric"].is_string() || !std::regex_match(j["metric"].get<std::string>(), kName)) {

@@ -2,11 +2,14 @@
 // errors arrive as perfgate::Error and main() prints them as one line.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/suite.h"
+#include "metrics/results.h"
+#include "probes/probe.h"
 
 namespace perfgate {
 
@@ -28,6 +31,10 @@ struct RunCommandOptions {
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
   std::string shard;  // "K/N": run only this runner's share of the scenarios (cli/shard.h)
   std::string run_as;  // every scenario's workload runs as this user (overrides the suite)
+  // --trace: OUT/trace.perfetto-trace of the scenario with the worst check,
+  // with syscalls and off-CPU waits of at least trace_min_us as slices.
+  bool trace = false;
+  double trace_min_us = 1000;
 };
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
@@ -48,6 +55,12 @@ struct OverheadCommandOptions {
 };
 
 int RunCommand(const RunCommandOptions& options);
+// --trace: after the measured run, one traced repetition of the scenario with
+// the worst check, written as OUT/trace.perfetto-trace and summed up in its
+// results (records, drops). A failure to trace is said and makes the exit code 3.
+void TraceWorstScenario(const Suite& suite, const RunCommandOptions& options,
+                        const std::vector<AttachType>& attach_types, const std::atomic<bool>* stop,
+                        RunResults& results);
 // Slowdown of each scenario under its probes vs without any (interleaved).
 int OverheadCommand(const OverheadCommandOptions& options);
 // Baseline and candidate of a suite run interleaved in one job, then compared.

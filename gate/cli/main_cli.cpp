@@ -46,6 +46,12 @@ int PerfgateMain(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
   run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
+  run->add_flag("--trace", run_opts.trace,
+                "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
+  run->add_option("--trace-min-us", run_opts.trace_min_us,
+                  "Shortest syscall or off-CPU wait shown as a slice in the trace, in microseconds")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
 
   AbCommandOptions ab_opts;
   auto* ab = app.add_subcommand(

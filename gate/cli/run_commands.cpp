@@ -249,6 +249,7 @@ int RunCommand(const RunCommandOptions& o) {
   const std::map<std::string, ScenarioResult> recorded = Scenarios(baselines);
   RunResults results = MeasureSuite(suite, o, &recorded);
   Finish(results, recorded, FirstEnvironment(baselines), o.strict, o.fdr);
+  if (o.trace && !results.partial) TraceWorstScenario(suite, o, ParseAttachTypes(o.attach_types), &g_stop, results);
   WriteReports(results, o.out_dir);
   PrintSummary(results, o.out_dir);
   if (o.update_baseline && !results.partial) {

@@ -89,6 +89,14 @@ struct Environment {
 // 6.18.0 (now)". Empty when they match.
 std::vector<std::string> EnvironmentMismatches(const Environment& baseline, const Environment& now);
 
+// A phase the workload reported of itself (`{"phase": ..., "begin_ns": ...,
+// "end_ns": ...}` on stdout, CLOCK_MONOTONIC), for the trace.
+struct WorkloadPhase {
+  std::string name;
+  uint64_t begin_ns = 0;
+  uint64_t end_ns = 0;
+};
+
 struct Repetition {
   int index = 0;
   bool warmup = false;
@@ -98,6 +106,19 @@ struct Repetition {
   // that reported an error, a value that is not a number): said, not fatal.
   std::vector<std::string> warnings;
   MetricSet metrics;
+  std::vector<WorkloadPhase> phases;  // for the trace only; not in results.json
+};
+
+// The Perfetto trace of a run (`perfgate run --trace`): one extra repetition
+// of the scenario with the worst check, recorded after the measured ones.
+struct TraceSummary {
+  std::string file;      // relative to the out dir
+  std::string reason;    // why this scenario: its worst check
+  uint64_t produced = 0;  // records the probes wrote or tried to (kernel count)
+  uint64_t received = 0;  // records read from the ring buffer
+  uint64_t dropped = 0;   // records the ring buffer had no room for; produced = received + dropped
+  uint64_t buffer_bytes = 0;
+  double expected_rate = 0;  // records/s estimated from the measured repetitions, to size the buffer
 };
 
 // Adaptive repetitions (suite `repetitions: {min, max}`): the runner looked
@@ -121,6 +142,7 @@ struct ScenarioResult {
   std::vector<Repetition> baseline_repetitions;
   std::vector<ProbeReport> probes;
   std::vector<CheckResult> checks;
+  std::optional<TraceSummary> trace;  // the run's trace, when it is of this scenario
   std::string error;  // infrastructure failure of the scenario; empty when it ran
   double duration_s = 0;
   std::string timestamp;

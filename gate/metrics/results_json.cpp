@@ -344,6 +344,12 @@ json ToJson(const ScenarioResult& s) {
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
+  if (s.trace) {
+    j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
+                  {"produced", s.trace->produced}, {"received", s.trace->received},
+                  {"dropped", s.trace->dropped},   {"buffer_bytes", s.trace->buffer_bytes},
+                  {"expected_rate", s.trace->expected_rate}};
+  }
   return j;
 }
 
@@ -364,6 +370,23 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
     s.adaptive = adaptive;
+  }
+  if (r.Has("trace")) {
+    ObjectReader t(r.Get("trace"), file, r.At("trace"));
+    TraceSummary trace;
+    trace.file = t.RequiredString("file");
+    trace.reason = t.String("reason");
+    auto count = [&](const char* key) {
+      const int64_t n = t.Integer(key);
+      if (n < 0) t.Fail(t.At(key), "expected a non-negative integer");
+      return static_cast<uint64_t>(n);
+    };
+    trace.produced = count("produced");
+    trace.received = count("received");
+    trace.dropped = count("dropped");
+    trace.buffer_bytes = count("buffer_bytes");
+    trace.expected_rate = t.Number("expected_rate");
+    s.trace = trace;
   }
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);

@@ -15,6 +15,7 @@
 #include "probes/hooks.h"
 #include "probes/probe.h"
 #include "probes/skeleton.h"
+#include "probes/trace_buffer.h"
 #include "probes/tracker.h"
 
 namespace perfgate {
@@ -35,6 +36,15 @@ class BpfProbe : public Probe {
     skeleton_.Load(*plan_, [&](Skel& skel) {
       skel.rodata->pg_filter_tracked = workload;
       ScopeTrackedMaps(skel.maps.pg_tracked, skel.maps.pg_tracked_gen, workload ? tracker : nullptr, name_);
+      // Only the objects that include bpf/trace_events.bpf.h write trace records.
+      if constexpr (requires { skel.maps.pg_trace_events; }) {
+        ScopeTraceMaps(skel.maps.pg_trace_events, skel.maps.pg_trace_counts, options.trace, name_);
+        skel.rodata->pg_trace_enabled = options.trace != nullptr;
+        if (options.trace != nullptr) {
+          skel.rodata->pg_trace_slow_syscall_ns = options.trace->settings().slow_syscall_ns;
+          skel.rodata->pg_trace_long_offcpu_ns = options.trace->settings().long_offcpu_ns;
+        }
+      }
       Configure(skel);
     });
   }

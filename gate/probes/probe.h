@@ -16,6 +16,8 @@ namespace perfgate {
 
 enum class ProbeScope { kWorkload, kSystem };
 
+class TraceBuffer;
+
 // Attach types in the order the loader prefers them (fastest first).
 enum class AttachType { kFentry, kTpBtf, kRawTp, kTracepoint, kKprobe, kUprobe, kPerfEvent };
 std::string ToString(AttachType type);
@@ -31,6 +33,9 @@ struct ProbeOptions {
   // The workload's executable, resolved through PATH (empty for a shell
   // command line or when unknown); probes of user code attach to it.
   std::string workload_path;
+  // `perfgate run --trace`: probes that write trace records share this ring
+  // buffer (probes/trace_buffer.h); null for every measured repetition.
+  const TraceBuffer* trace = nullptr;
 };
 
 class WorkloadTracker;

@@ -138,4 +138,16 @@ std::string FormatChange(const CheckResult& check) {
   return interval.empty() ? FormatPercent(check.change_pct) : FormatPercent(check.change_pct) + " " + interval;
 }
 
+std::string FormatTrace(const TraceSummary& trace) {
+  std::string text = trace.file + ": one extra traced repetition after the measured ones";
+  if (!trace.reason.empty()) text += " (worst check: " + trace.reason + ")";
+  text += "; " + std::to_string(trace.received) + " records, " + std::to_string(trace.dropped) + " dropped";
+  if (trace.produced > 0 && trace.dropped > 0) {
+    const double share = static_cast<double>(trace.dropped) / static_cast<double>(trace.produced);
+    text += " (" + FormatNumber(100.0 * share) + " %)";
+  }
+  text += ", ring buffer " + FormatQuantity(static_cast<double>(trace.buffer_bytes), "bytes");
+  return text;
+}
+
 }  // namespace perfgate

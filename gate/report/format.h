@@ -31,4 +31,9 @@ std::string FormatChange(const CheckResult& check);
 // Whether the check compares against a baseline (so change_pct means something).
 bool HasBaseline(const CheckResult& check);
 
+// One line on a scenario's trace (`perfgate run --trace`): the file, why this
+// scenario, and the records lost: "trace.perfetto-trace: one extra traced
+// repetition (workload.wall_time: regression (+12.0 %)); 81,234 records, 0 dropped".
+std::string FormatTrace(const TraceSummary& trace);
+
 }  // namespace perfgate

@@ -312,6 +312,7 @@ std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
     html += "<div class=\"error-box\"><strong>Failed to run:</strong> " +
             Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
   }
+  if (scenario.trace) html += "<p class=\"meta\">Perfetto trace: " + Esc(FormatTrace(*scenario.trace)) + "</p>\n";
   html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + Distributions(scenario) + ProbesTable(scenario);
   return html + "</section>\n";
 }

@@ -92,6 +92,9 @@ std::string Header(const RunResults& results) {
       text += "\n\n> **Baseline from a different machine:** " + Cell(m);
     }
   }
+  for (const ScenarioResult& s : results.scenarios) {
+    if (s.trace) text += "\n\nPerfetto trace of " + Cell(s.name) + ": " + Cell(FormatTrace(*s.trace));
+  }
   return text + "\n\n";
 }
 

@@ -53,11 +53,13 @@ std::string ResolveExecutable(const std::string& name, const std::string& cwd) {
 }
 
 ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<ProbeSpec>& probes,
-                               const std::vector<std::string>& argv, const RunOptions& options) {
+                               const std::vector<std::string>& argv, const RunOptions& options,
+                               const TraceBuffer* trace) {
   bool workload_scope = false;
   for (const auto& p : probes) workload_scope |= p.scope == "workload";
   ProbeOptions base;
   base.allowed_attach_types = options.allowed_attach_types;
+  base.trace = trace;
   if (workload_scope) {
     tracker_ = std::make_unique<WorkloadTracker>();
     tracker_->Attach(base);
@@ -80,6 +82,7 @@ ScenarioProbes::~ScenarioProbes() {
 }
 
 void ScenarioProbes::Prepare(pid_t pid) {
+  workload_pid_ = pid;
   if (tracker_) {
     tracker_->Clear();
     tracker_->Track(pid);
@@ -141,6 +144,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
   rep.warnings = std::move(parsed.warnings);
+  rep.phases = std::move(parsed.phases);
   if (parsed.ops) {
     for (auto& [name, m] : rep.metrics) {
       if (m.kind == MetricKind::kCounter) m.ops = parsed.ops;

@@ -29,8 +29,9 @@ std::string ResolveExecutable(const std::string& name, const std::string& cwd);
 // empty `probes` list, nothing is loaded (the bare workload).
 class ScenarioProbes {
  public:
+  // With `trace`, the probes write trace records to it (`perfgate run --trace`).
   ScenarioProbes(const ScenarioSpec& spec, const std::vector<ProbeSpec>& probes, const std::vector<std::string>& argv,
-                 const RunOptions& options);
+                 const RunOptions& options, const TraceBuffer* trace = nullptr);
   ~ScenarioProbes();
   ScenarioProbes(const ScenarioProbes&) = delete;
   ScenarioProbes& operator=(const ScenarioProbes&) = delete;
@@ -45,6 +46,8 @@ class ScenarioProbes {
   void CountWorkloadCpu(const Repetition& rep);
   // Every probe's report, and the tracker's (its fork/exit hooks cost too).
   std::vector<ProbeReport> Reports() const;
+  // The workload process of the last Prepare().
+  pid_t workload_pid() const { return workload_pid_; }
 
  private:
   struct Attached {
@@ -58,6 +61,7 @@ class ScenarioProbes {
   std::unique_ptr<WorkloadTracker> tracker_;
   std::vector<Attached> probes_;
   uint64_t workload_cpu_ns_ = 0;
+  pid_t workload_pid_ = 0;
 };
 
 // One fresh process run of the workload under the attached probes. A failed

@@ -65,16 +65,20 @@ inline std::set<unsigned> LoadedBpfPrograms() {
 
 // The kernel releases a closed program's links and id from a workqueue after
 // an RCU grace period, so a program can stay listed briefly after its last fd
-// closed. Waits up to `timeout` for the loaded set to equal `expected`.
-inline std::set<unsigned> WaitForBpfPrograms(const std::set<unsigned>& expected,
+// closed. Waits up to `timeout` until no program outside `before` is loaded,
+// and returns those still loaded. Programs of `before` that went away in the
+// meantime (an earlier test's, released late) do not count.
+inline std::set<unsigned> WaitForBpfPrograms(const std::set<unsigned>& before,
                                              std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::set<unsigned> now = LoadedBpfPrograms();
-  while (now != expected && std::chrono::steady_clock::now() < deadline) {
+  for (;;) {
+    std::set<unsigned> outlived;
+    for (unsigned id : LoadedBpfPrograms()) {
+      if (!before.count(id)) outlived.insert(id);
+    }
+    if (outlived.empty() || std::chrono::steady_clock::now() >= deadline) return outlived;
     usleep(20 * 1000);
-    now = LoadedBpfPrograms();
   }
-  return now;
 }
 
 // A fresh scratch directory under the system temp dir, removed by the destructor.

@@ -49,7 +49,7 @@ class GateTest : public ::testing::Test {
   }
   void TearDown() override {
     if (HasFatalFailure() || IsSkipped()) return;
-    EXPECT_EQ(WaitForBpfPrograms(before_), before_) << "a BPF program outlived perfgate";
+    EXPECT_TRUE(WaitForBpfPrograms(before_).empty()) << "a BPF program outlived perfgate";
   }
   ScratchDir dir_;
   std::set<unsigned> before_;
@@ -107,9 +107,10 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   const std::regex counted(R"re(<failure[^>]*message="(syscalls\.count|mm\.page_alloc)\.per_op[^"]*\+[0-9.]+ ?%)re");
   EXPECT_TRUE(std::regex_search(junit, counted)) << junit;
   for (const char* timing : {"workload.wall_time", "workload.cpu_time", "smoke.loop_time"}) {
+    // Any reason the message gives (a saturated or busier host, a spread
+    // too wide to resolve the threshold), but never a pass.
     const std::regex inconclusive(std::string(R"re(<skipped message="inconclusive: )re") + timing +
-                                  R"re([^"]*">[^<]*inconclusive: (the host had no CPU to spare|the host was busier|)re"
-                                  R"re(beyond threshold [0-9.]+ ?% but not significant))re");
+                                  R"re([^"]*">[^<]*inconclusive: )re");
     EXPECT_TRUE(std::regex_search(junit, inconclusive)) << timing << " neither failed nor was inconclusive\n" << junit;
   }
 }

@@ -1,0 +1,63 @@
+// `perfgate run --trace`: the traced repetition after the measured run, and
+// its Perfetto file next to the other reports.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "metrics/error.h"
+#include "report/perfetto_writer.h"
+#include "run/trace_run.h"
+
+namespace perfgate {
+
+namespace fs = std::filesystem;
+
+void TraceWorstScenario(const Suite& suite, const RunCommandOptions& o, const std::vector<AttachType>& attach_types,
+                        const std::atomic<bool>* stop, RunResults& results) {
+  const std::optional<TraceTarget> target = WorstScenario(results);
+  if (!target) {
+    std::fprintf(stderr, "perfgate: warning: --trace: no scenario ran, so there is nothing to trace\n");
+    return;
+  }
+  ScenarioResult& scenario = results.scenarios[target->scenario];
+  const ScenarioSpec* spec = nullptr;
+  for (const auto& s : suite.scenarios) {
+    if (s.name == scenario.name) spec = &s;
+  }
+  if (spec == nullptr) return;  // results come from this suite: cannot happen
+
+  TraceSettings settings;
+  settings.slow_syscall_ns = settings.long_offcpu_ns = static_cast<uint64_t>(o.trace_min_us * 1000);
+  const double rate = ExpectedTraceRate(scenario, settings);
+  settings.buffer_bytes = TraceBufferBytes(rate, settings.poll_interval_ms);
+  RunOptions ro;
+  ro.allowed_attach_types = attach_types;
+  ro.stop = stop;
+  ro.quiet = o.quiet;
+  const std::string name = "trace.perfetto-trace";
+  const std::string file = (fs::path(o.out_dir) / name).string();
+  if (!o.quiet)
+    std::fprintf(stderr, "perfgate: %s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
+  try {
+    const TraceCapture capture = TraceRepetition(*spec, ro, settings);
+    fs::create_directories(o.out_dir);
+    WritePerfettoTrace(capture, file);
+    TraceSummary summary;
+    summary.file = name;
+    summary.reason = target->reason;
+    summary.produced = capture.produced;
+    summary.received = capture.events.size();
+    summary.dropped = capture.dropped;
+    summary.buffer_bytes = capture.buffer_bytes;
+    summary.expected_rate = rate;
+    scenario.trace = summary;
+    std::printf("perfgate: trace %s: %llu records, %llu dropped\n", file.c_str(),
+                static_cast<unsigned long long>(summary.received), static_cast<unsigned long long>(summary.dropped));
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::kBadInput) throw;
+    std::fprintf(stderr, "perfgate: error: --trace: scenario \"%s\": %s\n", scenario.name.c_str(), e.what());
+    results.exit_code = static_cast<int>(ExitCode::kInfra);
+  }
+}
+
+}  // namespace perfgate

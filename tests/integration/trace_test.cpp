@@ -1,0 +1,173 @@
+// `perfgate run --trace` end to end, and the ring buffer's accounting at a
+// high record rate: every record the probes produce is either read and
+// written to the trace or counted as dropped, exactly.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "cli_harness.h"
+#include "gate/report/perfetto_trace.pb.h"
+#include "integration/privilege.h"
+#include "probe_harness.h"
+#include "probes/probe.h"
+#include "probes/trace_buffer.h"
+#include "probes/tracker.h"
+#include "report/perfetto_writer.h"
+
+namespace perfgate {
+namespace {
+
+using testing::ReadFile;
+using testing::RunCli;
+using testing::ScratchDir;
+using testing::WriteFile;
+namespace pb = perfgate::perfetto;
+
+TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string suite = dir / "suite.json";
+  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+      "name": "camera", "workload": {"kind": "camera-startup"}, "warmup": 0, "repetitions": 2, "timeout_s": 60,
+      "probes": ["offcpu", "syscalls", "kmem", "runqlat", "reclaim"],
+      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})");
+  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const auto results = nlohmann::json::parse(ReadFile(dir / "o/results.json"));
+  const auto& summary = results["scenarios"][0]["trace"];
+  ASSERT_TRUE(summary.is_object()) << results["scenarios"][0].dump();
+  EXPECT_EQ(summary["file"], "trace.perfetto-trace");
+  EXPECT_EQ(summary["received"].get<uint64_t>() + summary["dropped"].get<uint64_t>(),
+            summary["produced"].get<uint64_t>());
+  EXPECT_NE(ReadFile(dir / "o/summary.md").find("Perfetto trace of camera"), std::string::npos);
+
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(dir / "o/trace.perfetto-trace")));
+  std::map<uint64_t, std::string> names;
+  std::map<uint64_t, pb::TrackDescriptor> tracks;
+  std::map<std::string, int> slices;
+  std::map<std::string, int> counter_values;  // by counter track name
+  int32_t camera_pid = 0;
+  std::set<int32_t> camera_threads;
+  for (const auto& p : trace.packet()) {
+    for (const auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
+    if (p.has_track_descriptor()) {
+      const auto& t = p.track_descriptor();
+      tracks[t.uuid()] = t;
+      if (t.has_process() && t.process().process_name() == "pg-camera") camera_pid = t.process().pid();
+      if (t.has_thread() && t.thread().pid() == camera_pid) camera_threads.insert(t.thread().tid());
+    }
+    if (!p.has_track_event()) continue;
+    const auto& e = p.track_event();
+    if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
+      const std::string name = names.at(e.name_iid());
+      slices[name.rfind("off-CPU", 0) == 0 ? "off-CPU" : name.rfind("syscall", 0) == 0 ? "syscall" : name]++;
+    }
+    if (e.type() == pb::TrackEvent::TYPE_COUNTER) counter_values[tracks.at(e.track_uuid()).name()]++;
+  }
+  EXPECT_NE(camera_pid, 0) << "no process track named pg-camera";
+  // The main thread and its sensor, ISP and preview threads.
+  EXPECT_GE(camera_threads.size(), 2u);
+  EXPECT_GE(slices["off-CPU"], 1);
+  EXPECT_GE(slices["syscall"], 1);
+  for (const char* phase : {"load_libraries", "load_tuning", "allocate_buffers", "start_pipeline", "first_frame"})
+    EXPECT_EQ(slices[phase], 1) << phase;
+  EXPECT_GE(counter_values["page allocations/s"], 1);
+  EXPECT_GE(counter_values["run-queue latency"], 1);
+}
+
+struct HighRate {
+  TraceCapture capture;
+  double seconds = 0;      // wall time of the loops
+  double cpu_seconds = 0;  // their CPU time
+};
+
+double ChildrenCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  auto s = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
+  return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
+// The syscalls probe with every syscall a slice (threshold 0), around a
+// getppid loop in two processes at once (one per CPU of a 2-CPU CI host,
+// the consumer competing with them): one record per syscall.
+HighRate TraceGetppidLoop(const TraceSettings& settings, int calls) {
+  TraceBuffer buffer(settings);
+  WorkloadTracker tracker;
+  tracker.Attach({});
+  auto probe = CreateProbe("syscalls");
+  ProbeOptions options;
+  options.scope = ProbeScope::kWorkload;
+  options.trace = &buffer;
+  probe->Attach(options, &tracker);
+  HeldChild child([calls] {
+    const pid_t other = fork();
+    CallGetppid(calls / 2);
+    if (other == 0) _exit(0);
+    int status = 0;
+    if (other < 0 || waitpid(other, &status, 0) != other || !WIFEXITED(status)) _exit(1);
+  });
+  tracker.Track(child.pid());
+  probe->Reset();
+  buffer.Start();
+  const double cpu_before = ChildrenCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(child.RunToCompletion());
+  HighRate out;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.cpu_seconds = ChildrenCpuSeconds() - cpu_before;
+  probe->Detach();
+  tracker.Detach();
+  out.capture = buffer.Finish();
+  return out;
+}
+
+TEST(TraceRingBuffer, HalfAMillionRecordsPerSecondAllWrittenOrCountedDropped) {
+  PERFGATE_REQUIRE_ROOT();
+  TraceSettings settings;
+  settings.slow_syscall_ns = 0;
+  settings.buffer_bytes = TraceBufferBytes(2e6, settings.poll_interval_ms);
+  const HighRate run = TraceGetppidLoop(settings, 600000);
+  const TraceCapture& c = run.capture;
+  // Per second of the loops' CPU time: the rate while they run, which a busy
+  // host (other jobs on the CI machine) does not lower the way it lowers the
+  // rate per wall-clock second.
+  const double rate = static_cast<double>(c.produced) / run.cpu_seconds;
+  std::printf(
+      "[ trace    ] %llu records, %.3f s CPU (%.0f/s of CPU), %.3f s wall (%.0f/s), %llu dropped, buffer %llu KiB\n",
+      static_cast<unsigned long long>(c.produced), run.cpu_seconds, rate, run.seconds,
+      static_cast<double>(c.produced) / run.seconds, static_cast<unsigned long long>(c.dropped),
+      static_cast<unsigned long long>(c.buffer_bytes >> 10));
+  EXPECT_GE(c.produced, 500000u);
+  EXPECT_GE(rate, 500000);
+  EXPECT_EQ(c.events.size() + c.dropped, c.produced);
+  EXPECT_EQ(c.dropped, 0u) << "the buffer was sized for 2M records/s";
+  PerfettoTraceStats stats;
+  PerfettoTrace(c, &stats);
+  EXPECT_EQ(stats.records, c.events.size()) << "every record read is in the trace";
+  EXPECT_GE(stats.slices, 500000u);
+}
+
+TEST(TraceRingBuffer, DropsOfATooSmallBufferAreCountedExactly) {
+  PERFGATE_REQUIRE_ROOT();
+  TraceSettings settings;
+  settings.slow_syscall_ns = 0;
+  settings.buffer_bytes = 4096;
+  settings.poll_interval_ms = 1000;  // drained only at the end
+  const HighRate run = TraceGetppidLoop(settings, 50000);
+  const TraceCapture& c = run.capture;
+  EXPECT_GE(c.produced, 50000u);
+  EXPECT_GT(c.dropped, 0u);
+  EXPECT_EQ(c.events.size() + c.dropped, c.produced);
+}
+
+}  // namespace
+}  // namespace perfgate

@@ -1,0 +1,320 @@
+// The Perfetto trace without the kernel: the writer's output decoded with
+// protobuf (tracks, nesting slices, counters, interned names, clocks), which
+// scenario gets traced, the ring buffer's size, the workload's phase lines,
+// and the trace summary in results.json and the reports.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "adapters/command.h"
+#include "gate/report/perfetto_trace.pb.h"
+#include "metrics/error.h"
+#include "metrics/results_json.h"
+#include "probes/trace_buffer.h"
+#include "report/html_reporter.h"
+#include "report/markdown_reporter.h"
+#include "report/perfetto_writer.h"
+#include "run/trace_run.h"
+
+namespace perfgate {
+namespace {
+
+namespace pb = perfgate::perfetto;
+
+pg_trace_event Record(uint32_t type, uint32_t arg, uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t value) {
+  return pg_trace_event{ts, value, tgid, tid, type, arg};
+}
+
+// A decoded trace, indexed the way the assertions need it.
+struct Decoded {
+  std::map<uint64_t, pb::TrackDescriptor> tracks;
+  std::map<uint64_t, std::string> names;                                     // interned
+  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> slices;  // track -> (begin, name)
+  std::map<uint64_t, int> depth;      // open slices per track after the last event
+  std::map<uint64_t, int> max_depth;  // deepest nesting seen per track
+  std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> counters;
+  std::set<uint32_t> clocks;
+  bool cleared_first = false;
+};
+
+Decoded Decode(const std::string& bytes) {
+  pb::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(bytes));
+  Decoded d;
+  for (int i = 0; i < trace.packet_size(); ++i) {
+    const pb::TracePacket& p = trace.packet(i);
+    EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+    if (i == 0) d.cleared_first = p.sequence_flags() & pb::SEQ_INCREMENTAL_STATE_CLEARED;
+    for (const auto& n : p.interned_data().event_names()) d.names[n.iid()] = n.name();
+    if (p.has_clock_snapshot()) {
+      for (const auto& c : p.clock_snapshot().clocks()) d.clocks.insert(c.clock_id());
+    }
+    if (p.has_track_descriptor()) d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
+    if (!p.has_track_event()) continue;
+    const pb::TrackEvent& e = p.track_event();
+    EXPECT_EQ(p.timestamp_clock_id(), static_cast<uint32_t>(pb::BUILTIN_CLOCK_MONOTONIC));
+    EXPECT_TRUE(d.tracks.count(e.track_uuid())) << "event before its track's descriptor";
+    switch (e.type()) {
+      case pb::TrackEvent::TYPE_SLICE_BEGIN:
+        d.slices[e.track_uuid()].emplace_back(p.timestamp(), d.names.at(e.name_iid()));
+        d.max_depth[e.track_uuid()] = std::max(d.max_depth[e.track_uuid()], ++d.depth[e.track_uuid()]);
+        break;
+      case pb::TrackEvent::TYPE_SLICE_END:
+        EXPECT_GT(d.depth[e.track_uuid()]--, 0) << "slice end without a begin";
+        break;
+      case pb::TrackEvent::TYPE_COUNTER:
+        d.counters[e.track_uuid()].emplace_back(
+            p.timestamp(), e.has_double_counter_value() ? e.double_counter_value() : e.counter_value());
+        break;
+      default:
+        ADD_FAILURE() << "unexpected event type " << e.type();
+    }
+  }
+  return d;
+}
+
+uint64_t TrackNamed(const Decoded& d, const std::string& name, uint64_t parent) {
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() == name && t.parent_uuid() == parent) return uuid;
+  }
+  return 0;
+}
+
+TraceCapture SampleCapture() {
+  TraceCapture c;
+  c.workload_pid = 100;
+  c.monotonic_ns = 1'000'000'000;
+  c.boottime_ns = 1'500'000'000;
+  c.processes = {{100, "pg-camera"}, {200, "antagonist <x>"}};
+  c.threads = {{100, {100, "pg-camera"}}, {101, {100, "isp"}}, {200, {200, "antagonist <x>"}}};
+  c.syscall_names = {{35, "nanosleep"}};
+  const uint64_t t0 = 2'000'000'000;
+  c.events = {
+      // A 5 ms nanosleep with its off-CPU wait inside, on the main thread.
+      Record(PG_TRACE_SYSCALL, 35, 100, 100, t0, 5'000'000),
+      Record(PG_TRACE_OFFCPU, 0, 100, 100, t0 + 10'000, 4'900'000),
+      // A wait that outlasts the syscall it started in: cut to nest.
+      Record(PG_TRACE_SYSCALL, 35, 100, 101, t0, 1'000'000),
+      Record(PG_TRACE_OFFCPU, 1, 100, 101, t0 + 500'000, 2'000'000),
+      Record(PG_TRACE_RECLAIM, 1, 200, 200, t0 + 1'000'000, 3'000'000),
+      // 30 pages in the first 10 ms bucket, then 10 two buckets later.
+      Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 1'000, 1), Record(PG_TRACE_PAGE_ALLOC, 3, 100, 101, t0 + 2'000, 8),
+      Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 3'000, 21),
+      Record(PG_TRACE_PAGE_ALLOC, 0, 100, 100, t0 + 20'000'000, 10),
+      // tgid unknown in the record: the thread table says 100.
+      Record(PG_TRACE_RUNQ_LATENCY, 0, 0, 101, t0 + 7'000'000, 42'000),
+      Record(99, 0, 100, 100, t0, 1),  // unknown type: left out
+  };
+  c.phases = {{"load_libraries", t0 - 3'000'000, t0 - 1'000'000}, {"first_frame", t0 - 1'000'000, t0 + 9'000'000}};
+  c.produced = c.events.size();
+  return c;
+}
+
+TEST(PerfettoWriter, DecodesToProcessThreadAndCounterTracks) {
+  PerfettoTraceStats stats;
+  const Decoded d = Decode(PerfettoTrace(SampleCapture(), &stats));
+  EXPECT_TRUE(d.cleared_first);
+  EXPECT_EQ(d.clocks, (std::set<uint32_t>{pb::BUILTIN_CLOCK_MONOTONIC, pb::BUILTIN_CLOCK_BOOTTIME}));
+
+  std::map<int32_t, std::string> processes;
+  std::map<int32_t, std::pair<int32_t, std::string>> threads;
+  uint64_t camera = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_process()) processes[t.process().pid()] = t.process().process_name();
+    if (t.has_process() && t.process().pid() == 100) camera = uuid;
+    if (t.has_thread()) threads[t.thread().tid()] = {t.thread().pid(), t.thread().thread_name()};
+  }
+  EXPECT_EQ(processes, (std::map<int32_t, std::string>{{100, "pg-camera"}, {200, "antagonist <x>"}}));
+  EXPECT_EQ(threads.at(101), std::make_pair(100, std::string("isp")));
+  EXPECT_EQ(threads.at(200).second, "antagonist <x>");
+
+  const uint64_t pages = TrackNamed(d, "page allocations/s", camera);
+  const uint64_t runq = TrackNamed(d, "run-queue latency", camera);
+  ASSERT_NE(pages, 0u);
+  ASSERT_NE(runq, 0u);
+  EXPECT_EQ(d.tracks.at(pages).counter().unit(), pb::CounterDescriptor::UNIT_COUNT);
+  EXPECT_EQ(d.tracks.at(runq).counter().unit(), pb::CounterDescriptor::UNIT_TIME_NS);
+  // 30 pages in 10 ms = 3000/s, back to 0, 10 pages = 1000/s, back to 0.
+  const auto& rates = d.counters.at(pages);
+  ASSERT_EQ(rates.size(), 4u);
+  EXPECT_DOUBLE_EQ(rates[0].second, 3000);
+  EXPECT_EQ(rates[0].first, 2'000'000'000u);
+  EXPECT_DOUBLE_EQ(rates[1].second, 0);
+  EXPECT_DOUBLE_EQ(rates[2].second, 1000);
+  EXPECT_DOUBLE_EQ(rates[3].second, 0);
+  ASSERT_EQ(d.counters.at(runq).size(), 1u);
+  EXPECT_EQ(d.counters.at(runq)[0].second, 42'000);
+
+  EXPECT_EQ(stats.records, 10u);  // every record but the unknown one
+  EXPECT_EQ(stats.clipped_slices, 1u);
+}
+
+TEST(PerfettoWriter, SlicesNestOnTheirThreadAndPhasesGetATrack) {
+  const Decoded d = Decode(PerfettoTrace(SampleCapture()));
+  const uint64_t main_thread = uint64_t{2} << 32 | 100, isp = uint64_t{2} << 32 | 101, other = uint64_t{2} << 32 | 200;
+  EXPECT_EQ(d.slices.at(main_thread), (std::vector<std::pair<uint64_t, std::string>>{
+                                          {2'000'000'000, "syscall nanosleep"}, {2'000'010'000, "off-CPU: sleep"}}));
+  EXPECT_EQ(d.max_depth.at(main_thread), 2);
+  EXPECT_EQ(d.slices.at(isp)[1].second, "off-CPU: I/O");
+  EXPECT_EQ(d.slices.at(other)[0].second, "memcg reclaim");
+  for (const auto& [track, open] : d.depth) EXPECT_EQ(open, 0) << "track " << track << " left a slice open";
+
+  uint64_t camera = uint64_t{1} << 32 | 100;
+  const uint64_t phases = TrackNamed(d, "phases", camera);
+  ASSERT_NE(phases, 0u);
+  ASSERT_EQ(d.slices.at(phases).size(), 2u);
+  EXPECT_EQ(d.slices.at(phases)[0].second, "load_libraries");
+  EXPECT_EQ(d.slices.at(phases)[1].second, "first_frame");
+}
+
+TEST(PerfettoWriter, EmptyCaptureIsAValidTrace) {
+  TraceCapture empty;
+  const Decoded d = Decode(PerfettoTrace(empty));
+  EXPECT_TRUE(d.tracks.empty());
+  EXPECT_TRUE(d.slices.empty());
+}
+
+CheckResult Check(const std::string& name, Verdict verdict, double change_pct, Better better = Better::kLower) {
+  CheckResult c;
+  c.spec.name = name;
+  c.verdict = verdict;
+  c.change_pct = change_pct;
+  c.better = better;
+  return c;
+}
+
+ScenarioResult Scenario(const std::string& name, std::vector<CheckResult> checks) {
+  ScenarioResult s;
+  s.name = name;
+  s.repetitions.resize(3);
+  s.checks = std::move(checks);
+  return s;
+}
+
+TEST(TraceTarget, FailedCheckWinsOverLargerChange) {
+  RunResults r;
+  r.scenarios = {Scenario("a", {Check("x", Verdict::kInconclusive, 40)}),
+                 Scenario("b", {Check("y", Verdict::kPass, 1), Check("z", Verdict::kRegression, 12)})};
+  auto target = WorstScenario(r);
+  ASSERT_TRUE(target);
+  EXPECT_EQ(target->scenario, 1u);
+  EXPECT_NE(target->reason.find("z: regression"), std::string::npos);
+}
+
+TEST(TraceTarget, LargestChangeInTheBadDirection) {
+  RunResults r;
+  r.scenarios = {Scenario("a", {Check("x", Verdict::kPass, 4)}),
+                 Scenario("b", {Check("throughput", Verdict::kPass, -9, Better::kHigher)}),
+                 Scenario("c", {Check("y", Verdict::kImprovement, -30)})};
+  auto target = WorstScenario(r);
+  ASSERT_TRUE(target);
+  EXPECT_EQ(target->scenario, 1u);
+}
+
+TEST(TraceTarget, ScenariosThatFailedToRunAreNotTraced) {
+  RunResults r;
+  r.scenarios = {Scenario("a", {})};
+  r.scenarios[0].error = "probe could not attach";
+  EXPECT_FALSE(WorstScenario(r));
+}
+
+TEST(TraceBufferSize, TwentyFivePollIntervalsRoundedToAPowerOfTwo) {
+  EXPECT_EQ(TraceBufferBytes(0, 10), 1u << 20);
+  // 1M records/s * 40 bytes * 25 * 10 ms = 10 MB -> 16 MiB.
+  EXPECT_EQ(TraceBufferBytes(1e6, 10), 16u << 20);
+  EXPECT_EQ(TraceBufferBytes(1e12, 10), uint64_t{512} << 20);
+}
+
+TEST(TraceRate, SlowSyscallsAreTheSampledShareOfAllCalls) {
+  ScenarioResult s;
+  Repetition rep;
+  rep.metrics["syscalls.count"] = CounterMetric("syscalls.count", "count", 100000, 1.0);
+  LogLinearHistogram latency;
+  latency.Record(500, 90);        // fast
+  latency.Record(5'000'000, 10);  // slow: 10 % of the sampled calls
+  rep.metrics["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", latency, 1.0);
+  rep.metrics["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", 2000, 1.0);
+  s.repetitions.push_back(rep);
+  TraceSettings settings;
+  EXPECT_NEAR(ExpectedTraceRate(s, settings), 10000 + 2000, 1);
+}
+
+TEST(PhaseLines, ParsedWithTheirTimes) {
+  WorkloadOutput out = ParseCommandJsonLines(
+      "{\"phase\": \"load\", \"begin_ns\": 10, \"end_ns\": 25}\n{\"metric\": \"app.x\", \"value\": 1}\n", "test");
+  ASSERT_EQ(out.phases.size(), 1u);
+  EXPECT_EQ(out.phases[0].name, "load");
+  EXPECT_EQ(out.phases[0].begin_ns, 10u);
+  EXPECT_EQ(out.phases[0].end_ns, 25u);
+  EXPECT_EQ(out.metrics.size(), 1u);
+}
+
+TEST(PhaseLines, BadOnesNameTheLine) {
+  for (const char* line :
+       {"{\"phase\": 3, \"begin_ns\": 1, \"end_ns\": 2}", "{\"phase\": \"a\", \"begin_ns\": -1, \"end_ns\": 2}",
+        "{\"phase\": \"a\", \"begin_ns\": 5, \"end_ns\": 2}", "{\"phase\": \"a\"}"}) {
+    try {
+      ParseCommandJsonLines(std::string("x\n") + line + "\n", "output of w");
+      ADD_FAILURE() << "accepted " << line;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kInfra);
+      EXPECT_NE(std::string(e.what()).find("output of w: line 2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+RunResults TracedResults() {
+  RunResults r;
+  r.suite = "s";
+  ScenarioResult s = Scenario("cam<b>", {Check("x", Verdict::kRegression, 20)});
+  s.repetitions.clear();
+  TraceSummary t;
+  t.file = "trace.perfetto-trace";
+  t.reason = "x: regression (+20.0 %) <script>";
+  t.produced = 1000;
+  t.received = 990;
+  t.dropped = 10;
+  t.buffer_bytes = 1 << 20;
+  t.expected_rate = 5000;
+  s.trace = t;
+  r.scenarios.push_back(s);
+  return r;
+}
+
+TEST(TraceSummaryJson, RoundTrips) {
+  RunResults back = ResultsFromJson(ToJson(TracedResults()), "results.json");
+  ASSERT_TRUE(back.scenarios[0].trace);
+  const TraceSummary& t = *back.scenarios[0].trace;
+  EXPECT_EQ(t.file, "trace.perfetto-trace");
+  EXPECT_EQ(t.produced, 1000u);
+  EXPECT_EQ(t.received, 990u);
+  EXPECT_EQ(t.dropped, 10u);
+  EXPECT_EQ(t.buffer_bytes, 1u << 20);
+}
+
+TEST(TraceSummaryJson, NegativeCountIsAnErrorNamingThePath) {
+  nlohmann::json j = ToJson(TracedResults());
+  j["scenarios"][0]["trace"]["dropped"] = -1;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "accepted a negative drop count";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("trace.dropped"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceSummaryReports, DropsShownAndEscaped) {
+  const RunResults r = TracedResults();
+  const std::string md = MarkdownReporter().Render(r);
+  EXPECT_NE(md.find("990 records, 10 dropped (1.00 %)"), std::string::npos) << md;
+  const std::string html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find("990 records, 10 dropped"), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfgate
