@@ -38,7 +38,16 @@ bool HasCapability(int cap) {
 
 bool Privileged() { return geteuid() == 0 || HasCapability(kCapSysAdmin) || (HasCapability(kCapBpf) && HasCapability(kCapPerfmon)); }
 
-bool TracefsMounted() { return fs::exists(std::string(kTracefs) + "/events"); }
+// Mounted, not mounted, or unknown: tracefs is mode 0700, so a user without
+// root cannot even tell.
+enum class Tracefs { kMounted, kMissing, kUnreadable };
+
+Tracefs TracefsState() {
+  std::error_code ec;
+  const bool events = fs::exists(std::string(kTracefs) + "/events", ec);
+  if (ec) return ec == std::errc::permission_denied ? Tracefs::kUnreadable : Tracefs::kMissing;
+  return events ? Tracefs::kMounted : Tracefs::kMissing;
+}
 
 void Line(bool ok, const std::string& what, const std::string& detail) {
   std::printf("%-8s %-22s %s\n", ok ? "ok" : "missing", what.c_str(), detail.c_str());
@@ -103,18 +112,21 @@ int DoctorCommand(bool fix) {
                   : "not root: run perfgate with sudo, or grant CAP_BPF,CAP_PERFMON (setcap) to the binary");
   essential_ok &= privileged;
 
-  bool tracefs = TracefsMounted();
-  if (!tracefs && fix) {
+  Tracefs state = TracefsState();
+  if (state == Tracefs::kMissing && fix) {
     if (mount("nodev", kTracefs, "tracefs", 0, nullptr) == 0) {
-      tracefs = TracefsMounted();
+      state = TracefsState();
     } else {
       std::printf("         (mount failed: %s)\n", std::strerror(errno));
     }
   }
+  const bool tracefs = state == Tracefs::kMounted;
   Line(tracefs, "tracefs",
        tracefs ? kTracefs
-               : std::string("not mounted at ") + kTracefs + ": run `perfgate doctor --fix` or `mount -t tracefs nodev " +
-                     kTracefs + "`");
+       : state == Tracefs::kUnreadable
+           ? std::string(kTracefs) + " is not readable without root: run `sudo perfgate doctor`"
+           : std::string("not mounted at ") + kTracefs + ": run `perfgate doctor --fix` or `mount -t tracefs nodev " +
+                 kTracefs + "`");
   essential_ok &= tracefs;
 
   bool cgroup2 = fs::exists("/sys/fs/cgroup/cgroup.controllers") || fs::exists("/sys/fs/cgroup/unified/cgroup.procs");

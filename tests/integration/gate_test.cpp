@@ -384,3 +384,35 @@ TEST_F(RunAsTest, UnknownUserExitsTwoNamingThePath) {
 
 }  // namespace
 }  // namespace perfgate::testing
+
+namespace perfgate::testing {
+namespace {
+
+// doctor and probes run by an ordinary user say what is missing instead of
+// failing on the first root-only path (tracefs is mode 0700).
+TEST(Unprivileged, DoctorAndProbesExplainWhatIsMissing) {
+  PERFGATE_REQUIRE_ROOT();  // to become nobody
+  ScratchDir dir;
+  // A copy nobody can reach, wherever the build tree lives.
+  const fs::path binary = dir / "perfgate";
+  fs::copy_file(PERFGATE_BIN, binary);
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  auto as_nobody = [&](const std::string& args) {
+    const fs::path log = dir / "out.log";
+    const int status = std::system(("cd / && runuser -u nobody -- " + binary.string() + " " + args + " > " +
+                                    log.string() + " 2>&1").c_str());
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(log));
+  };
+  const auto [doctor_code, doctor] = as_nobody("doctor");
+  EXPECT_EQ(doctor.find("internal error"), std::string::npos) << doctor;
+  EXPECT_NE(doctor.find("missing  privileges"), std::string::npos) << doctor;
+  EXPECT_NE(doctor.find("tracefs"), std::string::npos) << doctor;
+  EXPECT_NE(doctor_code, 0) << doctor;
+  const auto [probes_code, probes] = as_nobody("probes");
+  EXPECT_EQ(probes_code, 0) << probes;
+  EXPECT_NE(probes.find("needs root"), std::string::npos) << probes;
+}
+
+}  // namespace
+}  // namespace perfgate::testing
