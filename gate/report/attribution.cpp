@@ -68,6 +68,16 @@ SamplesByStatistic SamplesOf(const ScenarioResult& scenario) {
   return out;
 }
 
+// Robust standard deviations beyond which a metric has clearly moved.
+constexpr double kClearEffect = 10;
+
+// How large a change is as a ratio, either way: |log(candidate / baseline)|.
+double RelativeSize(const KernelShift& shift) {
+  if (shift.baseline_median > 0 && shift.candidate_median > 0)
+    return std::fabs(std::log(shift.candidate_median / shift.baseline_median));
+  return std::isfinite(shift.change_pct) ? std::fabs(shift.change_pct) / 100 : HUGE_VAL;
+}
+
 double RobustSd(const std::vector<double>& values) { return 1.4826 * stats::MedianAbsoluteDeviation(values); }
 
 std::optional<KernelShift> ShiftOf(const std::string& metric, const std::string& statistic, const Samples& samples) {
@@ -102,9 +112,16 @@ std::vector<KernelShift> KernelShifts(const ScenarioResult& scenario, size_t lim
   for (const auto& [key, samples] : SamplesOf(scenario)) {
     if (auto shift = ShiftOf(key.first, key.second, samples)) shifts.push_back(std::move(*shift));
   }
-  // Stable: ties keep name order, so the output is deterministic.
+  // Effect size first, up to kClearEffect: beyond it a metric has clearly
+  // moved, and among those the larger relative change ranks higher (a
+  // near-constant metric's tiny spread would otherwise let a small move
+  // outrank reclaim growing 80x). Stable: ties keep name order, so the
+  // output is deterministic.
   std::stable_sort(shifts.begin(), shifts.end(), [](const KernelShift& a, const KernelShift& b) {
-    return std::fabs(a.effect_size) > std::fabs(b.effect_size);
+    const double ea = std::min(std::fabs(a.effect_size), kClearEffect);
+    const double eb = std::min(std::fabs(b.effect_size), kClearEffect);
+    if (ea != eb) return ea > eb;
+    return RelativeSize(a) > RelativeSize(b);
   });
   if (shifts.size() > limit) shifts.resize(limit);
   return shifts;
