@@ -12,6 +12,7 @@
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/html_reporter.h"
+#include "report/svg_charts.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {
@@ -19,9 +20,6 @@ namespace {
 
 constexpr const char* kPointColor = "#2563eb";
 constexpr const char* kWhiskerColor = "#93b4f5";
-constexpr const char* kSegmentColor = "#1f2937";
-constexpr const char* kGridColor = "#e5e7eb";
-constexpr const char* kMutedColor = "#6b7280";
 constexpr const char* kRegressionColor = "#d13438";
 constexpr const char* kImprovementColor = "#107c41";
 
@@ -214,7 +212,7 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     double mean = k < trend.change_points.size() ? trend.change_points[k].mean_before
                   : trend.change_points.empty()  ? stats::Mean(trend.medians)
                                                  : trend.change_points.back().mean_after;
-    svg += SvgLine(x(static_cast<double>(begin)), y(mean), x(static_cast<double>(end - 1)), y(mean), kSegmentColor, 1.5,
+    svg += SvgLine(x(static_cast<double>(begin)), y(mean), x(static_cast<double>(end - 1)), y(mean), kInkColor, 1.5,
                    false, "mean " + FormatQuantity(mean, s.unit));
     begin = end;
   }

@@ -14,9 +14,6 @@ namespace perfgate {
 namespace {
 
 constexpr const char* kBaselineColor = "#8a94a6";
-constexpr const char* kInkColor = "#1f2937";
-constexpr const char* kMutedColor = "#6b7280";
-constexpr const char* kGridColor = "#e5e7eb";
 constexpr const char* kLimitColor = "#b91c1c";
 
 // Coordinates with one decimal: enough on screen, small in the file.

@@ -12,6 +12,11 @@
 
 namespace perfgate {
 
+// The charts' shared palette (the report and the trend dashboard).
+inline constexpr const char* kInkColor = "#1f2937";
+inline constexpr const char* kMutedColor = "#6b7280";
+inline constexpr const char* kGridColor = "#e5e7eb";
+
 // Fill colour of an outcome, shared with report.css so charts and pills agree.
 std::string OutcomeColor(Outcome outcome);
 
