@@ -11,7 +11,7 @@ namespace perfgate {
 // What the kernel sums per (process, futex word, waiting user stack).
 struct FutexWaitSum {
   uint32_t tgid = 0;
-  uint64_t uaddr = 0;        // 0 for futex_waitv(), whose words are not read
+  uint64_t uaddr = 0;          // 0 for futex_waitv(), whose words are not read
   int32_t user_stack_id = -1;  // negative when not captured
   uint64_t time_ns = 0;
   uint64_t count = 0;

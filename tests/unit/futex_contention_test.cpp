@@ -1,10 +1,10 @@
 // Ranking the futex words a workload waited on (probes/futex_contention.h):
 // the kernel's sums are per (process, word, stack); reports want words.
+#include "probes/futex_contention.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "probes/futex_contention.h"
 
 namespace perfgate {
 namespace {

@@ -62,13 +62,20 @@ Options Parse(int argc, char** argv) {
     std::string flag = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
     const char* value = argv[++i];
-    if (flag == "--mode") o.mode = value;
-    else if (flag == "--iterations") o.iterations = static_cast<long>(ParseNumber(flag, value, 1, 1e9));
-    else if (flag == "--slowdown") o.slowdown = ParseNumber(flag, value, 0.01, 100);
-    else if (flag == "--hold-us") o.hold_us = static_cast<long>(ParseNumber(flag, value, 0, 1e7));
-    else if (flag == "--gap-us") o.gap_us = static_cast<long>(ParseNumber(flag, value, 0, 1e7));
-    else if (flag == "--map-kib") o.map_kib = static_cast<long>(ParseNumber(flag, value, 4, 1 << 20));
-    else Usage(("unknown option " + flag).c_str());
+    if (flag == "--mode")
+      o.mode = value;
+    else if (flag == "--iterations")
+      o.iterations = static_cast<long>(ParseNumber(flag, value, 1, 1e9));
+    else if (flag == "--slowdown")
+      o.slowdown = ParseNumber(flag, value, 0.01, 100);
+    else if (flag == "--hold-us")
+      o.hold_us = static_cast<long>(ParseNumber(flag, value, 0, 1e7));
+    else if (flag == "--gap-us")
+      o.gap_us = static_cast<long>(ParseNumber(flag, value, 0, 1e7));
+    else if (flag == "--map-kib")
+      o.map_kib = static_cast<long>(ParseNumber(flag, value, 4, 1 << 20));
+    else
+      Usage(("unknown option " + flag).c_str());
   }
   if (o.mode != "mutex" && o.mode != "mmap") Usage("--mode must be mutex or mmap");
   return o;
@@ -109,8 +116,10 @@ void RunThreads(int n, Body body) {
   for (int finished = 0; finished < n;) {
     char byte;
     ssize_t got = read(done[0], &byte, 1);
-    if (got == 1) ++finished;
-    else if (got < 0 && errno != EINTR) Die("read");
+    if (got == 1)
+      ++finished;
+    else if (got < 0 && errno != EINTR)
+      Die("read");
   }
   close(done[0]);
   close(done[1]);
@@ -132,8 +141,7 @@ void Mutex(const Options& o, long work) {
     }
     wait_ns += waited;
   });
-  std::printf("{\"mutex_address\": %llu}\n",
-              static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&g_mutex)));
+  std::printf("{\"mutex_address\": %llu}\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&g_mutex)));
   std::printf("{\"metric\": \"locks.mutex_wait_time\", \"value\": %lld, \"unit\": \"ns\", \"better\": \"lower\"}\n",
               static_cast<long long>(wait_ns.load()));
 }
@@ -175,8 +183,10 @@ int main(int argc, char** argv) {
   Options o = Parse(argc, argv);
   long work = static_cast<long>(static_cast<double>(o.iterations) * o.slowdown + 0.5);
   int64_t begin = NowNs();
-  if (o.mode == "mutex") Mutex(o, work);
-  else Mmap(o, work);
+  if (o.mode == "mutex")
+    Mutex(o, work);
+  else
+    Mmap(o, work);
   std::printf("{\"ops\": %ld}\n", o.iterations);
   std::printf("{\"metric\": \"locks.loop_time\", \"value\": %.9f, \"unit\": \"s\", \"better\": \"lower\"}\n",
               static_cast<double>(NowNs() - begin) / 1e9);
