@@ -17,11 +17,15 @@
 #include "futex.h"
 #include "hist.bpf.h"
 
+/* The syscall number at sys_exit, from the saved user registers: read
+ * directly through BTF (tp_btf) or with a probe read (raw_tp). */
 #if defined(__TARGET_ARCH_x86)
 #define PG_NR_FUTEX 202
+#define PG_SYSCALL_NR_BTF(regs) ((regs)->orig_ax)
 #define PG_SYSCALL_NR(regs) BPF_CORE_READ((regs), orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
 #define PG_NR_FUTEX 98
+#define PG_SYSCALL_NR_BTF(regs) ((regs)->syscallno)
 #define PG_SYSCALL_NR(regs) BPF_CORE_READ((regs), syscallno)
 #else
 #error "futex.bpf.c: syscall numbers of this architecture are not known"
@@ -223,7 +227,7 @@ int futex_enter_tracepoint(struct trace_event_raw_sys_enter *ctx)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(futex_exit_tp_btf, struct pt_regs *regs, long ret)
 {
-	on_exit(PG_SYSCALL_NR(regs), ret);
+	on_exit(PG_SYSCALL_NR_BTF(regs), ret);
 	return 0;
 }
 
