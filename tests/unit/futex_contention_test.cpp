@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "report/attribution.h"
+
 namespace perfgate {
 namespace {
 
@@ -51,6 +53,13 @@ TEST(MostContendedFutexes, WithoutStacksTheIdStaysNegative) {
   ASSERT_EQ(top.size(), 1u);
   EXPECT_LT(top[0].user_stack_id, 0);
   EXPECT_TRUE(MostContendedFutexes({}, 5).empty());
+}
+
+// The lock probes' metrics explain a regression; they are not its outcome.
+TEST(LockMetrics, AreKernelMetricsNotOutcomes) {
+  EXPECT_FALSE(IsOutcomeMetric("lock.futex_wait"));
+  EXPECT_FALSE(IsOutcomeMetric("lock.mmap_lock_wait_time"));
+  EXPECT_TRUE(IsOutcomeMetric("locks.mutex_wait_time"));  // pg-locks' own number
 }
 
 }  // namespace
