@@ -10,9 +10,22 @@
 #include "hist.bpf.h"
 #include "mmaplock.h"
 
-/* Threads acquiring an mm lock at once, system-wide: at most one per thread
- * that is running or waiting for the lock. */
+/* The start time lives in task-local storage (one lookup at each end, where
+ * a hash map costs an insert and a delete per acquisition, and kernels
+ * without per-VMA locks take the lock on every page fault). False where
+ * tracing programs cannot use it; the thread-keyed hash holds it then. */
+const volatile bool use_task_storage = true;
+
+/* Threads acquiring an mm lock at once, system-wide, for the hash: at most
+ * one per thread that is running or waiting for the lock. */
 #define LOCKING_MAX 16384
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64); /* ktime at start_locking; 0 when none is open */
+} locking_task SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -38,30 +51,59 @@ static __always_inline struct pg_mmaplock_stats *stats(void)
 static __always_inline void on_start_locking(void)
 {
 	struct pg_mmaplock_stats *s;
+	__u64 now, *since;
 	__u32 tid;
-	__u64 now;
 
 	if (!pg_current_is_tracked())
 		return;
-	tid = pg_current_tid();
 	now = bpf_ktime_get_ns();
+	if (use_task_storage) {
+		since = bpf_task_storage_get(&locking_task, bpf_get_current_task_btf(), 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (since)
+			*since = now;
+		else if ((s = stats()))
+			s->lost++;
+		return;
+	}
+	tid = pg_current_tid();
 	if (bpf_map_update_elem(&locking_since, &tid, &now, BPF_ANY) != 0 && (s = stats()))
 		s->lost++;
+}
+
+/* The current thread's start time, consumed; 0 when it has none (untracked:
+ * only tracked threads ever get one, so no filter lookup here). */
+static __always_inline __u64 take_start(void)
+{
+	__u64 *since, start;
+	__u32 tid;
+
+	if (use_task_storage) {
+		since = bpf_task_storage_get(&locking_task, bpf_get_current_task_btf(), 0, 0);
+		if (!since)
+			return 0;
+		start = *since;
+		*since = 0;
+		return start;
+	}
+	tid = pg_current_tid();
+	since = bpf_map_lookup_elem(&locking_since, &tid);
+	if (!since)
+		return 0;
+	start = *since;
+	bpf_map_delete_elem(&locking_since, &tid);
+	return start;
 }
 
 static __always_inline void on_acquire_returned(void)
 {
 	struct pg_mmaplock_stats *s;
-	__u64 *since, delta;
-	__u32 tid;
+	__u64 start, delta;
 
-	/* Only tracked threads have a start: no filter lookup needed here. */
-	tid = pg_current_tid();
-	since = bpf_map_lookup_elem(&locking_since, &tid);
-	if (!since)
+	start = take_start();
+	if (!start)
 		return;
-	delta = bpf_ktime_get_ns() - *since;
-	bpf_map_delete_elem(&locking_since, &tid);
+	delta = bpf_ktime_get_ns() - start;
 	s = stats();
 	if (!s)
 		return;

@@ -11,6 +11,7 @@
 #include "mmaplock.skel.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
+#include "probes/features.h"
 #include "probes/hist_read.h"
 #include "probes/percpu.h"
 
@@ -46,6 +47,12 @@ class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
   std::vector<HookSpec> Hooks() const override {
     return {TracepointHook("mmap_lock", "mmap_lock_start_locking", "mmaplock_start"),
             TracepointHook("mmap_lock", "mmap_lock_acquire_returned", "mmaplock_acquired")};
+  }
+
+  void Configure(mmaplock_bpf& skel) override {
+    skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
+    // The map left unused still gets created; keep it minimal.
+    if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.locking_since, 1);
   }
 
  private:
