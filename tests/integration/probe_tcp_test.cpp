@@ -397,6 +397,10 @@ TEST_P(TcpProbe, RttP50GrowsUnderATbfRateLimit) {
   // Half a frame's time as the margin: the bound above is a lower one.
   EXPECT_GE(limited_p50, 0.5 * kFrameNs);
   EXPECT_GE(limited_p50, 10 * free_p50);
+  // And an upper one: tbf queues at most `latency` (100 ms) worth of data
+  // at its rate plus the burst, and drops the rest, so no segment waits
+  // longer; twice that is the margin.
+  EXPECT_LE(limited_p50, 2 * (100e6 + 4096 * 8 / kRateBitsPerSecond * 1e9));
 }
 
 TEST_P(TcpProbe, CountsTheResetThatRefusesAConnect) {
