@@ -16,9 +16,8 @@
  *    (LISTEN -> SYN_RECV) with no pointer back to its listener, so
  *    listeners are known by (network namespace, local port), which the
  *    child shares.
- * Those sockets are kept in a map keyed by the struct sock pointer until
- * they close, and every other hook counts an event only when its socket is
- * in the map. Not attributed: sockets the workload got from elsewhere
+ * Those sockets are kept in a map keyed by the struct sock pointer, and
+ * every other hook counts an event only when its socket is in the map. Not attributed: sockets the workload got from elsewhere
  * (passed over a Unix socket, inherited from a parent that was not
  * tracked), children of a listener started without bind() (its port is
  * chosen after the LISTEN transition), and RSTs sent without a socket (to
@@ -128,7 +127,9 @@ static __always_inline void remove_listener(const struct sock *sk)
 		bpf_map_delete_elem(&tcp_listeners, &key);
 }
 
-/* A socket accepted by a listener of the workload becomes the workload's. */
+/* A socket accepted by a listener of the workload becomes the workload's;
+ * any other new socket must not inherit the entry of a closed workload
+ * socket that had the same address. */
 static __always_inline void adopt_child(const struct sock *sk)
 {
 	struct tcp_sock_info info = {};
@@ -136,7 +137,9 @@ static __always_inline void adopt_child(const struct sock *sk)
 	__u64 sk_key = sock_key(sk);
 
 	if (bpf_map_lookup_elem(&tcp_listeners, &key))
-		bpf_map_update_elem(&tcp_socks, &sk_key, &info, BPF_NOEXIST);
+		bpf_map_update_elem(&tcp_socks, &sk_key, &info, BPF_ANY);
+	else
+		bpf_map_delete_elem(&tcp_socks, &sk_key);
 }
 
 static __always_inline void on_state(const struct sock *sk, int oldstate, int newstate, __u16 protocol)
@@ -147,10 +150,15 @@ static __always_inline void on_state(const struct sock *sk, int oldstate, int ne
 
 	if (protocol != IPPROTO_TCP)
 		return;
+	/* A socket's life starts with one of three transitions: connect(),
+	 * listen() or being accepted. Each either makes it the workload's or
+	 * drops what a closed socket at the same address left behind. */
 	if (oldstate == TCP_CLOSE && newstate == TCP_SYN_SENT) {
 		/* connect(): process context, current is the caller. */
-		if (!pg_current_is_tracked())
+		if (!pg_current_is_tracked()) {
+			bpf_map_delete_elem(&tcp_socks, &key);
 			return;
+		}
 		start.connect_ns = bpf_ktime_get_ns();
 		bpf_map_update_elem(&tcp_socks, &key, &start, BPF_ANY);
 		return;
@@ -160,12 +168,13 @@ static __always_inline void on_state(const struct sock *sk, int oldstate, int ne
 			/* listen(): process context too. */
 			if (pg_current_is_tracked())
 				add_listener(sk);
+			else
+				bpf_map_delete_elem(&tcp_socks, &key);
 			return;
 		}
 		/* A child is cloned from its listener in state LISTEN and moves to
-		 * SYN_RECV, then to ESTABLISHED, both in softirq. */
-		if ((oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) ||
-		    (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED)) {
+		 * SYN_RECV in softirq. */
+		if (oldstate == TCP_LISTEN && newstate == TCP_SYN_RECV) {
 			adopt_child(sk);
 			return;
 		}
@@ -184,9 +193,17 @@ static __always_inline void on_state(const struct sock *sk, int oldstate, int ne
 		return;
 	}
 	if (newstate == TCP_CLOSE) {
-		if (info->listener)
+		if (info->listener) {
 			remove_listener(sk);
-		bpf_map_delete_elem(&tcp_socks, &key);
+			info->listener = 0;
+		}
+		/* Workload scope keeps a closed socket: the kernel may still send
+		 * a RST for it (close() with unread data moves to CLOSE first,
+		 * then aborts). Its entry goes when a socket that is not the
+		 * workload's starts a life at the same address (above), at the
+		 * next repetition, or as the least recently used. */
+		if (!pg_filter_tracked)
+			bpf_map_delete_elem(&tcp_socks, &key);
 	}
 }
 

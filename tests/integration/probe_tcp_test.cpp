@@ -312,6 +312,87 @@ void ConnectToClosedPort(const VethPair& link) {
   close(fd);
 }
 
+// Listens in the server namespace and sends `bytes` on one accepted
+// connection, then closes it.
+void ServeDownload(const VethPair& link, size_t bytes) {
+  alarm(60);
+  EnterNamespace(link.ServerNamespace());
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address = Address(kServerAddress, kPort);
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (listener < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(listener, 16) != 0)
+    Fail(70, "listen");
+  int fd = accept(listener, nullptr, nullptr);
+  if (fd < 0) Fail(71, "accept");
+  SetTimeouts(fd);
+  std::vector<char> buffer(64 * kKiB, 'd');
+  for (size_t sent = 0; sent < bytes;) {
+    ssize_t n = write(fd, buffer.data(), std::min(buffer.size(), bytes - sent));
+    if (n <= 0) Fail(72, "server write");
+    sent += static_cast<size_t>(n);
+  }
+  close(fd);
+  close(listener);
+}
+
+// Connects to the server (retrying while it is not listening yet) and reads
+// to EOF.
+[[noreturn]] void Download(const VethPair& link) {
+  alarm(60);
+  EnterNamespace(link.ClientNamespace());
+  sockaddr_in address = Address(kServerAddress, kPort);
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 500; ++attempt) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+      close(fd);
+      fd = -1;
+      usleep(10 * 1000);
+    }
+  }
+  if (fd < 0) Fail(80, "connect");
+  SetTimeouts(fd);
+  std::vector<char> buffer(64 * kKiB);
+  for (;;) {
+    ssize_t n = read(fd, buffer.data(), buffer.size());
+    if (n < 0) Fail(81, "client read");
+    if (n == 0) break;
+  }
+  _exit(0);
+}
+
+// Both ends in the workload: the server sends, the client closes without
+// reading, which aborts the connection with a RST (RFC 2525, 2.17).
+void CloseWithUnreadData(const VethPair& link) {
+  alarm(60);
+  EnterNamespace(link.ServerNamespace());
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address = Address(kServerAddress, kPort);
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (listener < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(listener, 16) != 0)
+    Fail(90, "listen");
+  EnterNamespace(link.ClientNamespace());
+  int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) Fail(91, "connect");
+  int server = accept(listener, nullptr, nullptr);
+  if (server < 0) Fail(92, "accept");
+  SetTimeouts(client);
+  SetTimeouts(server);
+  if (write(server, "unread", 6) != 6) Fail(93, "server write");
+  char byte = 0;
+  // The data has arrived once the client can peek at it.
+  if (recv(client, &byte, 1, MSG_PEEK) != 1) Fail(94, "client peek");
+  close(client);
+  // The server's socket learns of the abort: its read fails.
+  if (read(server, &byte, 1) >= 0 || errno != ECONNRESET) Fail(95, "server did not see the reset");
+  close(server);
+  close(listener);
+}
+
 // --- the tests -------------------------------------------------------------
 
 constexpr int kConnections = 4;
@@ -413,6 +494,35 @@ TEST_P(TcpProbe, CountsTheResetThatRefusesAConnect) {
   EXPECT_EQ(metrics.at("tcp.resets.sent").value, 0);
   EXPECT_EQ(metrics.at("tcp.resets").value, 1);
   EXPECT_EQ(metrics.at("tcp.connect_latency").hist.count(), 0u);
+}
+
+TEST_P(TcpProbe, CountsTheResetOfAConnectionClosedWithUnreadDataOnBothEnds) {
+  PERFGATE_TCP_TEST_PREAMBLE();
+  const VethPair* link = link_.get();
+  MetricSet metrics = Measure("tcp", ProbeScope::kWorkload, [link] { CloseWithUnreadData(*link); });
+  // Sent by the connecting socket, received by the accepted one: both are
+  // the workload's.
+  EXPECT_EQ(metrics.at("tcp.resets.sent").value, 1);
+  EXPECT_EQ(metrics.at("tcp.resets.received").value, 1);
+  EXPECT_EQ(metrics.at("tcp.connect_latency").hist.count(), 1u);
+}
+
+// The workload only serves: its accepted socket is created in softirq, from
+// the listener it started, and what it sends gives RTT samples. The client
+// is another process, whose connect is not the workload's.
+TEST_P(TcpProbe, AttributesSocketsAcceptedFromTheWorkloadsListener) {
+  PERFGATE_TCP_TEST_PREAMBLE();
+  pid_t client = fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) Download(*link_);
+  const VethPair* link = link_.get();
+  MetricSet metrics = Measure("tcp", ProbeScope::kWorkload, [link] { ServeDownload(*link, 1024 * kKiB); });
+  int status = 0;
+  ASSERT_EQ(waitpid(client, &status, 0), client);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_GT(metrics.at("tcp.rtt").hist.count(), 4u);
+  EXPECT_EQ(metrics.at("tcp.connect_latency").hist.count(), 0u);
+  EXPECT_EQ(metrics.at("tcp.resets").value, 0);
 }
 
 // Another process's connections over the same link, running while the
