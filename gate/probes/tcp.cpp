@@ -75,8 +75,7 @@ class TcpProbe final : public BpfProbe<tcp_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("sock", "inet_sock_set_state", "tcp_state"),
-            TracepointHook("tcp", "tcp_probe", "tcp_rtt"),
+    return {TracepointHook("sock", "inet_sock_set_state", "tcp_state"), TracepointHook("tcp", "tcp_probe", "tcp_rtt"),
             TracepointHook("tcp", "tcp_retransmit_skb", "tcp_retransmit"),
             TracepointHook("tcp", "tcp_send_reset", "tcp_reset_sent"),
             TracepointHook("tcp", "tcp_receive_reset", "tcp_reset_received")};

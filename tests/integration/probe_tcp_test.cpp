@@ -101,7 +101,8 @@ class VethPair {
     for (const std::string& step : {
              ip + " netns add " + s,
              ip + " netns add " + c,
-             ip + " link add " + kClientDevice + " netns " + c + " type veth peer name " + kServerDevice + " netns " + s,
+             ip + " link add " + kClientDevice + " netns " + c + " type veth peer name " + kServerDevice + " netns " +
+                 s,
              ip + " -n " + s + " addr add " + kServerAddress + "/24 dev " + kServerDevice,
              ip + " -n " + c + " addr add " + kClientAddress + "/24 dev " + kClientDevice,
              ip + " -n " + s + " link set " + kServerDevice + " up",
@@ -171,7 +172,8 @@ class VethPair {
         why = "create clsact on " + std::string(kClientDevice) + ": " + strerror(-err);
         return;
       }
-      if (int err = bpf_tc_attach(&hook, &opts); err != 0) why = "attach the classifier: " + std::string(strerror(-err));
+      if (int err = bpf_tc_attach(&hook, &opts); err != 0)
+        why = "attach the classifier: " + std::string(strerror(-err));
     });
     attach.join();
     return why.empty();
@@ -413,11 +415,11 @@ class TcpProbe : public ProbeRun {
   std::unique_ptr<VethPair> link_;
 };
 
-#define PERFGATE_TCP_TEST_PREAMBLE()                  \
-  PERFGATE_REQUIRE_ROOT();                            \
-  SkipUnlessKernelSupports();                         \
-  if (IsSkipped()) return;                            \
-  std::string why;                                    \
+#define PERFGATE_TCP_TEST_PREAMBLE() \
+  PERFGATE_REQUIRE_ROOT();           \
+  SkipUnlessKernelSupports();        \
+  if (IsSkipped()) return;           \
+  std::string why;                   \
   PERFGATE_REQUIRE_ENVIRONMENT(Prepare(why), why)
 
 TEST_P(TcpProbe, RecordsRttAndConnectLatencyOfAClientServerPairAcrossNamespaces) {

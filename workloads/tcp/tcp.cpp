@@ -52,10 +52,14 @@ Options Parse(int argc, char** argv) {
     std::string flag = argv[i];
     if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
     const char* value = argv[++i];
-    if (flag == "--connections") o.connections = ParseCount(flag, value, 10000000);
-    else if (flag == "--bytes") o.bytes = ParseCount(flag, value, 1L << 34);
-    else if (flag == "--request-bytes") o.request_bytes = ParseCount(flag, value, 1 << 24);
-    else Usage(("unknown option " + flag).c_str());
+    if (flag == "--connections")
+      o.connections = ParseCount(flag, value, 10000000);
+    else if (flag == "--bytes")
+      o.bytes = ParseCount(flag, value, 1L << 34);
+    else if (flag == "--request-bytes")
+      o.request_bytes = ParseCount(flag, value, 1 << 24);
+    else
+      Usage(("unknown option " + flag).c_str());
   }
   return o;
 }
