@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -615,17 +616,19 @@ TEST(TcpProbeCost, ReportsRunTimeStatsOfItsPrograms) {
   EXPECT_GT(report.run_time_ns, 0u);
 }
 
-TEST(TcpProbeCli, UnknownParameterIsABadInputNamingProbeAndParameter) {
+// The probe takes no parameter: any is rejected with the JSON path of the
+// probe's entry and the key, in one line.
+TEST(TcpProbeCli, UnknownParameterIsABadInputNamingTheProbeEntryAndParameter) {
   perfgate::testing::ScratchDir dir;
-  std::string suite = dir / "tcp.json";
+  std::string suite = dir / "suite.json";
   perfgate::testing::WriteFile(
       suite, R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": ["/bin/true"]},
                   "warmup": 0, "repetitions": 2, "timeout_s": 30,
                   "probes": [{"name": "tcp", "rtt_only": true}], "checks": []}]})");
   perfgate::testing::CliRun run = perfgate::testing::RunCli({"run", suite, "--out", dir / "out"});
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("tcp"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("rtt_only"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("$.scenarios[0].probes[0].rtt_only: unknown key"), std::string::npos) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
 }
 
 TEST(TcpProbeCli, ProbesCommandListsTheTcpProbeAndItsHooks) {
