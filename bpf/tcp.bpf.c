@@ -108,8 +108,10 @@ static __always_inline void add_listener(const struct sock *sk)
 
 	/* Port 0: listen() without bind(), the port is picked after this
 	 * transition; its children cannot be recognised. */
-	if (key.port == 0)
+	if (key.port == 0) {
+		bpf_map_delete_elem(&tcp_socks, &sk_key);
 		return;
+	}
 	count = bpf_map_lookup_elem(&tcp_listeners, &key);
 	if (count)
 		__sync_fetch_and_add(count, 1);
