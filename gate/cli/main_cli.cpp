@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "metrics/error.h"
+#include "metrics/version.h"
 
 namespace perfgate {
 
@@ -40,7 +41,7 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
 int PerfgateMain(int argc, char** argv) {
   CLI::App app{"perfgate: a performance-regression gate for CI, on eBPF", "perfgate"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(PERFGATE_VERSION));
+  app.set_version_flag("--version", std::string(PerfgateVersion()));
 
   RunCommandOptions run_opts;
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");

@@ -159,7 +159,7 @@ void EvaluateBudget(CheckResult& check) {
 // ---- regression checks -----------------------------------------------------
 
 // Evidence of one regression check, before the family-wise adjustment.
-struct Evidence {
+struct CheckEvidence {
   CheckResult* check = nullptr;
   double p_worse = 1;   // one-sided towards the bad direction (two-sided without one)
   double p_better = 1;  // one-sided towards the good direction (1 without one)
@@ -256,7 +256,7 @@ stats::RelativeChange ChangeInterval(const std::vector<double>& baseline, const 
   return stats::RelativeChangeOfMedians(baseline, candidate, confidence);
 }
 
-std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& scenario, const ScenarioResult* baseline,
+std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::string& scenario, const ScenarioResult* baseline,
                                        double confidence) {
   if (baseline == nullptr) {
     check.verdict = Verdict::kInconclusive;
@@ -284,7 +284,7 @@ std::optional<Evidence> GatherEvidence(CheckResult& check, const std::string& sc
     check.change_ci_high_pct = 100 * *interval.high;
   }
 
-  Evidence evidence;
+  CheckEvidence evidence;
   evidence.check = &check;
   using stats::Alternative;
   // Tail statistics get KS as a second opinion, the way Pinpoint pairs the
@@ -384,7 +384,7 @@ double PerCheckAlpha(const CheckResult& check, const Family& family) {
   return check.better == Better::kNone ? alpha / 2 : alpha;
 }
 
-std::string ResolutionLimit(const CheckResult& check, const Evidence& evidence, double per_check_alpha,
+std::string ResolutionLimit(const CheckResult& check, const CheckEvidence& evidence, double per_check_alpha,
                             double mde_pct) {
   const std::string reps =
       std::to_string(check.baseline_values.size()) + "+" + std::to_string(check.candidate_values.size());
@@ -400,7 +400,7 @@ std::string ResolutionLimit(const CheckResult& check, const Evidence& evidence, 
          "; minimum detectable " + FormatPct(mde_pct);
 }
 
-void DecideRegression(const Evidence& evidence, double p_worse_adjusted, double p_better_adjusted,
+void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, double p_better_adjusted,
                       const Family& family) {
   CheckResult& check = *evidence.check;
   const double threshold = check.spec.max_regression_pct;
@@ -489,7 +489,7 @@ void ResetOutcome(CheckResult& check) {
 
 void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioResult>& baseline,
                     const CompareOptions& options) {
-  std::vector<Evidence> family;
+  std::vector<CheckEvidence> family;
   for (ScenarioResult& scenario : candidate.scenarios) {
     const Repetitions reps = MeasuredRepetitions(scenario);
     const auto recorded = baseline.find(scenario.name);
@@ -521,7 +521,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
   // Unseen checks of a look count with p = 1.
   std::vector<double> p_worse(context.size, 1.0), p_better(context.size, 1.0);
   for (size_t i = 0; i < family.size(); ++i) {
-    Evidence& evidence = family[i];
+    CheckEvidence& evidence = family[i];
     if (evidence.adaptive) {
       evidence.level_scale =
           SequentialLevelScale(*evidence.adaptive, evidence.check->baseline_values.size(),

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/evidence.h"
 #include "metrics/metric.h"
 
 namespace perfgate {
@@ -143,6 +144,9 @@ struct ScenarioResult {
   std::vector<ProbeReport> probes;
   std::vector<CheckResult> checks;
   std::optional<TraceSummary> trace;  // the run's trace, when it is of this scenario
+  // Stacks from the evidence repetitions (metrics/evidence.h): the candidate's,
+  // and the baseline's when it was recorded with stacks or ran alongside.
+  std::vector<Evidence> evidence;
   std::string error;  // infrastructure failure of the scenario; empty when it ran
   double duration_s = 0;
   std::string timestamp;

@@ -330,6 +330,75 @@ std::vector<Repetition> RepetitionsFromJson(const ObjectReader& r, const char* k
   return out;
 }
 
+json ToJson(const Evidence& e) {
+  json profiles = json::array();
+  for (const auto& p : e.profiles) {
+    json stacks = json::object();
+    for (const auto& [stack, weight] : p.stacks) stacks[stack] = weight;
+    json pj = {{"kind", p.kind},
+               {"unit", p.unit},
+               {"total", p.total},
+               {"samples", p.samples},
+               {"truncated_user_stacks", p.truncated_user_stacks},
+               {"stacks", stacks}};
+    if (!p.file.empty()) pj["file"] = p.file;
+    profiles.push_back(std::move(pj));
+  }
+  return {{"side", e.side},   {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
+          {"slowdown", e.slowdown}, {"notes", e.notes},   {"profiles", profiles}};
+}
+
+uint64_t Count(const ObjectReader& r, const std::string& key) {
+  const int64_t n = r.Integer(key);
+  if (n < 0) r.Fail(r.At(key), "expected a non-negative integer");
+  return static_cast<uint64_t>(n);
+}
+
+std::vector<std::string> StringArray(const ObjectReader& r, const std::string& key) {
+  std::vector<std::string> out;
+  const json& a = r.Array(key);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) r.Fail(Index(r.At(key), i), "expected a string");
+    out.push_back(a[i].get<std::string>());
+  }
+  return out;
+}
+
+Evidence EvidenceFromJson(const json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  Evidence e;
+  e.side = r.RequiredString("side");
+  if (e.side != "baseline" && e.side != "candidate") r.Fail(r.At("side"), "expected \"baseline\" or \"candidate\"");
+  e.reason = r.String("reason");
+  const int64_t hz = r.Integer("frequency_hz");
+  if (hz < 0 || hz > 100000) r.Fail(r.At("frequency_hz"), "expected 0..100000");
+  e.frequency_hz = static_cast<int>(hz);
+  e.slowdown = r.Number("slowdown");
+  e.notes = StringArray(r, "notes");
+  const json& profiles = r.Array("profiles");
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    ObjectReader pr(profiles[i], file, Index(r.At("profiles"), i));
+    FoldedProfile p;
+    p.kind = pr.RequiredString("kind");
+    if (p.kind != "on-cpu" && p.kind != "off-cpu") pr.Fail(pr.At("kind"), "expected \"on-cpu\" or \"off-cpu\"");
+    p.unit = pr.String("unit");
+    p.total = Count(pr, "total");
+    p.samples = Count(pr, "samples");
+    p.truncated_user_stacks = Count(pr, "truncated_user_stacks");
+    p.file = pr.String("file");
+    if (pr.Has("stacks")) {
+      const json& stacks = pr.Get("stacks");
+      if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");
+      for (const auto& [stack, weight] : stacks.items()) {
+        if (!weight.is_number_unsigned()) pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
+        p.stacks[stack] = weight.get<uint64_t>();
+      }
+    }
+    e.profiles.push_back(std::move(p));
+  }
+  return e;
+}
+
 }  // namespace
 
 json ToJson(const ScenarioResult& s) {
@@ -349,6 +418,11 @@ json ToJson(const ScenarioResult& s) {
                   {"produced", s.trace->produced}, {"received", s.trace->received},
                   {"dropped", s.trace->dropped},   {"buffer_bytes", s.trace->buffer_bytes},
                   {"expected_rate", s.trace->expected_rate}};
+  }
+  if (!s.evidence.empty()) {
+    json evidence = json::array();
+    for (const auto& e : s.evidence) evidence.push_back(ToJson(e));
+    j["evidence"] = evidence;
   }
   return j;
 }
@@ -376,18 +450,16 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     TraceSummary trace;
     trace.file = t.RequiredString("file");
     trace.reason = t.String("reason");
-    auto count = [&](const char* key) {
-      const int64_t n = t.Integer(key);
-      if (n < 0) t.Fail(t.At(key), "expected a non-negative integer");
-      return static_cast<uint64_t>(n);
-    };
-    trace.produced = count("produced");
-    trace.received = count("received");
-    trace.dropped = count("dropped");
-    trace.buffer_bytes = count("buffer_bytes");
+    trace.produced = Count(t, "produced");
+    trace.received = Count(t, "received");
+    trace.dropped = Count(t, "dropped");
+    trace.buffer_bytes = Count(t, "buffer_bytes");
     trace.expected_rate = t.Number("expected_rate");
     s.trace = trace;
   }
+  const json& evidence = r.Array("evidence");
+  for (size_t i = 0; i < evidence.size(); ++i)
+    s.evidence.push_back(EvidenceFromJson(evidence[i], file, Index(r.At("evidence"), i)));
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
   const json& probes = r.Array("probes");

@@ -20,5 +20,6 @@ std::unique_ptr<Probe> MakeIrqProbe();
 std::unique_ptr<Probe> MakeUfuncProbe();
 std::unique_ptr<Probe> MakeFutexProbe();
 std::unique_ptr<Probe> MakeMmapLockProbe();
+std::unique_ptr<Probe> MakeTcpProbe();
 
 }  // namespace perfgate

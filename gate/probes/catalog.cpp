@@ -97,6 +97,13 @@ const std::vector<CatalogEntry>& Entries() {
         "contended or not)",
         {"lock.mmap_lock_wait", "lock.mmap_lock_waits", "lock.mmap_lock_wait_time"}},
        MakeMmapLockProbe},
+      {{"tcp",
+        "TCP sockets of the workload (those it connects, and those accepted from its listeners): segments "
+        "retransmitted (tcp:tcp_retransmit_skb), the kernel's smoothed RTT at each packet received while data is "
+        "in flight (tcp:tcp_probe), connect latency from SYN sent to established and socket ownership "
+        "(sock:inet_sock_set_state), resets sent and received (tcp:tcp_send_reset, tcp:tcp_receive_reset)",
+        {"tcp.retransmits", "tcp.rtt", "tcp.connect_latency", "tcp.resets", "tcp.resets.sent", "tcp.resets.received"}},
+       MakeTcpProbe},
   };
   return entries;
 }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "metrics/version.h"
+
 namespace perfgate {
 
 namespace {
@@ -43,8 +45,8 @@ Environment CaptureEnvironment() {
   }
   e.cpu_model = CpuModel();
   e.cpu_count = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  e.perfgate_version = PERFGATE_VERSION;
-  e.git_commit = PERFGATE_GIT_COMMIT;
+  e.perfgate_version = PerfgateVersion();
+  e.git_commit = PerfgateGitCommit();
   e.timestamp = UtcTimestamp();
   return e;
 }

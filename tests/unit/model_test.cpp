@@ -116,6 +116,51 @@ TEST(ResultsJson, RoundTripsTheBaselineRepetitionsAndNamesTheirPathOnError) {
   }
 }
 
+TEST(ResultsJson, RoundTripsEvidenceStacksAndRejectsANegativeWeight) {
+  RunResults r;
+  r.scenarios.push_back(SampleScenario());
+  Evidence e;
+  e.side = "candidate";
+  e.reason = "workload.wall_time.median regressed";
+  e.frequency_hz = 99;
+  e.slowdown = 1.04;
+  e.notes = {"user stacks truncated in 3 of 10 samples"};
+  FoldedProfile on_cpu;
+  on_cpu.kind = "on-cpu";
+  on_cpu.unit = "samples";
+  on_cpu.stacks = {{"main;spin", 7}, {"main;read;vfs_read_[k]", 3}, {"<b>;\"x\"", 1}};
+  on_cpu.total = 11;
+  on_cpu.samples = 11;
+  on_cpu.truncated_user_stacks = 3;
+  on_cpu.file = "evidence/scn.candidate.on-cpu.folded";
+  e.profiles.push_back(on_cpu);
+  r.scenarios[0].evidence.push_back(e);
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  ASSERT_EQ(back.scenarios[0].evidence.size(), 1u);
+  const Evidence& got = back.scenarios[0].evidence[0];
+  EXPECT_EQ(got.side, "candidate");
+  EXPECT_EQ(got.frequency_hz, 99);
+  EXPECT_DOUBLE_EQ(got.slowdown, 1.04);
+  EXPECT_EQ(got.notes, e.notes);
+  const FoldedProfile* p = FindProfile(got, "on-cpu");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->stacks, on_cpu.stacks);
+  EXPECT_EQ(p->truncated_user_stacks, 3u);
+  EXPECT_EQ(p->file, on_cpu.file);
+  EXPECT_EQ(FindProfile(got, "off-cpu"), nullptr);
+  EXPECT_FALSE(ToJson(SampleScenario()).contains("evidence"));
+  nlohmann::json j = ToJson(r);
+  j["scenarios"][0]["evidence"][0]["profiles"][0]["stacks"]["main;spin"] = -1;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "a negative weight must be rejected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("$.scenarios[0].evidence[0].profiles[0].stacks[\"main;spin\"]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ResultsJson, WrongSchemaVersionNamesFileAndPath) {
   try {
     ResultsFromJson(nlohmann::json{{"schema_version", 99}, {"suite", "s"}}, "r.json");

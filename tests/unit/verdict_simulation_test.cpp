@@ -24,6 +24,7 @@
 #include "compare/adaptive.h"
 #include "compare/compare.h"
 #include "metrics/metric.h"
+#include "stats/distributions.h"
 
 namespace perfgate {
 namespace {
@@ -199,7 +200,7 @@ TEST(VerdictSimulation, AaFamilyWiseFalseAlarmRateIsAtMostOnePercent) {
 // A 5 % shift at CV 2 % is 2.5 standard deviations. Among 20 checks at a
 // family-wise 1 %, the shifted check's one-sided p must be below 0.0005; with
 // 10 + 10 repetitions the rank test gets there in about 85 % of suites (even
-// a t-test on the logs would in only about 93 %), with 14 + 14 in over 95 %.
+// the best test for this noise, below, in only about 90 %), with 14 + 14 in over 95 %.
 TEST(VerdictSimulation, FivePercentMedianShiftAtTwoPercentCv) {
   for (int reps : {10, 14}) {
     Experiment e;
@@ -213,6 +214,47 @@ TEST(VerdictSimulation, FivePercentMedianShiftAtTwoPercentCv) {
     EXPECT_GE(o.detection_rate, reps >= 14 ? 0.95 : 0.80) << reps;
     EXPECT_LE(o.false_alarm_rate, 0.01) << reps;
   }
+}
+
+// Why "95 % of 5 % shifts at CV 2 % with 10 + 10 repetitions" is out of
+// reach of any test that keeps the family-wise 1 % over 20 checks: check 0's
+// noise is log-normal, for which the pooled t-test on the logs is the
+// uniformly most powerful unbiased test when the spread is unknown. At the
+// per-check level of Holm's first step (0.01 / 20), on the same kind of
+// draws, it catches the shift in about 90 % of suites; only a test that knew
+// the spread in advance (a z-test) would pass 95 %. perfgate's rank test
+// trades a few points of that for validity under every noise kind here.
+TEST(VerdictSimulation, NoTestWithTenRepetitionsPerSideReachesNinetyFivePercent) {
+  const int n = 10, suites = 20000;
+  const double cv = 0.02, shift = 0.05, alpha = 0.01 / 20;
+  const double t_critical = stats::StudentTQuantile(1 - alpha, 2 * n - 2);
+  const double z_critical = stats::NormalQuantile(1 - alpha);
+  Draws draws(14);
+  int t_caught = 0, z_caught = 0;
+  for (int s = 0; s < suites; ++s) {
+    double sum[2] = {0, 0}, sum_sq[2] = {0, 0};
+    for (int side = 0; side < 2; ++side) {
+      for (int r = 0; r < n; ++r) {
+        const double log_value = std::log(draws.Value(Noise::kLogNormal, side == 1 ? 1 + shift : 1.0, cv));
+        sum[side] += log_value;
+        sum_sq[side] += log_value * log_value;
+      }
+    }
+    const double mean_difference = (sum[1] - sum[0]) / n;
+    double pooled = 0;
+    for (int side = 0; side < 2; ++side) pooled += sum_sq[side] - sum[side] * sum[side] / n;
+    pooled /= 2 * n - 2;
+    t_caught += mean_difference / std::sqrt(pooled * 2.0 / n) > t_critical;
+    z_caught += mean_difference / (cv * std::sqrt(2.0 / n)) > z_critical;
+  }
+  const double t_power = static_cast<double>(t_caught) / suites;
+  const double z_power = static_cast<double>(z_caught) / suites;
+  std::printf("one check +5 %% at CV 2 %%, 10+10 repetitions, one-sided level 0.0005: t-test on logs (spread "
+              "unknown) %.2f %%, z-test (spread known) %.2f %%\n",
+              100 * t_power, 100 * z_power);
+  EXPECT_LT(t_power, 0.95);
+  EXPECT_GT(t_power, 0.88);
+  EXPECT_GT(z_power, 0.97);
 }
 
 TEST(VerdictSimulation, TenPercentShiftOfP99IsCaughtWithTenRepetitions) {

@@ -1,0 +1,45 @@
+// Evidence of which code a failing check points at: stacks captured in an
+// extra "evidence" repetition (suite `evidence: always|on-failure|never`),
+// stored folded, root first, the way FlameGraph, inferno and speedscope read
+// them ("main;parse;memcpy 42").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+// One kind of stack profile of one side of a comparison.
+struct FoldedProfile {
+  std::string kind;  // "on-cpu" (profile probe) | "off-cpu" (offcpu probe)
+  std::string unit;  // "samples" for on-cpu, "ns" of blocked time for off-cpu
+  // Folded stack -> weight. Frames are joined by ';', outermost first. Kernel
+  // frames end in "_[k]" (FlameGraph's convention); frames that could not be
+  // symbolized read "module+0xOFFSET" or "[unknown]".
+  std::map<std::string, uint64_t> stacks;
+  uint64_t total = 0;  // all weight seen, including stacks dropped for room
+  uint64_t samples = 0;  // stacks (samples or waits) behind `total`
+  // Samples whose user stack stopped early (a binary without frame
+  // pointers): the report says so and how to get full stacks.
+  uint64_t truncated_user_stacks = 0;
+  std::string file;  // the folded file next to the reports, relative to the out dir; empty until written
+};
+
+// Stacks of one side ("baseline" or "candidate") of one scenario.
+struct Evidence {
+  std::string side;    // "baseline" | "candidate"
+  std::string reason;  // why it was captured: "always", or the failing check
+  int frequency_hz = 0;  // on-CPU sampling frequency; 0 when not sampled
+  std::vector<FoldedProfile> profiles;
+  std::vector<std::string> notes;  // one line each: truncation, symbolization gaps, overhead
+  // The evidence repetition's own cost: its wall time against the median of
+  // the measured repetitions (1.03 = 3 % slower); 0 when unknown.
+  double slowdown = 0;
+};
+
+// The profile of `kind` in `evidence`, or nullptr.
+const FoldedProfile* FindProfile(const Evidence& evidence, const std::string& kind);
+
+}  // namespace perfgate
