@@ -18,6 +18,8 @@ std::unique_ptr<Probe> MakePageFaultProbe();
 std::unique_ptr<Probe> MakeBlockLatencyProbe();
 std::unique_ptr<Probe> MakeIrqProbe();
 std::unique_ptr<Probe> MakeUfuncProbe();
+std::unique_ptr<Probe> MakeFutexProbe();
+std::unique_ptr<Probe> MakeMmapLockProbe();
 std::unique_ptr<Probe> MakeTcpProbe();
 
 }  // namespace perfgate

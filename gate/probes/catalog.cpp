@@ -82,6 +82,21 @@ const std::vector<CatalogEntry>& Entries() {
          {"pid", ProbeParameterType::kInteger,
           "trace this running process only; its executable and mapped libraries are searched"}}},
        MakeUfuncProbe},
+      {{"futex",
+        "user lock waits: time in a futex wait, from raw_syscalls sys_enter to sys_exit of futex(FUTEX_WAIT, "
+        "_WAIT_BITSET, _LOCK_PI, _LOCK_PI2, _WAIT_REQUEUE_PI), futex_wait and futex_waitv (mutexes, condition "
+        "variables, semaphores, joins); waits that fail at once with EAGAIN do not count. The time is also summed "
+        "per futex word, for the most contended addresses",
+        {"lock.futex_wait", "lock.futex_waits", "lock.futex_wait_time"},
+        {{"stacks", ProbeParameterType::kBoolean,
+          "also keep the waiting user stack of each contended address, for reports (costs a stack walk per wait)"}}},
+       MakeFutexProbe},
+      {{"mmaplock",
+        "mm lock waits: time to acquire the process's mmap_lock, read or write, from "
+        "mmap_lock:mmap_lock_start_locking to mmap_lock:mmap_lock_acquire_returned (every acquisition, "
+        "contended or not)",
+        {"lock.mmap_lock_wait", "lock.mmap_lock_waits", "lock.mmap_lock_wait_time"}},
+       MakeMmapLockProbe},
       {{"tcp",
         "TCP sockets of the workload (those it connects, and those accepted from its listeners): segments "
         "retransmitted (tcp:tcp_retransmit_skb), the kernel's smoothed RTT at each packet received while data is "

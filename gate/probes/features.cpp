@@ -207,4 +207,16 @@ std::vector<AttachSupport> ProbeAttachSupport() {
   };
 }
 
+bool TaskStorageUsableFromTracepoints() {
+  static const bool usable = [] {
+    for (bpf_prog_type type : {BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_PROG_TYPE_TRACEPOINT}) {
+      if (libbpf_probe_bpf_helper(type, BPF_FUNC_task_storage_get, nullptr) != 1 ||
+          libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_task_btf, nullptr) != 1)
+        return false;
+    }
+    return true;
+  }();
+  return usable;
+}
+
 }  // namespace perfgate

@@ -26,6 +26,9 @@ Feature TracepointExists(const std::string& category, const std::string& name);
 Feature KprobeSupported();
 Feature UprobeSupported();
 Feature PerfEventSupported();
+// Task-local storage is the cheapest per-thread slot for a start time, but
+// older kernels do not offer its helpers to (raw) tracepoint programs.
+bool TaskStorageUsableFromTracepoints();
 
 // "Operation not permitted (EPERM)" for an errno value.
 std::string ErrnoText(int err);

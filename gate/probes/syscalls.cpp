@@ -106,20 +106,6 @@ static_assert(std::size(kX86_64From0) == 335 && std::size(kX86_64From424) == 46)
 constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};
 #endif
 
-// Task-local storage is the cheapest per-thread slot for the start time, but
-// older kernels do not offer its helpers to tracepoint programs.
-bool TaskStorageUsableFromTracepoints() {
-  static const bool usable = [] {
-    for (bpf_prog_type type : {BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_PROG_TYPE_TRACEPOINT}) {
-      if (libbpf_probe_bpf_helper(type, BPF_FUNC_task_storage_get, nullptr) != 1 ||
-          libbpf_probe_bpf_helper(type, BPF_FUNC_get_current_task_btf, nullptr) != 1)
-        return false;
-    }
-    return true;
-  }();
-  return usable;
-}
-
 class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
  public:
   explicit SyscallsProbe(const SyscallsProbeOptions& options)

@@ -1,0 +1,144 @@
+// lock.futex_wait: how long the workload's threads wait in futex(2) for user
+// locks (mutexes, condition variables, semaphores, joins), and on which futex
+// words; see bpf/futex.bpf.c for the in-kernel side.
+#include "futex.h"
+
+#include <bpf/bpf.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "futex.skel.h"
+#include "metrics/metric.h"
+#include "probes/bpf_probe.h"
+#include "probes/builtin_probes.h"
+#include "probes/futex_contention.h"
+#include "probes/hist_read.h"
+#include "probes/map_keys.h"
+#include "probes/percpu.h"
+
+namespace perfgate {
+
+std::vector<ContendedFutex> MostContendedFutexes(const std::vector<FutexWaitSum>& sums, size_t n) {
+  struct Word {
+    ContendedFutex futex;
+    uint64_t stack_time_ns = 0;  // of futex.user_stack_id
+  };
+  std::map<std::pair<uint32_t, uint64_t>, Word> words;
+  for (const auto& sum : sums) {
+    Word& word = words[{sum.tgid, sum.uaddr}];
+    word.futex.tgid = sum.tgid;
+    word.futex.uaddr = sum.uaddr;
+    word.futex.time_ns += sum.time_ns;
+    word.futex.count += sum.count;
+    if (sum.user_stack_id >= 0 && (word.futex.user_stack_id < 0 || sum.time_ns > word.stack_time_ns)) {
+      word.futex.user_stack_id = sum.user_stack_id;
+      word.stack_time_ns = sum.time_ns;
+    }
+  }
+  std::vector<ContendedFutex> top;
+  for (auto& [key, word] : words) top.push_back(std::move(word.futex));
+  auto more = [](const ContendedFutex& a, const ContendedFutex& b) {
+    if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+    if (a.count != b.count) return a.count > b.count;
+    if (a.tgid != b.tgid) return a.tgid < b.tgid;
+    return a.uaddr < b.uaddr;
+  };
+  n = std::min(n, top.size());
+  std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(n), top.end(), more);
+  top.resize(n);
+  return top;
+}
+
+namespace {
+
+const char* const kWhat = "probe futex";
+
+// Distinct user stacks kept per repetition when `stacks` is on.
+constexpr uint32_t kStackTraces = 2048;
+
+class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSource {
+ public:
+  FutexProbe() : BpfProbe("futex", {futex_bpf__open, futex_bpf__destroy}) {}
+
+  void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
+    stacks_ = options.params.value("stacks", false);
+    BpfProbe::Attach(options, tracker);
+  }
+
+  void Reset() override {
+    ZeroPerCpu<pg_futex_stats>(StatsFd(), kWhat);
+    ZeroPerCpu<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
+    ClearMap<pg_futex_address_key>(bpf_map__fd(skel().maps.futex_by_address));
+    if (stacks_) ClearMap<uint32_t>(bpf_map__fd(skel().maps.futex_stacks));
+  }
+
+  void Collect(double duration_s, MetricSet& out) override {
+    const auto total = ReadPerCpuTotal<pg_futex_stats>(StatsFd(), kWhat);
+    out["lock.futex_wait"] = HistogramMetric("lock.futex_wait", "ns", HistogramOfBuckets(total.hist), duration_s);
+    out["lock.futex_waits"] = CounterMetric("lock.futex_waits", "count", static_cast<double>(total.waits), duration_s);
+    out["lock.futex_wait_time"] =
+        CounterMetric("lock.futex_wait_time", "ns", static_cast<double>(total.time_ns), duration_s);
+    const auto lost = ReadPerCpuTotal<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
+    dropped_ += lost.starts + lost.stacks + lost.addresses;
+  }
+
+  ProbeReport Report() const override {
+    ProbeReport report = BpfProbe::Report();
+    report.drops += dropped_;
+    return report;
+  }
+
+  std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
+    int sums_fd = bpf_map__fd(skel().maps.futex_by_address);
+    std::vector<FutexWaitSum> sums;
+    for (const auto& key : MapKeys<pg_futex_address_key>(sums_fd)) {
+      pg_futex_address_total total{};
+      if (bpf_map_lookup_elem(sums_fd, &key, &total) != 0) continue;  // deleted meanwhile
+      sums.push_back({key.tgid, key.uaddr, key.user_stack, total.time_ns, total.count});
+    }
+    std::vector<ContendedFutex> top = MostContendedFutexes(sums, n);
+    for (auto& futex : top) futex.user_ips = Frames(futex.user_stack_id);
+    return top;
+  }
+
+ protected:
+  std::vector<HookSpec> Hooks() const override {
+    return {TracepointHook("raw_syscalls", "sys_enter", "futex_enter"),
+            TracepointHook("raw_syscalls", "sys_exit", "futex_exit")};
+  }
+
+  void Configure(futex_bpf& skel) override {
+    skel.rodata->capture_stacks = stacks_;
+    // Without stacks the map stays at the one entry it is declared with.
+    if (stacks_) bpf_map__set_max_entries(skel.maps.futex_stacks, kStackTraces);
+  }
+
+ private:
+  int StatsFd() const { return bpf_map__fd(skel().maps.futex_stats); }
+
+  // The instruction pointers of a stack id, innermost first; empty for a
+  // negative id (not captured) or an id since evicted.
+  std::vector<uint64_t> Frames(int32_t id) const {
+    if (id < 0) return {};
+    std::vector<uint64_t> ips(PG_FUTEX_STACK_DEPTH);
+    uint32_t key = static_cast<uint32_t>(id);
+    if (bpf_map_lookup_elem(bpf_map__fd(skel().maps.futex_stacks), &key, ips.data()) != 0) return {};
+    ips.erase(std::find(ips.begin(), ips.end(), 0), ips.end());
+    return ips;
+  }
+
+  bool stacks_ = false;
+  uint64_t dropped_ = 0;  // over every repetition collected
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> MakeFutexProbe() { return std::make_unique<FutexProbe>(); }
+
+}  // namespace perfgate
