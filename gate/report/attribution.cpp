@@ -101,8 +101,8 @@ std::optional<KernelShift> ShiftOf(const std::string& metric, const std::string&
 bool IsOutcomeMetric(const std::string& metric) {
   // Sources the probes own (DESIGN.md "Metric names") and the host's load;
   // everything else comes from the workload or its adapter.
-  static constexpr std::array<std::string_view, 9> kKernelSources = {"sched", "syscalls", "mm",   "block", "irq",
-                                                                     "ufunc", "proc",     "host", "lock"};
+  static constexpr std::array<std::string_view, 10> kKernelSources = {"sched", "syscalls", "mm",   "block", "irq",
+                                                                      "ufunc", "proc",     "host", "lock",  "tcp"};
   std::string_view source = std::string_view(metric).substr(0, metric.find('.'));
   return std::find(kKernelSources.begin(), kKernelSources.end(), source) == kKernelSources.end();
 }

@@ -289,6 +289,7 @@ TEST(Attribution, WorkloadAndAdapterMetricsAreOutcomes) {
   EXPECT_TRUE(IsOutcomeMetric("camera.time_to_first_frame"));
   EXPECT_FALSE(IsOutcomeMetric("sched.runq_latency"));
   EXPECT_FALSE(IsOutcomeMetric("syscalls.count"));
+  EXPECT_FALSE(IsOutcomeMetric("tcp.retransmits"));
 }
 
 TEST(Attribution, WithoutBaselineRepetitionsRanksTheChecksOnKernelMetrics) {
