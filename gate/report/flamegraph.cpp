@@ -305,7 +305,7 @@ std::string DifferentialFlameGraphSvg(const FoldedProfile& baseline, const Folde
                        "</text>";
   std::string right;
   if (layout.baseline_only_share > 0)
-    right = "stacks only in the baseline (" + PercentText(layout.baseline_only_share) + " of it) not drawn";
+    right = PercentText(layout.baseline_only_share) + " of the baseline on stacks the candidate lacks, not drawn";
   std::string pruned = PrunedText(layout, options);
   if (!pruned.empty()) right += (right.empty() ? "" : "; ") + pruned;
   if (!right.empty())

@@ -48,7 +48,9 @@ struct FlameLayout {
   int depth = 0;                   // deepest drawn level
   bool differential = false;
   double max_abs_delta_pp = 0;   // the change drawn at full colour
-  double baseline_only_share = 0;  // share of the baseline on stacks the candidate lacks
+  // Share of the baseline's weight below the first frame at which its stack
+  // leaves every candidate stack: what the differential graph cannot draw.
+  double baseline_only_share = 0;
 };
 
 // The frames of `candidate` laid out as a flame graph; with `baseline`,

@@ -349,14 +349,17 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
   return html + "</tbody>\n</table>\n";
 }
 
-// "candidate: 1234 samples at 99 Hz, 2 truncated user stacks; evidence repetition 1.03x the measured median"
+// "candidate: 1234 samples at 99 Hz, 12 with a truncated user stack", "baseline: 395 ms blocked in 800 waits"
 std::string ProfileLine(const Evidence& evidence, const FoldedProfile& profile) {
-  std::string line = evidence.side + ": " + std::to_string(profile.samples) +
-                     (profile.kind == "off-cpu" ? " waits, " : " samples, ") +
-                     (profile.unit == "ns" ? FormatQuantity(static_cast<double>(profile.total), "ns")
-                                           : std::to_string(profile.total) + " " + profile.unit);
-  if (profile.kind == "on-cpu" && evidence.frequency_hz > 0)
-    line += " at " + std::to_string(evidence.frequency_hz) + " Hz";
+  std::string line = evidence.side + ": ";
+  if (profile.unit == "ns") {
+    line += FormatQuantity(static_cast<double>(profile.total), "ns") + " blocked in " +
+            std::to_string(profile.samples) + " waits";
+  } else {
+    line += std::to_string(profile.total) + " " + (profile.unit.empty() ? "samples" : profile.unit);
+    if (profile.kind == "on-cpu" && evidence.frequency_hz > 0)
+      line += " at " + std::to_string(evidence.frequency_hz) + " Hz";
+  }
   if (profile.truncated_user_stacks > 0)
     line += ", " + std::to_string(profile.truncated_user_stacks) + " with a truncated user stack";
   return line;
