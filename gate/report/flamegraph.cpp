@@ -18,7 +18,7 @@ constexpr size_t kNone = std::numeric_limits<size_t>::max();
 // A tooltip shows this much of a name; a workload can make names of any length.
 constexpr size_t kMaxTooltipBytes = 400;
 constexpr double kFontSize = 11;
-constexpr double kCharWidth = 6.7;  // monospace at kFontSize, a little generous
+constexpr double kCharWidth = 6.7;    // monospace at kFontSize, a little generous
 constexpr double kLegendHeight = 36;  // two lines: swatches, then what was left out
 constexpr const char* kNeutralFill = "#e8e8e8";
 
@@ -97,9 +97,11 @@ std::string KindFill(FrameKind kind, std::string_view name) {
     case FrameKind::kUser:  // FlameGraph's "hot"
       return Hex(205 + static_cast<int>(50 * v[0]), static_cast<int>(100 + 130 * v[1]), static_cast<int>(55 * v[2]));
     case FrameKind::kKernel:  // FlameGraph's "aqua"
-      return Hex(50 + static_cast<int>(60 * v[0]), 165 + static_cast<int>(55 * v[0]), 165 + static_cast<int>(55 * v[0]));
+      return Hex(50 + static_cast<int>(60 * v[0]), 165 + static_cast<int>(55 * v[0]),
+                 165 + static_cast<int>(55 * v[0]));
     case FrameKind::kUnknown:
-      return Hex(180 + static_cast<int>(30 * v[0]), 180 + static_cast<int>(30 * v[0]), 180 + static_cast<int>(30 * v[0]));
+      return Hex(180 + static_cast<int>(30 * v[0]), 180 + static_cast<int>(30 * v[0]),
+                 180 + static_cast<int>(30 * v[0]));
   }
   return kNeutralFill;
 }
@@ -177,13 +179,13 @@ std::string RenderSvg(const FlameLayout& layout, const FoldedProfile& profile, c
     double y = height - 2 - (f.depth + 1) * options.frame_height;
     double w = std::max(f.width - 0.5, 0.1);
     svg += "<g><title>" + XmlEscape(FrameTooltip(f, layout, profile, denominator)) + "</title><rect x=\"" + Num(f.x) +
-           "\" y=\"" + Num(y) + "\" width=\"" + Num(w) + "\" height=\"" + Num(options.frame_height - 1) +
-           "\" fill=\"" + f.fill + "\"/>";
+           "\" y=\"" + Num(y) + "\" width=\"" + Num(w) + "\" height=\"" + Num(options.frame_height - 1) + "\" fill=\"" +
+           f.fill + "\"/>";
     std::string label = FitLabel(f.depth == 0 ? "all" : SanitizeText(FrameLabel(f.frame)),
                                  static_cast<size_t>(std::max(0.0, (w - 4) / kCharWidth)));
     if (!label.empty()) {
-      svg += "<text x=\"" + Num(f.x + 2) + "\" y=\"" + Num(y + options.frame_height - 4.5) + "\">" +
-             XmlEscape(label) + "</text>";
+      svg += "<text x=\"" + Num(f.x + 2) + "\" y=\"" + Num(y + options.frame_height - 4.5) + "\">" + XmlEscape(label) +
+             "</text>";
     }
     svg += "</g>";
   }
@@ -308,8 +310,7 @@ std::string DifferentialFlameGraphSvg(const FoldedProfile& baseline, const Folde
     right = PercentText(layout.baseline_only_share) + " of the baseline on stacks the candidate lacks, not drawn";
   std::string pruned = PrunedText(layout, options);
   if (!pruned.empty()) right += (right.empty() ? "" : "; ") + pruned;
-  if (!right.empty())
-    legend += "<text x=\"0\" y=\"30\">" + XmlEscape(right) + "</text>";
+  if (!right.empty()) legend += "<text x=\"0\" y=\"30\">" + XmlEscape(right) + "</text>";
   return RenderSvg(layout, candidate, options, legend);
 }
 

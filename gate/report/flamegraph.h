@@ -47,7 +47,7 @@ struct FlameLayout {
   size_t pruned = 0;               // frames not drawn (too narrow, or over max_frames)
   int depth = 0;                   // deepest drawn level
   bool differential = false;
-  double max_abs_delta_pp = 0;   // the change drawn at full colour
+  double max_abs_delta_pp = 0;  // the change drawn at full colour
   // Share of the baseline's weight below the first frame at which its stack
   // leaves every candidate stack: what the differential graph cannot draw.
   double baseline_only_share = 0;

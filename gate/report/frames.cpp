@@ -44,8 +44,7 @@ std::string ToString(FrameKind kind) {
 
 std::string FrameLabel(std::string_view frame) {
   if (frame.empty()) return "[empty]";
-  if (EndsWith(frame, kKernelSuffix) && frame.size() > kKernelSuffix.size())
-    frame.remove_suffix(kKernelSuffix.size());
+  if (EndsWith(frame, kKernelSuffix) && frame.size() > kKernelSuffix.size()) frame.remove_suffix(kKernelSuffix.size());
   return std::string(frame);
 }
 

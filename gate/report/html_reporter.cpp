@@ -303,7 +303,6 @@ std::string ProbesTable(const ScenarioResult& scenario) {
   return html + "</tbody>\n</table>\n";
 }
 
-
 // ---- evidence: which code ----
 
 constexpr size_t kGrowthRows = 15;
@@ -328,8 +327,8 @@ std::string FunctionCell(const FrameGrowth& row) {
 // (report/frame_growth.h says why self growth leads).
 std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& candidate) {
   if (!baseline) {
-    std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by self share)") + Th("Self", "num") +
-                       Th("Inclusive", "num") + "</tr></thead>\n<tbody>\n";
+    std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by self share)") +
+                       Th("Self", "num") + Th("Inclusive", "num") + "</tr></thead>\n<tbody>\n";
     for (const FrameGrowth& row : TopFramesBySelf(candidate, kGrowthRows)) {
       html += "<tr>" + FunctionCell(row) + Td(SharePct(row.candidate_self), "num") +
               Td(SharePct(row.candidate_inclusive), "num") + "</tr>\n";
@@ -433,7 +432,8 @@ std::string EvidenceSection(const ScenarioResult& scenario) {
   html += "</ul>\n";
   std::string notes;
   for (const Evidence& e : scenario.evidence) {
-    for (const std::string& note : e.notes) notes += "<li>" + Esc(e.side + ": " + Abbreviate(note, kMaxMessageBytes)) + "</li>\n";
+    for (const std::string& note : e.notes)
+      notes += "<li>" + Esc(e.side + ": " + Abbreviate(note, kMaxMessageBytes)) + "</li>\n";
   }
   if (!notes.empty()) html += "<ul class=\"warnings\">\n" + notes + "</ul>\n";
   std::set<std::string> kinds = {"on-cpu", "off-cpu"};
@@ -458,8 +458,8 @@ std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
             Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
   }
   if (scenario.trace) html += "<p class=\"meta\">Perfetto trace: " + Esc(FormatTrace(*scenario.trace)) + "</p>\n";
-  html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + EvidenceSection(scenario) + Distributions(scenario) +
-          ProbesTable(scenario);
+  html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + EvidenceSection(scenario) +
+          Distributions(scenario) + ProbesTable(scenario);
   return html + "</section>\n";
 }
 

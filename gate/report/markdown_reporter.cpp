@@ -140,7 +140,6 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   return items;
 }
 
-
 // Functions named in the evidence of failing scenarios; the full table is in the HTML report.
 constexpr size_t kGrowthItems = 3;
 
@@ -161,12 +160,14 @@ std::vector<std::string> EvidenceItems(const RunResults& results) {
       if (profile.stacks.empty()) continue;
       const FoldedProfile* base = baseline ? FindProfile(*baseline, profile.kind) : nullptr;
       if (base && base->stacks.empty()) base = nullptr;
-      std::string item = "- " + Cell(scenario.name) + " / " + Cell(profile.kind) + (base ? " vs baseline:" : ", top self:");
+      std::string item =
+          "- " + Cell(scenario.name) + " / " + Cell(profile.kind) + (base ? " vs baseline:" : ", top self:");
       std::vector<FrameGrowth> rows =
           base ? TopFrameGrowth(*base, profile, kGrowthItems) : TopFramesBySelf(profile, kGrowthItems);
       for (size_t i = 0; i < rows.size(); ++i) {
         const FrameGrowth& r = rows[i];
-        item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) + (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
+        item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
+                (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
         if (base) {
           item += " self " + Pp(r.SelfDeltaPp()) + " (" + Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) +
                   "), inclusive " + Pp(r.InclusiveDeltaPp());

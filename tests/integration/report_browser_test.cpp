@@ -179,7 +179,8 @@ bool Screenshot(const std::string& url, const std::string& png, const std::strin
   std::string command =
       "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
       "--no-first-run --hide-scrollbars --force-device-scale-factor=1 --window-size=1280," +
-      std::to_string(height) + " "
+      std::to_string(height) +
+      " "
       "--user-data-dir=" +
       ShellQuote(profile) + " --screenshot=" + ShellQuote(png) + " " + ShellQuote(url) + " >/dev/null 2>&1";
   return std::system(command.c_str()) == 0 && fs::exists(png);

@@ -1,6 +1,8 @@
 // Evidence in the reports: flame graphs (plain and differential) of folded
 // stacks, the table of frames by growth, the folded files next to the
 // reports, all over synthetic profiles with hostile frame and scenario names.
+#include "report/flamegraph.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,7 +19,6 @@
 #include "metrics/evidence.h"
 #include "metrics/results.h"
 #include "report/evidence_files.h"
-#include "report/flamegraph.h"
 #include "report/frame_growth.h"
 #include "report/frames.h"
 #include "report/html_reporter.h"
@@ -87,7 +88,8 @@ bool XmllintParses(const std::string& svg) {
 // Baseline: main spends equal time in parse and hash. Candidate: hash takes
 // three times as long, and the candidate ran twice as many samples overall.
 FoldedProfile GrowthBaseline() {
-  return Profile({{"main;work;parse", 50}, {"main;work;hash", 50}, {"main;setup", 20}, {"main;work;hash;read_[k]", 10}});
+  return Profile(
+      {{"main;work;parse", 50}, {"main;work;hash", 50}, {"main;setup", 20}, {"main;work;hash;read_[k]", 10}});
 }
 FoldedProfile GrowthCandidate() {
   return Profile(
@@ -124,8 +126,8 @@ TEST(TopFrameGrowth, NamesTheLeafThatTookTheExtraTimeFirstNotItsSharedParents) {
 
 TEST(TopFrameGrowth, CallerWhoseExtraTimeSpreadsOverCalleesOutranksUnchangedFrames) {
   FoldedProfile base = Profile({{"main;render;a", 10}, {"main;render;b", 10}, {"main;idle", 80}});
-  FoldedProfile cand = Profile({{"main;render;a", 12}, {"main;render;b", 12}, {"main;render;c", 12},
-                                {"main;render;d", 12}, {"main;idle", 52}});
+  FoldedProfile cand = Profile(
+      {{"main;render;a", 12}, {"main;render;b", 12}, {"main;render;c", 12}, {"main;render;d", 12}, {"main;idle", 52}});
   std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
   // Each callee grew by 2-12 pp of self; render by 28 pp inclusive and leads
   // those with equal self growth (0): main and render.
@@ -184,8 +186,8 @@ TEST(FlameGraph, WidthsSumToTheParentsAndTheRootFillsTheGraph) {
 }
 
 TEST(FlameGraph, ColoursFramesByKind) {
-  FlameLayout layout = LayoutFlameGraph(
-      Profile({{"main;read_[k]", 10}, {"main;[unknown]", 10}, {"main;work", 10}}), nullptr, FlameGraphOptions{});
+  FlameLayout layout = LayoutFlameGraph(Profile({{"main;read_[k]", 10}, {"main;[unknown]", 10}, {"main;work", 10}}),
+                                        nullptr, FlameGraphOptions{});
   Rgb kernel = ParseFill(FindFrame(layout, "read_[k]", 2)->fill);
   Rgb unknown = ParseFill(FindFrame(layout, "[unknown]", 2)->fill);
   Rgb user = ParseFill(FindFrame(layout, "work", 2)->fill);
@@ -302,9 +304,9 @@ TEST(FlameGraph, EmptyProfileDrawsNothing) {
 }
 
 TEST(EvidenceFiles, StemsCannotLeaveTheDirectoryOrHideOrBreakLines) {
-  for (const std::string& name : {std::string("../../etc/passwd"), std::string(".."), std::string("."),
-                                  std::string("a/b\\c"), std::string("ctl\x01\n\r\tname"), std::string(""),
-                                  std::string("\xff\xfe"), std::string(500, '/')}) {
+  for (const std::string& name :
+       {std::string("../../etc/passwd"), std::string(".."), std::string("."), std::string("a/b\\c"),
+        std::string("ctl\x01\n\r\tname"), std::string(""), std::string("\xff\xfe"), std::string(500, '/')}) {
     std::string stem = FileStem(name);
     EXPECT_FALSE(stem.empty());
     EXPECT_NE(stem.front(), '.') << stem;
@@ -373,8 +375,9 @@ RunResults EvidenceResults() {
   cand.frequency_hz = 99;
   cand.slowdown = 1.04;
   cand.notes = {"user stacks truncated in 12 of 460 samples <b>: rebuild with -fno-omit-frame-pointer"};
-  cand.profiles = {GrowthCandidate(),
-                   Profile({{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;<script>x", 100}}, "off-cpu")};
+  cand.profiles = {
+      GrowthCandidate(),
+      Profile({{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;<script>x", 100}}, "off-cpu")};
   cand.profiles[0].truncated_user_stacks = 12;
   Evidence base = cand;
   base.side = "baseline";
