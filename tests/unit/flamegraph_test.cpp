@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -216,6 +217,14 @@ TEST(FlameGraph, PrunesTinyFramesAndBoundsTheFrameCount) {
   options.max_frames = 50;
   layout = LayoutFlameGraph(p, nullptr, options);
   EXPECT_EQ(layout.frames.size(), 50u);
+  // The frames kept hang together: each lies on a drawn frame one level down.
+  for (const FlameFrame& f : layout.frames) {
+    if (f.depth == 0) continue;
+    bool on_parent = std::any_of(layout.frames.begin(), layout.frames.end(), [&](const FlameFrame& parent) {
+      return parent.depth == f.depth - 1 && parent.x <= f.x + 1e-9 && f.x + f.width <= parent.x + parent.width + 1e-9;
+    });
+    EXPECT_TRUE(on_parent) << f.frame;
+  }
   std::string svg = FlameGraphSvg(p, options);
   EXPECT_NE(svg.find("not drawn"), std::string::npos);
 
