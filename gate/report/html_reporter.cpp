@@ -9,7 +9,9 @@
 
 #include "report/attribution.h"
 #include "report/escape.h"
+#include "report/flamegraph.h"
 #include "report/format.h"
+#include "report/frame_growth.h"
 #include "report/outcome.h"
 #include "report/svg_charts.h"
 
@@ -301,6 +303,149 @@ std::string ProbesTable(const ScenarioResult& scenario) {
   return html + "</tbody>\n</table>\n";
 }
 
+// ---- evidence: which code ----
+
+constexpr size_t kGrowthRows = 15;
+constexpr double kFlameWidth = 1140;
+
+std::string SharePct(double share) { return FormatNumber(100 * share) + " %"; }
+
+std::string DeltaCell(double pp) {
+  std::string text = (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp";
+  const char* cls = pp >= 0.05 ? "num grew" : pp <= -0.05 ? "num shrank" : "num";
+  return Td(Esc(text), cls);
+}
+
+std::string FunctionCell(const FrameGrowth& row) {
+  std::string name = Abbreviate(SanitizeText(FrameLabel(row.frame)), 300);
+  std::string html = "<code>" + Esc(name) + "</code>";
+  if (row.kind != FrameKind::kUser) html += " <span class=\"sub-inline\">" + Esc(ToString(row.kind)) + "</span>";
+  return Td(html, "frame");
+}
+
+// Per function, self and inclusive shares on both sides, most grown first
+// (report/frame_growth.h says why self growth leads).
+std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& candidate) {
+  if (!baseline) {
+    std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by self share)") +
+                       Th("Self", "num") + Th("Inclusive", "num") + "</tr></thead>\n<tbody>\n";
+    for (const FrameGrowth& row : TopFramesBySelf(candidate, kGrowthRows)) {
+      html += "<tr>" + FunctionCell(row) + Td(SharePct(row.candidate_self), "num") +
+              Td(SharePct(row.candidate_inclusive), "num") + "</tr>\n";
+    }
+    return html + "</tbody>\n</table>\n";
+  }
+  std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by growth)") +
+                     Th("Self, baseline", "num") + Th("Self, candidate", "num") + Th("\u0394 self", "num") +
+                     Th("Inclusive, baseline", "num") + Th("Inclusive, candidate", "num") +
+                     Th("\u0394 inclusive", "num") + "</tr></thead>\n<tbody>\n";
+  for (const FrameGrowth& row : TopFrameGrowth(*baseline, candidate, kGrowthRows)) {
+    html += "<tr>" + FunctionCell(row) + Td(SharePct(row.baseline_self), "num") +
+            Td(SharePct(row.candidate_self), "num") + DeltaCell(row.SelfDeltaPp()) +
+            Td(SharePct(row.baseline_inclusive), "num") + Td(SharePct(row.candidate_inclusive), "num") +
+            DeltaCell(row.InclusiveDeltaPp()) + "</tr>\n";
+  }
+  return html + "</tbody>\n</table>\n";
+}
+
+// "candidate: 1234 samples at 99 Hz, 12 with a truncated user stack", "baseline: 395 ms blocked in 800 waits"
+std::string ProfileLine(const Evidence& evidence, const FoldedProfile& profile) {
+  std::string line = evidence.side + ": ";
+  if (profile.unit == "ns") {
+    line += FormatQuantity(static_cast<double>(profile.total), "ns") + " blocked in " +
+            std::to_string(profile.samples) + " waits";
+  } else {
+    line += std::to_string(profile.total) + " " + (profile.unit.empty() ? "samples" : profile.unit);
+    if (profile.kind == "on-cpu" && evidence.frequency_hz > 0)
+      line += " at " + std::to_string(evidence.frequency_hz) + " Hz";
+  }
+  if (profile.truncated_user_stacks > 0)
+    line += ", " + std::to_string(profile.truncated_user_stacks) + " with a truncated user stack";
+  return line;
+}
+
+std::string FoldedLink(const FoldedProfile& profile) {
+  if (profile.file.empty()) return "";
+  // The file is relative to the out dir; the page is in report/.
+  return "<a href=\"../" + XmlAttributeEscape(profile.file) + "\">" + Esc(profile.file) + "</a>";
+}
+
+std::string SideLine(const Evidence& evidence) {
+  std::string line = evidence.side + " evidence repetition";
+  if (!evidence.reason.empty()) line += " (" + Abbreviate(evidence.reason, 300) + ")";
+  if (evidence.frequency_hz > 0) line += ", on-CPU sampling at " + std::to_string(evidence.frequency_hz) + " Hz";
+  if (evidence.slowdown > 0)
+    line += ", wall time " + FormatNumber(evidence.slowdown) + "\u00d7 the measured repetitions' median (" +
+            FormatPercent(100 * (evidence.slowdown - 1)) + ")";
+  return line;
+}
+
+const Evidence* EvidenceSide(const ScenarioResult& scenario, const std::string& side) {
+  for (const Evidence& e : scenario.evidence) {
+    if (e.side == side) return &e;
+  }
+  return nullptr;
+}
+
+std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, const Evidence* baseline,
+                         const std::string& kind) {
+  const FoldedProfile* profile = FindProfile(shown, kind);
+  if (!profile) return "";
+  const FoldedProfile* base = baseline ? FindProfile(*baseline, kind) : nullptr;
+  if (base && base->stacks.empty()) base = nullptr;
+  std::string title = kind == "on-cpu" ? "On-CPU" : kind == "off-cpu" ? "Off-CPU (blocked time)" : kind;
+  std::string html = "<div class=\"evidence-profile\">\n<h4>" + Esc(title) + "</h4>\n";
+  html += "<p class=\"sub\">" + Esc(ProfileLine(shown, *profile));
+  if (base) html += "<br/>" + Esc(ProfileLine(*baseline, *base));
+  html += "</p>\n";
+  std::string links = FoldedLink(*profile);
+  if (base && !base->file.empty()) links += (links.empty() ? "" : " \u00b7 ") + FoldedLink(*base);
+  if (!links.empty()) html += "<p class=\"sub\">Folded stacks: " + links + "</p>\n";
+  if (profile->stacks.empty()) return html + "<p class=\"muted\">No stacks were captured.</p>\n</div>\n";
+
+  html += GrowthTable(base, *profile);
+  FlameGraphOptions options;
+  options.width = kFlameWidth;
+  if (base) {
+    options.label = "differential " + kind + " flame graph of " + scenario.name + ": candidate against baseline";
+    html += "<figure class=\"flame\">\n<figcaption>" + Esc(title) +
+            ": candidate against baseline (red: share grew, blue: shrank)</figcaption>\n" +
+            DifferentialFlameGraphSvg(*base, *profile, options) + "\n</figure>\n";
+  }
+  options.label = kind + " flame graph of " + scenario.name + " (" + shown.side + ")";
+  html += "<figure class=\"flame\">\n<figcaption>" + Esc(title + ": " + shown.side) + "</figcaption>\n" +
+          FlameGraphSvg(*profile, options) + "\n</figure>\n";
+  return html + "</div>\n";
+}
+
+// Stacks of the evidence repetitions: the growth table, the differential
+// and plain flame graphs, and what limited them (notes).
+std::string EvidenceSection(const ScenarioResult& scenario) {
+  if (scenario.evidence.empty()) return "";
+  const Evidence* candidate = EvidenceSide(scenario, "candidate");
+  const Evidence* baseline = EvidenceSide(scenario, "baseline");
+  const Evidence& shown = candidate ? *candidate : scenario.evidence.front();
+  if (&shown == baseline) baseline = nullptr;
+
+  std::string html = "<div class=\"evidence\">\n<h3>Evidence: which code</h3>\n<ul class=\"evidence-meta\">\n";
+  for (const Evidence& e : scenario.evidence) html += "<li>" + Esc(SideLine(e)) + "</li>\n";
+  html += "</ul>\n";
+  std::string notes;
+  for (const Evidence& e : scenario.evidence) {
+    for (const std::string& note : e.notes)
+      notes += "<li>" + Esc(e.side + ": " + Abbreviate(note, kMaxMessageBytes)) + "</li>\n";
+  }
+  if (!notes.empty()) html += "<ul class=\"warnings\">\n" + notes + "</ul>\n";
+  std::set<std::string> kinds = {"on-cpu", "off-cpu"};
+  for (const FoldedProfile& p : shown.profiles) kinds.insert(p.kind);
+  for (const char* kind : {"on-cpu", "off-cpu"}) {
+    html += ProfileBlock(scenario, shown, baseline, kind);
+    kinds.erase(kind);
+  }
+  for (const std::string& kind : kinds) html += ProfileBlock(scenario, shown, baseline, kind);
+  return html + "</div>\n";
+}
+
 std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
   Outcome worst = Outcome::kPassed;
   if (!scenario.error.empty()) worst = Outcome::kError;
@@ -313,7 +458,8 @@ std::string ScenarioSection(const ScenarioResult& scenario, size_t index) {
             Esc(Abbreviate(scenario.error, kMaxMessageBytes)) + "</div>\n";
   }
   if (scenario.trace) html += "<p class=\"meta\">Perfetto trace: " + Esc(FormatTrace(*scenario.trace)) + "</p>\n";
-  html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + Distributions(scenario) + ProbesTable(scenario);
+  html += FailedRepetitions(scenario) + Warnings(scenario) + ChecksTable(scenario) + EvidenceSection(scenario) +
+          Distributions(scenario) + ProbesTable(scenario);
   return html + "</section>\n";
 }
 

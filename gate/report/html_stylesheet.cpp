@@ -179,6 +179,19 @@ figcaption { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
 figure .pair { display: flex; flex-wrap: wrap; gap: 12px; }
 figure .sub { margin: 2px 0 0; }
 
+/* ---- evidence: tables of frames, flame graphs ---- */
+.evidence h4 { font-size: 14px; margin: 16px 0 4px; }
+.evidence-meta { margin: 4px 0 8px; color: var(--muted); overflow-wrap: anywhere; }
+.evidence .sub a { overflow-wrap: anywhere; }
+table.growth { width: auto; min-width: 60%; margin: 6px 0 12px; }
+table.growth td { padding: 3px 10px; }
+td.frame { overflow-wrap: anywhere; max-width: 40em; }
+td.frame code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+td.grew { color: var(--red); font-weight: 600; }
+td.shrank { color: var(--blue); }
+figure.flame { margin: 0 0 12px; display: inline-block; }
+svg.flame { display: block; }
+
 /* ---- environment ---- */
 table.env { width: auto; }
 table.env th { white-space: nowrap; color: var(--muted); font-weight: 600; }

@@ -1,10 +1,12 @@
 #include "report/markdown_reporter.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "report/attribution.h"
 #include "report/escape.h"
 #include "report/format.h"
+#include "report/frame_growth.h"
 #include "report/outcome.h"
 
 namespace perfgate {
@@ -138,6 +140,47 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   return items;
 }
 
+// Functions named in the evidence of failing scenarios; the full table is in the HTML report.
+constexpr size_t kGrowthItems = 3;
+
+std::string Pp(double pp) { return (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp"; }
+std::string Pct(double share) { return FormatNumber(100 * share) + " %"; }
+
+// "- camera / on-cpu: parse_header self +12.3 pp (4.0 % → 16.3 %), inclusive +12.3 pp; ..."
+std::vector<std::string> EvidenceItems(const RunResults& results) {
+  std::vector<std::string> items;
+  for (const ScenarioResult& scenario : results.scenarios) {
+    const Evidence* candidate = nullptr;
+    const Evidence* baseline = nullptr;
+    for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = &e;
+    bool failed = std::any_of(scenario.checks.begin(), scenario.checks.end(),
+                              [](const CheckResult& c) { return IsFailure(OutcomeOf(c)); });
+    if (!candidate || !failed) continue;
+    for (const FoldedProfile& profile : candidate->profiles) {
+      if (profile.stacks.empty()) continue;
+      const FoldedProfile* base = baseline ? FindProfile(*baseline, profile.kind) : nullptr;
+      if (base && base->stacks.empty()) base = nullptr;
+      std::string item =
+          "- " + Cell(scenario.name) + " / " + Cell(profile.kind) + (base ? " vs baseline:" : ", top self:");
+      std::vector<FrameGrowth> rows =
+          base ? TopFrameGrowth(*base, profile, kGrowthItems) : TopFramesBySelf(profile, kGrowthItems);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const FrameGrowth& r = rows[i];
+        item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
+                (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
+        if (base) {
+          item += " self " + Pp(r.SelfDeltaPp()) + " (" + Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) +
+                  "), inclusive " + Pp(r.InclusiveDeltaPp());
+        } else {
+          item += " self " + Pct(r.candidate_self) + ", inclusive " + Pct(r.candidate_inclusive);
+        }
+      }
+      items.push_back(item + "\n");
+    }
+  }
+  return items;
+}
+
 void AppendSection(BoundedDocument& doc, const std::string& title, const std::vector<std::string>& items,
                    size_t& omitted) {
   if (items.empty()) return;
@@ -164,6 +207,10 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
                 "**Kernel metrics that moved most where a workload metric regressed** (effect size: change in robust "
                 "standard deviations)\n\n",
                 WhyItems(findings), omitted);
+  AppendSection(doc,
+                "**Where the time went** (evidence stacks; share of each side's total, in percentage points; "
+                "flame graphs in report/index.html)\n\n",
+                EvidenceItems(results), omitted);
 
   std::vector<std::string> all_rows;
   for (const ScenarioResult& scenario : results.scenarios) {

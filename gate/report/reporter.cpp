@@ -2,13 +2,16 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "metrics/error.h"
 #include "metrics/results_json.h"
+#include "report/evidence_files.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"
 #include "report/junit_reporter.h"
@@ -32,9 +35,26 @@ void MakeDirectories(const std::filesystem::path& dir) {
 
 }  // namespace
 
-void WriteReports(const RunResults& results, const std::string& out_dir) {
+void WriteReports(const RunResults& run, const std::string& out_dir) {
   const std::filesystem::path out(out_dir);
   MakeDirectories(out / "report");
+
+  // The folded files first, so that the reports link and record their names.
+  bool has_evidence = std::any_of(run.scenarios.begin(), run.scenarios.end(),
+                                  [](const ScenarioResult& s) { return !s.evidence.empty(); });
+  std::optional<RunResults> with_files;
+  if (has_evidence) {
+    with_files = run;
+    AssignFoldedFiles(*with_files);
+    MakeDirectories(out / kEvidenceDir);
+    for (const ScenarioResult& scenario : with_files->scenarios) {
+      for (const Evidence& evidence : scenario.evidence) {
+        for (const FoldedProfile& profile : evidence.profiles)
+          WriteFileAtomic((out / profile.file).string(), FoldedText(profile));
+      }
+    }
+  }
+  const RunResults& results = with_files ? *with_files : run;
 
   struct Output {
     std::filesystem::path path;

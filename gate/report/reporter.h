@@ -18,7 +18,9 @@ class Reporter {
 
 // Writes results.json, junit.xml, summary.md, report/index.html and
 // report/report.css into out_dir (creating directories 0755), each
-// atomically, so that a CI step reading them never sees half a file.
+// atomically, so that a CI step reading them never sees half a file; and
+// the evidence's folded stacks as evidence/*.folded (report/evidence_files.h),
+// which the reports name.
 // InfraError naming the path when a directory or file cannot be written.
 void WriteReports(const RunResults& results, const std::string& out_dir);
 

@@ -33,6 +33,8 @@ const char* const kPageBackground = "#f4f5f7";  // body background in report.css
 const char* const kOverBudgetFill = "#d13438";  // budget bar of a check over its limit
 const char* const kCdfStroke = "#2563eb";       // distribution curve
 const char* const kCanaryGreen = "#00ff00";     // inline style of the canary page
+const char* const kFlameGrew = "#ff0000";       // differential flame graph: the frame that grew most
+const char* const kFlameRoot = "#e8e8e8";       // flame graphs' root frame ("all")
 
 // A tool the test needs: missing, it skips locally and fails under CI=true.
 #define PERFGATE_REQUIRE_TOOL(probe_command, what)                                        \
@@ -132,11 +134,53 @@ RunResults ChartedResults() {
   return r;
 }
 
+// One scenario that regressed, with on-CPU stacks on both sides (one
+// function took the extra time) and off-CPU stacks of the candidate only.
+RunResults EvidenceResults() {
+  RunResults r;
+  r.suite = "browser-evidence";
+  r.environment.kernel = "6.1.0";
+  r.environment.cpu_count = 2;
+  ScenarioResult s;
+  s.name = "parser <b>hot</b>";
+  s.workload_kind = "command";
+  s.checks.push_back(Check("workload.wall_time", "value", Verdict::kRegression, {100, 101, 99, 102, 100},
+                           {130, 131, 129, 133, 128}, 30));
+  auto profile = [](const std::string& kind, std::map<std::string, uint64_t> stacks) {
+    FoldedProfile p;
+    p.kind = kind;
+    p.unit = kind == "on-cpu" ? "samples" : "ns";
+    p.stacks = std::move(stacks);
+    for (const auto& [stack, weight] : p.stacks) p.total += weight;
+    p.samples = p.stacks.size();
+    return p;
+  };
+  Evidence candidate;
+  candidate.side = "candidate";
+  candidate.reason = "workload.wall_time.value: regression";
+  candidate.frequency_hz = 99;
+  candidate.slowdown = 1.03;
+  candidate.notes = {"user stacks truncated in 3 samples: rebuild with -fno-omit-frame-pointer"};
+  candidate.profiles = {
+      profile("on-cpu", {{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 600}, {"main;write_[k]", 40}}),
+      profile("off-cpu", {{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;poll_[k]", 200000}})};
+  Evidence baseline = candidate;
+  baseline.side = "baseline";
+  baseline.notes.clear();
+  baseline.profiles = {
+      profile("on-cpu", {{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 100}, {"main;write_[k]", 40}})};
+  s.evidence = {candidate, baseline};
+  r.scenarios.push_back(s);
+  return r;
+}
+
 // Headless Chromium's screenshot of `url`; false when Chromium failed.
-bool Screenshot(const std::string& url, const std::string& png, const std::string& profile) {
+bool Screenshot(const std::string& url, const std::string& png, const std::string& profile, int height = 1600) {
   std::string command =
       "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-      "--no-first-run --hide-scrollbars --force-device-scale-factor=1 --window-size=1280,1600 "
+      "--no-first-run --hide-scrollbars --force-device-scale-factor=1 --window-size=1280," +
+      std::to_string(height) +
+      " "
       "--user-data-dir=" +
       ShellQuote(profile) + " --screenshot=" + ShellQuote(png) + " " + ShellQuote(url) + " >/dev/null 2>&1";
   return std::system(command.c_str()) == 0 && fs::exists(png);
@@ -145,7 +189,7 @@ bool Screenshot(const std::string& url, const std::string& png, const std::strin
 nlohmann::json ScreenshotStats(const std::string& a, const std::string& b) {
   std::string command = std::string(kPython) + " " + ShellQuote(kBrowserDir + "/screenshot_stats.py") + " " +
                         ShellQuote(a) + " " + ShellQuote(b);
-  for (const char* color : {kPageBackground, kOverBudgetFill, kCdfStroke, kCanaryGreen})
+  for (const char* color : {kPageBackground, kOverBudgetFill, kCdfStroke, kCanaryGreen, kFlameGrew, kFlameRoot})
     command += " '" + std::string(color) + "'";
   std::string text;
   if (FILE* p = popen(command.c_str(), "r")) {
@@ -165,10 +209,11 @@ class ReportInBrowser : public ::testing::Test {
   }
 
   // Screenshots of `path` served with and without the CSP.
-  nlohmann::json ShootBothWays(const ReportServer& server, const std::string& path, const std::string& name) {
+  nlohmann::json ShootBothWays(const ReportServer& server, const std::string& path, const std::string& name,
+                               int height = 1600) {
     std::string plain = dir_ / (name + "-plain.png"), csp = dir_ / (name + "-csp.png");
-    EXPECT_TRUE(Screenshot(server.Url("/plain/" + path), plain, dir_ / "profile")) << path;
-    EXPECT_TRUE(Screenshot(server.Url("/csp/" + path), csp, dir_ / "profile")) << path;
+    EXPECT_TRUE(Screenshot(server.Url("/plain/" + path), plain, dir_ / "profile", height)) << path;
+    EXPECT_TRUE(Screenshot(server.Url("/csp/" + path), csp, dir_ / "profile", height)) << path;
     return ScreenshotStats(plain, csp);
   }
 
@@ -205,6 +250,32 @@ TEST_F(ReportInBrowser, ChartsRenderUnderJenkinsCspAsWithout) {
     EXPECT_GT(counts[kPageBackground].get<double>(), 0.03 * pixels) << side << ": report.css not applied";
     EXPECT_GT(counts[kOverBudgetFill].get<int>(), 1000) << side << ": budget bar missing";
     EXPECT_GT(counts[kCdfStroke].get<int>(), 300) << side << ": distribution chart missing";
+  }
+  EXPECT_EQ(page["a"], page["b"]) << page.dump();
+  EXPECT_LT(page["differing_pixels"].get<double>(), 0.001 * pixels) << page.dump();
+}
+
+TEST_F(ReportInBrowser, FlameGraphsRenderUnderJenkinsCspAsWithout) {
+  std::string results = dir_ / "results.json";
+  WriteFile(results, ToJson(EvidenceResults()).dump(2));
+  std::string out = dir_ / "out";
+  CliRun report = RunCli({"report", results, "--out", out});
+  ASSERT_EQ(report.exit_code, 1) << report.output;
+  ASSERT_TRUE(fs::exists(out + "/evidence/parser__b_hot__b_.candidate.on-cpu.folded"));
+
+  ReportServer server(out);
+  ASSERT_GT(server.port(), 0) << "csp_server.py did not start";
+  // Tall enough for the table and all three graphs.
+  nlohmann::json page = ShootBothWays(server, "report/index.html", "evidence", 3200);
+  ASSERT_TRUE(page.is_object()) << "screenshot_stats.py failed";
+  const double pixels = page["width"].get<double>() * page["height"].get<double>();
+  for (const char* side : {"a", "b"}) {
+    const nlohmann::json& counts = page[side];
+    EXPECT_GT(counts[kPageBackground].get<double>(), 0.03 * pixels) << side << ": report.css not applied";
+    // hash_<script> grew from 42 % to 81 % of the samples: the widest red frame, ~900 x 15 px.
+    EXPECT_GT(counts[kFlameGrew].get<int>(), 5000) << side << ": differential flame graph missing";
+    // The root frame of three graphs, each ~1140 x 15 px.
+    EXPECT_GT(counts[kFlameRoot].get<int>(), 3 * 10000) << side << ": flame graphs missing";
   }
   EXPECT_EQ(page["a"], page["b"]) << page.dump();
   EXPECT_LT(page["differing_pixels"].get<double>(), 0.001 * pixels) << page.dump();

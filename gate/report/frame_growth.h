@@ -1,0 +1,45 @@
+// "Top frames by growth": per function, the share of a profile spent in it
+// (inclusive) and in its own code (self), baseline against candidate. Pure.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "metrics/evidence.h"
+#include "report/frames.h"
+
+namespace perfgate {
+
+struct FrameGrowth {
+  std::string frame;  // as in the folded stacks, "_[k]" suffix included
+  FrameKind kind = FrameKind::kUser;
+  // Shares of each side's total, 0..1. A function on a stack twice
+  // (recursion) counts once for inclusive.
+  double baseline_inclusive = 0;
+  double baseline_self = 0;
+  double candidate_inclusive = 0;
+  double candidate_self = 0;
+  // Changes in percentage points (candidate share - baseline share) * 100.
+  double SelfDeltaPp() const { return 100 * (candidate_self - baseline_self); }
+  double InclusiveDeltaPp() const { return 100 * (candidate_inclusive - baseline_inclusive); }
+};
+
+// The n functions whose share grew most, candidate against baseline, each
+// side normalised by its own total (as FlameGraph's difffolded), so a
+// candidate that ran longer or sampled more does not grow everything.
+//
+// Ranked by growth of self share first: the extra time is spent in some
+// function's own code, and that function is the one to name (with inclusive
+// shares alone, main and every caller on the way grow by as much as the leaf
+// and would tie with it). Ties, and functions whose own share did not move,
+// go by growth of inclusive share, so a caller whose extra time spreads over
+// many small callees still ranks above unchanged frames. Then by name, for a
+// stable order. Functions that shrank come last, the most shrunk at the end.
+std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
+
+// Without a baseline: the candidate's n functions with the largest self
+// share (then inclusive share, then name); baseline shares are 0.
+std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n);
+
+}  // namespace perfgate

@@ -1,0 +1,32 @@
+// Frames of folded stacks (metrics/evidence.h) as the evidence views read
+// them: what kind of code a frame is, the name to show, and the weight a
+// share is a share of.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/evidence.h"
+
+namespace perfgate {
+
+enum class FrameKind { kUser, kKernel, kUnknown };
+
+// "vfs_read_[k]" is kernel code; "[unknown]" and "libfoo.so+0x1a2b" could not
+// be symbolized; anything else is a user-space function.
+FrameKind FrameKindOf(std::string_view frame);
+std::string ToString(FrameKind kind);
+
+// The frame's name without FlameGraph's "_[k]" kernel suffix. Not escaped.
+std::string FrameLabel(std::string_view frame);
+
+// "a;b;c" -> {"a", "b", "c"}, outermost first. An empty frame reads "[empty]".
+std::vector<std::string_view> SplitStack(std::string_view stack);
+
+// What shares of a profile are shares of: its total, or the sum of its
+// stacks when that is larger (a hand-made profile without a total).
+uint64_t ProfileDenominator(const FoldedProfile& profile);
+
+}  // namespace perfgate

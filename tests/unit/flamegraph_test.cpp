@@ -1,0 +1,468 @@
+// Evidence in the reports: flame graphs (plain and differential) of folded
+// stacks, the table of frames by growth, the folded files next to the
+// reports, all over synthetic profiles with hostile frame and scenario names.
+#include "report/flamegraph.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "metrics/evidence.h"
+#include "metrics/results.h"
+#include "report/evidence_files.h"
+#include "report/frame_growth.h"
+#include "report/frames.h"
+#include "report/html_reporter.h"
+#include "report/markdown_reporter.h"
+#include "report/reporter.h"
+
+namespace perfgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+FoldedProfile Profile(std::map<std::string, uint64_t> stacks, const std::string& kind = "on-cpu") {
+  FoldedProfile p;
+  p.kind = kind;
+  p.unit = kind == "on-cpu" ? "samples" : "ns";
+  p.stacks = std::move(stacks);
+  for (const auto& [stack, weight] : p.stacks) p.total += weight;
+  p.samples = p.stacks.size();
+  return p;
+}
+
+const FlameFrame* FindFrame(const FlameLayout& layout, const std::string& frame, int depth) {
+  for (const FlameFrame& f : layout.frames) {
+    if (f.frame == frame && f.depth == depth) return &f;
+  }
+  return nullptr;
+}
+
+struct Rgb {
+  int r, g, b;
+};
+Rgb ParseFill(const std::string& hex) {
+  Rgb c{};
+  std::sscanf(hex.c_str(), "#%2x%2x%2x", &c.r, &c.g, &c.b);
+  return c;
+}
+
+bool ToolAvailable(const std::string& probe_command) {
+  if (std::system((probe_command + " >/dev/null 2>&1").c_str()) == 0) return true;
+  const char* ci = std::getenv("CI");
+  EXPECT_FALSE(ci && std::string(ci) == "true") << "missing in CI: " << probe_command;
+  return false;
+}
+
+fs::path MakeTempDir() {
+  std::string pattern = (fs::temp_directory_path() / "perfgate-flame-XXXXXX").string();
+  return mkdtemp(pattern.data());
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// xmllint's verdict on a standalone SVG document.
+bool XmllintParses(const std::string& svg) {
+  fs::path dir = MakeTempDir();
+  fs::path file = dir / "graph.svg";
+  std::ofstream(file, std::ios::binary) << svg;
+  int rc = std::system(("xmllint --noout '" + file.string() + "'").c_str());
+  fs::remove_all(dir);
+  return rc == 0;
+}
+
+// Baseline: main spends equal time in parse and hash. Candidate: hash takes
+// three times as long, and the candidate ran twice as many samples overall.
+FoldedProfile GrowthBaseline() {
+  return Profile(
+      {{"main;work;parse", 50}, {"main;work;hash", 50}, {"main;setup", 20}, {"main;work;hash;read_[k]", 10}});
+}
+FoldedProfile GrowthCandidate() {
+  return Profile(
+      {{"main;work;parse", 100}, {"main;work;hash", 300}, {"main;setup", 40}, {"main;work;hash;read_[k]", 20}});
+}
+
+TEST(Frames, KindFromFlameGraphConventions) {
+  EXPECT_EQ(FrameKindOf("vfs_read_[k]"), FrameKind::kKernel);
+  EXPECT_EQ(FrameKindOf("[unknown]"), FrameKind::kUnknown);
+  EXPECT_EQ(FrameKindOf("libc.so.6+0x1a2b"), FrameKind::kUnknown);
+  EXPECT_EQ(FrameKindOf("std::vector<int>::push_back(int const&)"), FrameKind::kUser);
+  EXPECT_EQ(FrameKindOf("operator+0xzz"), FrameKind::kUser);
+  EXPECT_EQ(FrameLabel("vfs_read_[k]"), "vfs_read");
+  EXPECT_EQ(SplitStack("a;;b"), (std::vector<std::string_view>{"a", "", "b"}));
+  EXPECT_EQ(FrameLabel(""), "[empty]");
+}
+
+TEST(TopFrameGrowth, NamesTheLeafThatTookTheExtraTimeFirstNotItsSharedParents) {
+  std::vector<FrameGrowth> rows = TopFrameGrowth(GrowthBaseline(), GrowthCandidate(), 10);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().frame, "hash");
+  // Normalised per side: hash self 50/130 -> 300/460.
+  EXPECT_NEAR(rows.front().baseline_self, 50.0 / 130, 1e-9);
+  EXPECT_NEAR(rows.front().candidate_self, 300.0 / 460, 1e-9);
+  EXPECT_NEAR(rows.front().SelfDeltaPp(), 100 * (300.0 / 460 - 50.0 / 130), 1e-9);
+  // main and work grew inclusively by the same amount but spend nothing themselves.
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_LT(rows[i].SelfDeltaPp(), rows.front().SelfDeltaPp());
+  EXPECT_EQ(rows.back().frame, "parse") << "the most shrunk function comes last";
+  EXPECT_LT(rows.back().SelfDeltaPp(), 0);
+  // Sorted by self growth.
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_GE(rows[i - 1].SelfDeltaPp(), rows[i].SelfDeltaPp() - 1e-9);
+  EXPECT_EQ(TopFrameGrowth(GrowthBaseline(), GrowthCandidate(), 2).size(), 2u);
+}
+
+TEST(TopFrameGrowth, CallerWhoseExtraTimeSpreadsOverCalleesOutranksUnchangedFrames) {
+  FoldedProfile base = Profile({{"main;render;a", 10}, {"main;render;b", 10}, {"main;idle", 80}});
+  FoldedProfile cand = Profile(
+      {{"main;render;a", 12}, {"main;render;b", 12}, {"main;render;c", 12}, {"main;render;d", 12}, {"main;idle", 52}});
+  std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
+  // Each callee grew by 2-12 pp of self; render by 28 pp inclusive and leads
+  // those with equal self growth (0): main and render.
+  auto pos = [&](const std::string& f) {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].frame == f) return i;
+    return rows.size();
+  };
+  EXPECT_LT(pos("render"), pos("main"));
+  EXPECT_EQ(rows.back().frame, "idle");
+}
+
+TEST(TopFrameGrowth, RecursionCountsOnceForInclusive) {
+  std::vector<FrameGrowth> rows = TopFramesBySelf(Profile({{"a;a;a", 10}, {"a;b", 30}}), 10);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].frame, "b");
+  EXPECT_NEAR(rows[0].candidate_self, 0.75, 1e-12);
+  EXPECT_EQ(rows[1].frame, "a");
+  EXPECT_NEAR(rows[1].candidate_inclusive, 1.0, 1e-12);
+  EXPECT_NEAR(rows[1].candidate_self, 0.25, 1e-12);
+}
+
+TEST(TopFrameGrowth, SharesAreOfTheTotalIncludingDroppedStacks) {
+  FoldedProfile p = Profile({{"a", 10}});
+  p.total = 40;  // 30 dropped for room
+  EXPECT_NEAR(TopFramesBySelf(p, 1).front().candidate_self, 0.25, 1e-12);
+}
+
+TEST(FlameGraph, WidthsSumToTheParentsAndTheRootFillsTheGraph) {
+  FlameGraphOptions options;
+  options.width = 1000;
+  FoldedProfile p = GrowthCandidate();
+  FlameLayout layout = LayoutFlameGraph(p, nullptr, options);
+  ASSERT_FALSE(layout.frames.empty());
+  EXPECT_EQ(layout.frames.front().frame, "all");
+  EXPECT_DOUBLE_EQ(layout.frames.front().width, 1000);
+  EXPECT_EQ(layout.depth, 4);
+  EXPECT_EQ(layout.pruned, 0u);
+  const FlameFrame* work = FindFrame(layout, "work", 2);
+  const FlameFrame* hash = FindFrame(layout, "hash", 3);
+  const FlameFrame* parse = FindFrame(layout, "parse", 3);
+  const FlameFrame* main_frame = FindFrame(layout, "main", 1);
+  ASSERT_TRUE(work && hash && parse && main_frame);
+  EXPECT_NEAR(main_frame->width, 1000, 1e-9);
+  EXPECT_NEAR(work->width, 1000.0 * 420 / 460, 1e-9);
+  EXPECT_NEAR(hash->width + parse->width, work->width, 1e-9);
+  // Siblings in name order, side by side from the parent's left edge.
+  EXPECT_NEAR(hash->x, work->x, 1e-9);
+  EXPECT_NEAR(parse->x, hash->x + hash->width, 1e-9);
+  // Every child lies inside its parent's span.
+  for (const FlameFrame& f : layout.frames) {
+    EXPECT_GE(f.x, -1e-9);
+    EXPECT_LE(f.x + f.width, 1000 + 1e-9);
+  }
+  EXPECT_EQ(FindFrame(layout, "read_[k]", 4)->kind, FrameKind::kKernel);
+}
+
+TEST(FlameGraph, ColoursFramesByKind) {
+  FlameLayout layout = LayoutFlameGraph(Profile({{"main;read_[k]", 10}, {"main;[unknown]", 10}, {"main;work", 10}}),
+                                        nullptr, FlameGraphOptions{});
+  Rgb kernel = ParseFill(FindFrame(layout, "read_[k]", 2)->fill);
+  Rgb unknown = ParseFill(FindFrame(layout, "[unknown]", 2)->fill);
+  Rgb user = ParseFill(FindFrame(layout, "work", 2)->fill);
+  EXPECT_GT(user.r, user.b + 100) << "user code is warm";
+  EXPECT_GT(kernel.b, kernel.r + 50) << "kernel code is aqua";
+  EXPECT_EQ(unknown.r, unknown.b) << "unknown is grey";
+}
+
+TEST(FlameGraph, PrunesTinyFramesAndBoundsTheFrameCount) {
+  std::map<std::string, uint64_t> stacks;
+  stacks["main;hot;loop"] = 1000000;
+  for (int i = 0; i < 300; ++i) {
+    for (int j = 0; j < 100; ++j) stacks["main;f" + std::to_string(i) + ";g" + std::to_string(j)] = 100 + i;
+  }
+  stacks["main;rare"] = 1;  // far below 0.1 %
+  FoldedProfile p = Profile(stacks);
+  FlameGraphOptions options;
+  FlameLayout layout = LayoutFlameGraph(p, nullptr, options);
+  EXPECT_LE(layout.frames.size(), options.max_frames);
+  EXPECT_EQ(layout.frames.size() + layout.pruned, 3 + 300 * 101 + 2u) << "every frame drawn or counted";
+  EXPECT_EQ(FindFrame(layout, "rare", 2), nullptr);
+  EXPECT_NE(FindFrame(layout, "loop", 3), nullptr);
+  // Only frames of at least 0.1 % of the width are drawn.
+  for (const FlameFrame& f : layout.frames) EXPECT_GE(f.width, options.min_width_share * options.width - 1e-9);
+
+  options.max_frames = 50;
+  layout = LayoutFlameGraph(p, nullptr, options);
+  EXPECT_EQ(layout.frames.size(), 50u);
+  // The frames kept hang together: each lies on a drawn frame one level down.
+  for (const FlameFrame& f : layout.frames) {
+    if (f.depth == 0) continue;
+    bool on_parent = std::any_of(layout.frames.begin(), layout.frames.end(), [&](const FlameFrame& parent) {
+      return parent.depth == f.depth - 1 && parent.x <= f.x + 1e-9 && f.x + f.width <= parent.x + parent.width + 1e-9;
+    });
+    EXPECT_TRUE(on_parent) << f.frame;
+  }
+  std::string svg = FlameGraphSvg(p, options);
+  EXPECT_NE(svg.find("not drawn"), std::string::npos);
+
+  std::string full = FlameGraphSvg(p, FlameGraphOptions{});
+  EXPECT_LT(full.size(), 2000u * 400) << "bounded size";
+  if (ToolAvailable("command -v xmllint")) {
+    EXPECT_TRUE(XmllintParses(full));
+  }
+}
+
+TEST(FlameGraph, EscapesHostileFrameNames) {
+  const std::string long_name(20000, 'x');
+  FoldedProfile p = Profile({{"main;<script>alert(1)</script>", 10},
+                             {"main;]]><!--", 10},
+                             {"main;\"quoted\" 'single' & amp", 10},
+                             {"main;ctl\x01\x1b[31mred\x7f", 10},
+                             {"main;bad\xff\xfe\xc3utf8", 10},
+                             {"main;" + long_name, 10},
+                             {"main;\xe2\x9c\x93 check", 10}});
+  FlameGraphOptions options;
+  options.label = "graph of <b>scenario</b> ]]>";
+  for (const std::string& svg : {FlameGraphSvg(p, options), DifferentialFlameGraphSvg(GrowthBaseline(), p, options)}) {
+    ASSERT_FALSE(svg.empty());
+    EXPECT_EQ(svg.find("<script"), std::string::npos);
+    EXPECT_EQ(svg.find("<b>"), std::string::npos);
+    EXPECT_EQ(svg.find("]]>"), std::string::npos);
+    EXPECT_EQ(svg.find("<!--"), std::string::npos);
+    EXPECT_EQ(svg.find('\x01'), std::string::npos);
+    EXPECT_EQ(svg.find("style="), std::string::npos) << "the report's CSP forbids style attributes";
+    EXPECT_NE(svg.find("&lt;script&gt;"), std::string::npos);
+    EXPECT_EQ(svg.find(long_name.substr(0, 1000)), std::string::npos) << "a huge name is cut";
+    EXPECT_LT(svg.size(), 20000u);
+    if (ToolAvailable("command -v xmllint")) {
+      EXPECT_TRUE(XmllintParses(svg)) << svg;
+    }
+  }
+}
+
+TEST(FlameGraph, LabelsAreCutToFitTheirFrame) {
+  FlameGraphOptions options;
+  options.width = 200;
+  FoldedProfile p = Profile({{"main;a_rather_long_function_name_that_cannot_fit", 10}, {"main;b", 10}});
+  std::string svg = FlameGraphSvg(p, options);
+  EXPECT_EQ(svg.find(">a_rather_long_function_name_that_cannot_fit<"), std::string::npos);
+  EXPECT_NE(svg.find(">a_rather_lo"), std::string::npos);
+  EXPECT_NE(svg.find("..</text>"), std::string::npos);
+  // The full name is in the tooltip.
+  EXPECT_NE(svg.find("<title>a_rather_long_function_name_that_cannot_fit\n"), std::string::npos);
+}
+
+TEST(DifferentialFlameGraph, GrownFramesRedShrunkBlueByShareOfEachTotal) {
+  FoldedProfile baseline = GrowthBaseline();
+  FlameLayout layout = LayoutFlameGraph(GrowthCandidate(), &baseline, FlameGraphOptions{});
+  ASSERT_TRUE(layout.differential);
+  const FlameFrame* hash = FindFrame(layout, "hash", 3);
+  const FlameFrame* parse = FindFrame(layout, "parse", 3);
+  const FlameFrame* main_frame = FindFrame(layout, "main", 1);
+  ASSERT_TRUE(hash && parse && main_frame);
+  EXPECT_NEAR(hash->delta_pp, 100 * (320.0 / 460 - 60.0 / 130), 1e-9);
+  EXPECT_NEAR(main_frame->delta_pp, 0, 1e-9) << "main is the whole of both sides";
+  Rgb grew = ParseFill(hash->fill), shrank = ParseFill(parse->fill), same = ParseFill(main_frame->fill);
+  EXPECT_EQ(grew.r, 255);
+  EXPECT_LT(grew.b, 100) << "the largest change is drawn at (near) full colour";
+  EXPECT_EQ(shrank.b, 255);
+  EXPECT_LT(shrank.r, 255);
+  EXPECT_EQ(same.r, same.b);
+  EXPECT_DOUBLE_EQ(layout.max_abs_delta_pp, std::fabs(hash->delta_pp));
+}
+
+TEST(DifferentialFlameGraph, SaysWhatOnlyTheBaselineHad) {
+  FoldedProfile base = Profile({{"main;gone", 25}, {"main;kept", 75}});
+  FoldedProfile cand = Profile({{"main;kept", 100}});
+  FlameLayout layout = LayoutFlameGraph(cand, &base, FlameGraphOptions{});
+  EXPECT_NEAR(layout.baseline_only_share, 0.25, 1e-12);
+  std::string svg = DifferentialFlameGraphSvg(base, cand, FlameGraphOptions{});
+  EXPECT_NE(svg.find("25.0 % of the baseline on stacks the candidate lacks"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("share grew"), std::string::npos);
+  if (ToolAvailable("command -v xmllint")) {
+    EXPECT_TRUE(XmllintParses(svg));
+  }
+}
+
+TEST(FlameGraph, EmptyProfileDrawsNothing) {
+  EXPECT_EQ(FlameGraphSvg(Profile({}), FlameGraphOptions{}), "");
+  EXPECT_EQ(DifferentialFlameGraphSvg(GrowthBaseline(), Profile({}), FlameGraphOptions{}), "");
+}
+
+TEST(EvidenceFiles, StemsCannotLeaveTheDirectoryOrHideOrBreakLines) {
+  for (const std::string& name :
+       {std::string("../../etc/passwd"), std::string(".."), std::string("."), std::string("a/b\\c"),
+        std::string("ctl\x01\n\r\tname"), std::string(""), std::string("\xff\xfe"), std::string(500, '/')}) {
+    std::string stem = FileStem(name);
+    EXPECT_FALSE(stem.empty());
+    EXPECT_NE(stem.front(), '.') << stem;
+    EXPECT_LE(stem.size(), 80u);
+    EXPECT_TRUE(std::regex_match(stem, std::regex("[A-Za-z0-9._-]+"))) << stem;
+  }
+  EXPECT_EQ(FileStem("camera-cold_start.v2"), "camera-cold_start.v2");
+}
+
+TEST(EvidenceFiles, NamesAreUniqueAcrossScenariosThatLookAlike) {
+  RunResults r;
+  for (const char* name : {"a/b", "a_b", "a?b", "a_b-2"}) {
+    ScenarioResult s;
+    s.name = name;
+    Evidence e;
+    e.side = "candidate";
+    e.profiles = {Profile({{"x", 1}}, "on-cpu"), Profile({{"x", 1}}, "off-cpu")};
+    s.evidence.push_back(e);
+    e.side = "baseline";
+    s.evidence.push_back(e);
+    r.scenarios.push_back(s);
+  }
+  AssignFoldedFiles(r);
+  std::set<std::string> files;
+  for (const ScenarioResult& s : r.scenarios) {
+    for (const Evidence& e : s.evidence) {
+      for (const FoldedProfile& p : e.profiles) {
+        EXPECT_TRUE(files.insert(p.file).second) << p.file;
+        EXPECT_EQ(p.file.rfind("evidence/", 0), 0u) << p.file;
+        EXPECT_EQ(p.file.find("..", 0), std::string::npos) << p.file;
+      }
+    }
+  }
+  EXPECT_EQ(files.size(), 16u);
+  EXPECT_EQ(r.scenarios[0].evidence[0].profiles[0].file, "evidence/a_b.candidate.on-cpu.folded");
+  EXPECT_EQ(r.scenarios[1].evidence[1].profiles[1].file, "evidence/a_b-2.baseline.off-cpu.folded");
+}
+
+TEST(EvidenceFiles, FoldedTextIsOneLinePerStack) {
+  FoldedProfile p = Profile({{"main;evil\nframe 999", 3}, {"main;ok", 5}});
+  EXPECT_EQ(FoldedText(p), "main;evil?frame 999 3\nmain;ok 5\n");
+}
+
+// A run whose one scenario regressed, with stacks on both sides, a note and
+// hostile names: the reports written to disk.
+RunResults EvidenceResults() {
+  RunResults r;
+  r.suite = "evidence";
+  ScenarioResult s;
+  s.name = "../hostile <script>alert(1)</script>\x01";
+  s.workload_kind = "command";
+  CheckResult c;
+  c.spec.metric = "workload.wall_time";
+  c.statistic = "value";
+  c.unit = "ns";
+  c.verdict = Verdict::kRegression;
+  c.baseline_values = {100, 101, 99};
+  c.candidate_values = {130, 131, 129};
+  c.baseline_median = 100;
+  c.candidate_median = 130;
+  c.change_pct = 30;
+  s.checks.push_back(c);
+  Evidence cand;
+  cand.side = "candidate";
+  cand.reason = "workload.wall_time.value: regression (+30.0 %)";
+  cand.frequency_hz = 99;
+  cand.slowdown = 1.04;
+  cand.notes = {"user stacks truncated in 12 of 460 samples <b>: rebuild with -fno-omit-frame-pointer"};
+  cand.profiles = {
+      GrowthCandidate(),
+      Profile({{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;<script>x", 100}}, "off-cpu")};
+  cand.profiles[0].truncated_user_stacks = 12;
+  Evidence base = cand;
+  base.side = "baseline";
+  base.notes.clear();
+  base.profiles = {GrowthBaseline(), Profile({{"main;read_file;vfs_read_[k];schedule_[k]", 1000000}}, "off-cpu")};
+  s.evidence = {cand, base};
+  r.scenarios.push_back(s);
+  return r;
+}
+
+TEST(EvidenceReports, WritesFoldedFilesInsideTheOutDirAndLinksThem) {
+  fs::path dir = MakeTempDir();
+  fs::path out = dir / "out";
+  WriteReports(EvidenceResults(), out.string());
+  std::vector<fs::path> folded;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".folded") folded.push_back(entry.path());
+  }
+  ASSERT_EQ(folded.size(), 4u);
+  for (const fs::path& f : folded) EXPECT_EQ(f.parent_path(), out / "evidence") << f;
+  const std::string stem = FileStem(EvidenceResults().scenarios[0].name);
+  EXPECT_EQ(ReadFile(out / "evidence" / (stem + ".candidate.on-cpu.folded")).find("main;work;hash 300\n") !=
+                std::string::npos,
+            true);
+  std::string html = ReadFile(out / "report" / "index.html");
+  EXPECT_NE(html.find("href=\"../evidence/" + stem + ".candidate.on-cpu.folded\""), std::string::npos);
+  EXPECT_NE(html.find("results.json"), std::string::npos);
+  std::string json = ReadFile(out / "results.json");
+  EXPECT_NE(json.find("\"file\": \"evidence/" + stem + ".baseline.off-cpu.folded\""), std::string::npos);
+  if (ToolAvailable("command -v xmllint")) {
+    std::string command = "xmllint --noout '" + (out / "report" / "index.html").string() + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(EvidenceReports, HtmlShowsGraphsTableNotesAndRepetitionCost) {
+  RunResults r = EvidenceResults();
+  AssignFoldedFiles(r);
+  std::string html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find("Evidence: which code"), std::string::npos);
+  EXPECT_NE(html.find("rebuild with -fno-omit-frame-pointer"), std::string::npos);
+  EXPECT_EQ(html.find("samples <b>"), std::string::npos);
+  EXPECT_NE(html.find("99 Hz"), std::string::npos);
+  EXPECT_NE(html.find("1.04\u00d7"), std::string::npos);
+  EXPECT_EQ(html.find("style="), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // Differential and plain graphs for both kinds.
+  size_t graphs = 0;
+  for (size_t at = html.find("class=\"flame\" width="); at != std::string::npos;
+       at = html.find("class=\"flame\" width=", at + 1))
+    ++graphs;
+  EXPECT_EQ(graphs, 4u);
+  // The growth table names hash before anything else.
+  size_t table = html.find("<table class=\"growth\">");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_NE(html.find("<code>hash</code>", table), std::string::npos);
+  EXPECT_EQ(html.find("<code>", table), html.find("<code>hash</code>", table));
+  // Without a baseline side: top frames by self share.
+  r.scenarios[0].evidence.pop_back();
+  html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find("top by self share"), std::string::npos);
+  EXPECT_EQ(html.find("differential"), std::string::npos);
+}
+
+TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
+  RunResults r = EvidenceResults();
+  std::string md = MarkdownReporter().Render(r);
+  size_t at = md.find("**Where the time went**");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("on-cpu vs baseline: hash self +", at), std::string::npos) << md;
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  // Bounded like the rest of the summary.
+  std::string small = MarkdownReporter(2000).Render(r);
+  EXPECT_LE(small.size(), 2000u);
+}
+
+}  // namespace
+}  // namespace perfgate
