@@ -115,12 +115,12 @@ TEST_F(SecurityTest, HostileNamesAndWorkloadOutputAreEscapedInEveryReport) {
   // and a second scenario whose last stderr line (in its error message) is
   // markup, control characters, invalid UTF-8 and 100 KB long.
   const std::string printer =
-      R"(printf '%s\n' '{"metric": "app.<script>alert(1)</script>", "value": 5, "unit": "</style><script>x</script>]]>\"&\u0001\u007f"}' )"
-      R"('{"metric": "app.</style>", "value": 1, "unit": "]]>"}'; )"
-      R"(printf '{"metric": "app.%s", "value": 1}\n' "$(head -c 100000 /dev/zero | tr '\0' x)")";
+      R"sh(printf '%s\n' '{"metric": "app.<script>alert(1)</script>", "value": 5, "unit": "</style><script>x</script>]]>\"&\u0001\u007f"}' )sh"
+      R"sh('{"metric": "app.</style>", "value": 1, "unit": "]]>"}'; )sh"
+      R"sh(printf '{"metric": "app.%s", "value": 1}\n' "$(head -c 100000 /dev/zero | tr '\0' x)")sh";
   const std::string stderr_bomb =
-      R"(head -c 100000 /dev/zero | tr '\0' x >&2; )"
-      R"(printf '\n<script>alert(2)</script> ]]> </style> | * _ [x](javascript:y) \001\002\033[31m \177 \377\376\300\257 ' >&2; exit 1)";
+      R"sh(head -c 100000 /dev/zero | tr '\0' x >&2; )sh"
+      R"sh(printf '\n<script>alert(2)</script> ]]> </style> | * _ [x](javascript:y) \001\002\033[31m \177 \377\376\300\257 ' >&2; exit 1)sh";
   const json suite = {
       {"name", "hostile"},
       {"scenarios",
