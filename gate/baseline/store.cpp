@@ -87,7 +87,7 @@ std::string SerializeBaseline(const Baseline& b) {
             {"environment", ToJson(b.environment)},
             {"scenario", ToJson(stored)}};
   // nlohmann::json objects are std::map-backed: keys come out sorted.
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void SaveBaseline(const std::string& file, const Baseline& b) { SaveBaselines({{file, b}}); }

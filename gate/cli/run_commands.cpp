@@ -183,7 +183,7 @@ RunOptions MeasureOptions(const RunCommandOptions& o) {
     RunResults partial = so_far;
     partial.partial = true;
     fs::create_directories(o.out_dir);
-    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
+    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   return ro;
 }
@@ -338,7 +338,7 @@ int AbCommand(const AbCommandOptions& o) {
   Finish(run.candidate, sides, run.baseline.environment, r.strict, r.fdr);
   WriteReports(run.candidate, r.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
-  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2) + "\n");
+  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   PrintSummary(run.candidate, r.out_dir);
   return run.candidate.exit_code;
 }
@@ -395,7 +395,7 @@ int MergeCommand(const MergeCommandOptions& o) {
   WriteReports(merged, out_dir);
   // WriteReports wrote results.json; another name gets its own copy.
   if (fs::path(o.output_file).filename() != "results.json") {
-    WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+    WriteFileAtomic(o.output_file, ToJson(merged).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   PrintSummary(merged, out_dir);
   return merged.exit_code;
@@ -452,7 +452,7 @@ int OverheadCommand(const OverheadCommandOptions& o) {
     j["probes"] = probes;
     out.push_back(j);
   }
-  if (!o.json_file.empty()) WriteFileAtomic(o.json_file, out.dump(2) + "\n");
+  if (!o.json_file.empty()) WriteFileAtomic(o.json_file, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return static_cast<int>(failed || g_stop.load() ? ExitCode::kInfra : ExitCode::kPass);
 }
 
