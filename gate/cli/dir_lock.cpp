@@ -91,8 +91,9 @@ DirectoryLock::DirectoryLock(const std::string& dir, Mode mode, const std::strin
     // EINTR: SIGINT or SIGTERM while waiting, which stops perfgate.
     const int err = errno;
     close(fd_);
-    throw InfraError(option + " " + dir + ": " + (err == EINTR ? std::string("interrupted while waiting for the lock")
-                                                                 : "cannot lock: " + std::string(std::strerror(err))));
+    throw InfraError(option + " " + dir + ": " +
+                     (err == EINTR ? std::string("interrupted while waiting for the lock")
+                                   : "cannot lock: " + std::string(std::strerror(err))));
   }
   g_held.insert(key_);
 }

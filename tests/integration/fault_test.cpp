@@ -4,16 +4,15 @@
 // asserts the exit code and message, that what was written survives, that
 // baselines are untouched and that no BPF program, link or map is left.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli_harness.h"
@@ -57,8 +56,8 @@ class FaultTest : public ::testing::Test {
   // A baseline for suite t, scenario s, recorded from a quick good run; its bytes.
   std::string RecordBaseline(const std::string& baselines) {
     WriteFile(dir_ / "good.json", Suite({Scenario("s", {"/bin/true"})}));
-    CliRun record = RunCli({"baseline", "record", dir_ / "good.json", "--baseline-dir", baselines, "--out",
-                            dir_ / "rec", "--quiet"});
+    CliRun record = RunCli(
+        {"baseline", "record", dir_ / "good.json", "--baseline-dir", baselines, "--out", dir_ / "rec", "--quiet"});
     EXPECT_EQ(record.exit_code, 0) << record.output;
     return ReadFile(baselines + "/t/s.json");
   }
@@ -74,8 +73,8 @@ TEST_F(FaultTest, WorkloadIgnoringSigtermIsKilledAfterTheGracePeriod) {
   WriteFile(dir_ / "suite.json",
             Suite({Scenario("s", Sh("trap '' TERM; echo $$ > " + pid_file + "; while :; do sleep 0.05; done"), 1.0)}));
   const auto start = std::chrono::steady_clock::now();
-  CliRun run = RunCli({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o",
-                       "--update-baseline"});
+  CliRun run =
+      RunCli({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o", "--update-baseline"});
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(run.exit_code, 3) << run.output;
   EXPECT_NE(run.output.find("scenario \"s\": repetition 1: workload timed out after 1 s (process group killed)"),
@@ -96,12 +95,13 @@ TEST_F(FaultTest, ProcessesTheWorkloadLeavesBehindAreKilledAndReaped) {
   // A child in the workload's process group and a daemon in a session of its
   // own (out of the group's reach), both still running when the workload exits.
   WriteFile(dir_ / "suite.json",
-            Suite({Scenario("s", Sh("sleep 300 & echo $! > " + pids + "/child; (setsid sleep 300 & echo $! > " +
-                                    pids + "/daemon); sleep 0.2"))}));
+            Suite({Scenario("s", Sh("sleep 300 & echo $! > " + pids + "/child; (setsid sleep 300 & echo $! > " + pids +
+                                    "/daemon); sleep 0.2"))}));
   CliRun run = RunCli({"run", dir_ / "suite.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "o"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("warning: s: repetition 1: left 2 process(es) running when it exited; perfgate killed them"),
-            std::string::npos)
+  EXPECT_NE(
+      run.output.find("warning: s: repetition 1: left 2 process(es) running when it exited; perfgate killed them"),
+      std::string::npos)
       << run.output;
   for (const char* which : {"child", "daemon"}) {
     const pid_t pid = ReadPid(pids + "/" + which);
@@ -114,8 +114,8 @@ TEST_F(FaultTest, ProcessesTheWorkloadLeavesBehindAreKilledAndReaped) {
 TEST_F(FaultTest, StdoutFloodIsCappedWithANoteAndMemoryStaysBounded) {
   // 256 MiB of output; perfgate keeps the first 16 MiB.
   WriteFile(dir_ / "suite.json", Suite({Scenario("s", Sh("head -c 268435456 /dev/zero; echo"))}));
-  const pid_t pid = StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "o"},
-                                  dir_ / "log");
+  const pid_t pid =
+      StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "o"}, dir_ / "log");
   const Exited exited = WaitForPerfgate(pid);
   const std::string log = ReadFile(dir_ / "log");
   EXPECT_EQ(exited.code, 0) << log;
@@ -133,9 +133,9 @@ TEST_F(FaultTest, SigkillMidRepetitionLeavesNothingBehindAndTheNextRunWorks) {
   const std::string started = dir_ / "started";
   WriteFile(dir_ / "suite.json",
             Suite({Scenario("quick", {"/bin/true"}), Scenario("s", Sh("echo $$ > " + started + "; sleep 60"))}));
-  const pid_t pid = StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o",
-                                   "--update-baseline"},
-                                  dir_ / "log");
+  const pid_t pid =
+      StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o", "--update-baseline"},
+                    dir_ / "log");
   ASSERT_TRUE(WaitForFile(started)) << ReadFile(dir_ / "log");
   usleep(100 * 1000);
   ASSERT_EQ(kill(pid, SIGKILL), 0);
@@ -200,8 +200,8 @@ TEST_F(FaultTest, WithoutTracefsDoctorSaysWhatIsMissingAndRunFallsBackToRawTrace
       << doctor.output;
 
   WriteFile(dir_ / "suite.json", Suite({Scenario("s", {"/bin/true"})}));
-  CliRun run = WithoutTracefs(dir_, false, "run " + (dir_ / "suite.json") + " --out " + (dir_ / "o") +
-                                               " --baseline-dir " + (dir_ / "b"));
+  CliRun run = WithoutTracefs(
+      dir_, false, "run " + (dir_ / "suite.json") + " --out " + (dir_ / "o") + " --baseline-dir " + (dir_ / "b"));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const json results = json::parse(ReadFile(dir_ / "o/results.json"));
   std::set<std::string> attach_types;
@@ -229,8 +229,8 @@ TEST_F(FaultTest, WithoutBtfDoctorAndRunSayNoProbeCanLoadAndWhy) {
   EXPECT_EQ(doctor.output.find("libbpf:"), std::string::npos) << "libbpf's own noise: " << doctor.output;
 
   WriteFile(dir_ / "suite.json", Suite({Scenario("s", {"/bin/true"})}));
-  CliRun run = WithoutTracefs(dir_, true, "run " + (dir_ / "suite.json") + " --out " + (dir_ / "o") +
-                                              " --baseline-dir " + (dir_ / "b"));
+  CliRun run = WithoutTracefs(
+      dir_, true, "run " + (dir_ / "suite.json") + " --out " + (dir_ / "o") + " --baseline-dir " + (dir_ / "b"));
   EXPECT_EQ(run.exit_code, 3) << run.output;
   EXPECT_NE(run.output.find("perfgate: error: scenario \"s\": probe tracker: cannot load: no kernel BTF: "
                             "/sys/kernel/btf/vmlinux is empty"),
@@ -249,15 +249,27 @@ TEST_F(FaultTest, FullDiskWhileWritingBaselinesKeepsTheOldOnesIntact) {
   // The baseline directory on a 1 MiB tmpfs that is full; the reports elsewhere.
   const std::string script =
       "set -e\n"
-      "mkdir -p " + (dir_ / "full") + "\n"
-      "mount -t tmpfs -o size=1m,mode=0755 perfgate-test " + (dir_ / "full") + "\n"
-      "cp -a " + baselines + " " + (dir_ / "full/baselines") + "\n"
-      "dd if=/dev/zero of=" + (dir_ / "full/filler") + " bs=4k 2>/dev/null || true\n"
+      "mkdir -p " +
+      (dir_ / "full") +
+      "\n"
+      "mount -t tmpfs -o size=1m,mode=0755 perfgate-test " +
+      (dir_ / "full") +
+      "\n"
+      "cp -a " +
+      baselines + " " + (dir_ / "full/baselines") +
+      "\n"
+      "dd if=/dev/zero of=" +
+      (dir_ / "full/filler") +
+      " bs=4k 2>/dev/null || true\n"
       "set +e\n" +
       ShellQuote(PERFGATE_BIN) + " baseline record " + (dir_ / "two.json") + " --baseline-dir " +
-      (dir_ / "full/baselines") + " --out " + (dir_ / "o") + " --quiet > " + (dir_ / "log") + " 2>&1\n"
-      "echo $? > " + (dir_ / "code") + "\n"
-      "cp -a " + (dir_ / "full/baselines") + " " + (dir_ / "after") + "\n";
+      (dir_ / "full/baselines") + " --out " + (dir_ / "o") + " --quiet > " + (dir_ / "log") +
+      " 2>&1\n"
+      "echo $? > " +
+      (dir_ / "code") +
+      "\n"
+      "cp -a " +
+      (dir_ / "full/baselines") + " " + (dir_ / "after") + "\n";
   ASSERT_EQ(InPrivateMountNamespace(script), 0);
   const std::string log = ReadFile(dir_ / "log");
   EXPECT_EQ(std::stoi(ReadFile(dir_ / "code")), 3) << log;
@@ -276,16 +288,30 @@ TEST_F(FaultTest, FullDiskWhileWritingResultsExitsThreeAndKeepsTheOldResults) {
   const std::string old_results = R"({"old": "results"})";
   const std::string script =
       "set -e\n"
-      "mkdir -p " + (dir_ / "full") + "\n"
-      "mount -t tmpfs -o size=1m,mode=0755 perfgate-test " + (dir_ / "full") + "\n"
-      "printf '%s' " + ShellQuote(old_results) + " > " + (dir_ / "full/results.json") + "\n"
-      "dd if=/dev/zero of=" + (dir_ / "full/filler") + " bs=4k 2>/dev/null || true\n"
+      "mkdir -p " +
+      (dir_ / "full") +
+      "\n"
+      "mount -t tmpfs -o size=1m,mode=0755 perfgate-test " +
+      (dir_ / "full") +
+      "\n"
+      "printf '%s' " +
+      ShellQuote(old_results) + " > " + (dir_ / "full/results.json") +
+      "\n"
+      "dd if=/dev/zero of=" +
+      (dir_ / "full/filler") +
+      " bs=4k 2>/dev/null || true\n"
       "set +e\n" +
       ShellQuote(PERFGATE_BIN) + " run " + (dir_ / "suite.json") + " --baseline-dir " + (dir_ / "b") + " --out " +
-      (dir_ / "full") + " --quiet > " + (dir_ / "log") + " 2>&1\n"
-      "echo $? > " + (dir_ / "code") + "\n"
-      "cp " + (dir_ / "full/results.json") + " " + (dir_ / "results-after.json") + "\n"
-      "ls -a " + (dir_ / "full") + " > " + (dir_ / "listing") + "\n";
+      (dir_ / "full") + " --quiet > " + (dir_ / "log") +
+      " 2>&1\n"
+      "echo $? > " +
+      (dir_ / "code") +
+      "\n"
+      "cp " +
+      (dir_ / "full/results.json") + " " + (dir_ / "results-after.json") +
+      "\n"
+      "ls -a " +
+      (dir_ / "full") + " > " + (dir_ / "listing") + "\n";
   ASSERT_EQ(InPrivateMountNamespace(script), 0);
   const std::string log = ReadFile(dir_ / "log");
   EXPECT_EQ(std::stoi(ReadFile(dir_ / "code")), 3) << log;
@@ -301,9 +327,9 @@ TEST_F(FaultTest, FullDiskWhileWritingResultsExitsThreeAndKeepsTheOldResults) {
 TEST_F(FaultTest, SecondRunOnTheSameOutDirFailsAtOnceNamingTheFirst) {
   const std::string release = dir_ / "release";
   const std::string started = dir_ / "started";
-  WriteFile(dir_ / "first.json",
-            Suite({Scenario("s", Sh("touch " + started + "; while [ ! -e " + release + " ]; do sleep 0.05; done"), 30,
-                            2)}));
+  WriteFile(
+      dir_ / "first.json",
+      Suite({Scenario("s", Sh("touch " + started + "; while [ ! -e " + release + " ]; do sleep 0.05; done"), 30, 2)}));
   const pid_t first = StartPerfgate({"run", dir_ / "first.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "o"},
                                     dir_ / "first.log");
   ASSERT_TRUE(WaitForFile(started)) << ReadFile(dir_ / "first.log");
@@ -346,11 +372,12 @@ TEST_F(FaultTest, RunWaitsWhileBaselinesAreBeingWrittenAndRecordWaitsForReaders)
 
   // A writer holds the directory: run waits before reading any baseline.
   HeldLock writer(baselines, LOCK_EX);
-  const pid_t run = StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o"},
-                                  dir_ / "run.log");
+  const pid_t run =
+      StartPerfgate({"run", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o"}, dir_ / "run.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_NE(ReadFile(dir_ / "run.log").find("--baseline-dir " + baselines + ": waiting for another perfgate (pid " +
-                                            std::to_string(getpid()) + ") to finish writing the baselines"),
+  EXPECT_NE(ReadFile(dir_ / "run.log")
+                .find("--baseline-dir " + baselines + ": waiting for another perfgate (pid " +
+                      std::to_string(getpid()) + ") to finish writing the baselines"),
             std::string::npos)
       << ReadFile(dir_ / "run.log");
   EXPECT_FALSE(fs::exists(dir_ / "o/results.json")) << "run went on while baselines were being written";
@@ -359,9 +386,9 @@ TEST_F(FaultTest, RunWaitsWhileBaselinesAreBeingWrittenAndRecordWaitsForReaders)
 
   // A reader holds it: record measures, then waits before replacing anything.
   HeldLock reader(baselines, LOCK_SH);
-  const pid_t record = StartPerfgate({"baseline", "record", dir_ / "suite.json", "--baseline-dir", baselines, "--out",
-                                      dir_ / "rec2", "--quiet"},
-                                     dir_ / "record.log");
+  const pid_t record = StartPerfgate(
+      {"baseline", "record", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "rec2", "--quiet"},
+      dir_ / "record.log");
   EXPECT_TRUE(WaitForFile(dir_ / "rec2/junit.xml")) << ReadFile(dir_ / "record.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_NE(ReadFile(dir_ / "record.log").find("waiting for another perfgate"), std::string::npos)

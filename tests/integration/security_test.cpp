@@ -2,15 +2,14 @@
 // through every reporter, nothing perfgate creates is group- or
 // world-writable under umask 000, baselines never land outside the baseline
 // directory, and workloads run as nobody from a checkout nobody can reach.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_harness.h"
@@ -123,27 +122,26 @@ TEST_F(SecurityTest, HostileNamesAndWorkloadOutputAreEscapedInEveryReport) {
   const std::string stderr_bomb =
       R"sh(head -c 100000 /dev/zero | tr '\0' x >&2; )sh"
       R"sh(printf '\n<script>alert(2)</script> ]]> </style> | * _ [x](javascript:y) \001\002\033[31m \177 \377\376\300\257 ' >&2; exit 1)sh";
-  const json suite = {
-      {"name", "hostile"},
-      {"scenarios",
-       {{{"name", "printer"},
-         {"workload", {{"kind", "command"}, {"argv", {printer}}, {"shell", true}}},
-         {"warmup", 0},
-         {"repetitions", 2},
-         {"probes", {"syscalls"}},
-         {"checks", {{{"metric", "workload.wall_time"}, {"type", "budget"}, {"max", 0}}}}},
-        {{"name", "long-name"},
-         {"workload", {{"kind", "command"}, {"argv", {long_name}}, {"shell", true}}},
-         {"warmup", 0},
-         {"repetitions", 2},
-         {"probes", json::array()},
-         {"checks", {{{"metric", "workload.wall_time"}}}}},
-        {{"name", "crasher"},
-         {"workload", {{"kind", "command"}, {"argv", {stderr_bomb}}, {"shell", true}}},
-         {"warmup", 0},
-         {"repetitions", 2},
-         {"probes", json::array()},
-         {"checks", {{{"metric", "workload.wall_time"}}}}}}}};
+  const json suite = {{"name", "hostile"},
+                      {"scenarios",
+                       {{{"name", "printer"},
+                         {"workload", {{"kind", "command"}, {"argv", {printer}}, {"shell", true}}},
+                         {"warmup", 0},
+                         {"repetitions", 2},
+                         {"probes", {"syscalls"}},
+                         {"checks", {{{"metric", "workload.wall_time"}, {"type", "budget"}, {"max", 0}}}}},
+                        {{"name", "long-name"},
+                         {"workload", {{"kind", "command"}, {"argv", {long_name}}, {"shell", true}}},
+                         {"warmup", 0},
+                         {"repetitions", 2},
+                         {"probes", json::array()},
+                         {"checks", {{{"metric", "workload.wall_time"}}}}},
+                        {{"name", "crasher"},
+                         {"workload", {{"kind", "command"}, {"argv", {stderr_bomb}}, {"shell", true}}},
+                         {"warmup", 0},
+                         {"repetitions", 2},
+                         {"probes", json::array()},
+                         {"checks", {{{"metric", "workload.wall_time"}}}}}}}};
   WriteFile(dir_ / "suite.json", suite.dump(2));
   CliRun run = RunCli({"run", dir_ / "suite.json", "--baseline-dir", dir_ / "b", "--out", dir_ / "o"});
   ASSERT_EQ(run.exit_code, 3) << run.output;
@@ -189,27 +187,26 @@ std::vector<std::string> GroupOrWorldWritable(const fs::path& root) {
 }
 
 TEST_F(SecurityTest, UnderUmaskZeroNothingPerfgateCreatesIsGroupOrWorldWritable) {
-  const json suite = {
-      {"name", "u"},
-      {"scenarios",
-       {{{"name", "s"},
-         {"workload",
-          {{"kind", "command"},
-           {"argv", {R"(echo "{\"metric\": \"who.umask\", \"value\": $(( $(umask) ))}")"}},
-           {"shell", true}}},
-         {"warmup", 0},
-         {"repetitions", 2},
-         {"probes", {"syscalls"}},
-         {"checks", {{{"metric", "workload.wall_time"}, {"type", "budget"}, {"max", 1000}}}}}}}};
+  const json suite = {{"name", "u"},
+                      {"scenarios",
+                       {{{"name", "s"},
+                         {"workload",
+                          {{"kind", "command"},
+                           {"argv", {R"(echo "{\"metric\": \"who.umask\", \"value\": $(( $(umask) ))}")"}},
+                           {"shell", true}}},
+                         {"warmup", 0},
+                         {"repetitions", 2},
+                         {"probes", {"syscalls"}},
+                         {"checks", {{{"metric", "workload.wall_time"}, {"type", "budget"}, {"max", 1000}}}}}}}};
   WriteFile(dir_ / "suite.json", suite.dump());
   const std::string perfgate = ShellQuote(PERFGATE_BIN);
   const std::string out = dir_ / "made";  // does not exist yet: perfgate creates every level
-  const std::string script =
-      "umask 000\n" + perfgate + " run " + (dir_ / "suite.json") + " --out " + out + "/out --baseline-dir " + out +
-      "/baselines --update-baseline --trace --quiet && " + perfgate + " baseline record " + (dir_ / "suite.json") +
-      " --out " + out + "/rec --baseline-dir " + out + "/deep/er/baselines --quiet && " + perfgate + " report " + out +
-      "/out/results.json --out " + out + "/report && " + perfgate + " merge " + out + "/out/results.json -o " + out +
-      "/merged/merged.json";
+  const std::string script = "umask 000\n" + perfgate + " run " + (dir_ / "suite.json") + " --out " + out +
+                             "/out --baseline-dir " + out + "/baselines --update-baseline --trace --quiet && " +
+                             perfgate + " baseline record " + (dir_ / "suite.json") + " --out " + out +
+                             "/rec --baseline-dir " + out + "/deep/er/baselines --quiet && " + perfgate + " report " +
+                             out + "/out/results.json --out " + out + "/report && " + perfgate + " merge " + out +
+                             "/out/results.json -o " + out + "/merged/merged.json";
   const int status = std::system(("(" + script + ") > " + (dir_ / "log") + " 2>&1").c_str());
   ASSERT_EQ(WEXITSTATUS(status), 0) << ReadFile(dir_ / "log");
   EXPECT_TRUE(fs::exists(out + "/out/trace.perfetto-trace"));
@@ -224,8 +221,9 @@ TEST_F(SecurityTest, UnderUmaskZeroNothingPerfgateCreatesIsGroupOrWorldWritable)
 
 TEST_F(SecurityTest, NamesThatWouldPutABaselineOutsideTheBaselineDirAreRefused) {
   const std::string baselines = dir_ / "baselines";
-  const std::vector<std::string> names = {"../escape", "../../escape", "/tmp/escape", "a/b", "..", ".",
-                                          std::string("a\0b", 3), "a\\b", std::string(200, 'n')};
+  const std::vector<std::string> names = {
+      "../escape", "../../escape",       "/tmp/escape", "a/b", "..", ".", std::string("a\0b", 3),
+      "a\\b",      std::string(200, 'n')};
   for (const std::string& name : names) {
     for (const bool as_suite : {false, true}) {
       const json suite = {{"name", as_suite ? name : "t"},
@@ -235,7 +233,8 @@ TEST_F(SecurityTest, NamesThatWouldPutABaselineOutsideTheBaselineDirAreRefused) 
                              {"repetitions", 2},
                              {"checks", json::array()}}}}};
       WriteFile(dir_ / "suite.json", suite.dump());
-      CliRun run = RunCli({"baseline", "record", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o"});
+      CliRun run =
+          RunCli({"baseline", "record", dir_ / "suite.json", "--baseline-dir", baselines, "--out", dir_ / "o"});
       const std::string shown = json(name).dump();
       EXPECT_EQ(run.exit_code, 2) << shown << run.output;
       const std::string where = as_suite ? ": $.name: suite name " : ": $.scenarios[0].name: scenario name ";
@@ -246,17 +245,18 @@ TEST_F(SecurityTest, NamesThatWouldPutABaselineOutsideTheBaselineDirAreRefused) 
   // A results file is not checked like a suite: merge refuses to look a
   // baseline up for a scenario whose name leaves the directory.
   WriteFile(dir_ / "ok.json", json{{"name", "t"},
-                                    {"scenarios",
-                                     {{{"name", "s"},
-                                       {"workload", {{"kind", "command"}, {"argv", {"/bin/true"}}}},
-                                       {"repetitions", 2},
-                                       {"checks", json::array()}}}}}
+                                   {"scenarios",
+                                    {{{"name", "s"},
+                                      {"workload", {{"kind", "command"}, {"argv", {"/bin/true"}}}},
+                                      {"repetitions", 2},
+                                      {"checks", json::array()}}}}}
                                   .dump());
   ASSERT_EQ(RunCli({"run", dir_ / "ok.json", "--out", dir_ / "ok", "--baseline-dir", baselines}).exit_code, 0);
   json results = json::parse(ReadFile(dir_ / "ok/results.json"));
   results["scenarios"][0]["name"] = "../../../escape";
   WriteFile(dir_ / "evil/results.json", results.dump());
-  CliRun merge = RunCli({"merge", dir_ / "evil/results.json", "-o", dir_ / "merged/m.json", "--baseline-dir", baselines});
+  CliRun merge =
+      RunCli({"merge", dir_ / "evil/results.json", "-o", dir_ / "merged/m.json", "--baseline-dir", baselines});
   EXPECT_EQ(merge.exit_code, 2) << merge.output;
   EXPECT_NE(merge.output.find("scenario name \"../../../escape\" cannot name a baseline file"), std::string::npos)
       << merge.output;
@@ -289,9 +289,7 @@ TEST_F(SecurityTest, WorkloadsRunAsNobodyFromACheckoutNobodyCanTraverse) {
          {"checks", json::array()}},
         {{"name", "randread"},
          {"workload",
-          {{"kind", "fio"},
-           {"job", "${suite_dir}/randread.fio"},
-           {"env", {{"FIO_SIZE", "4m"}, {"FIO_RUNTIME", "1"}}}}},
+          {{"kind", "fio"}, {"job", "${suite_dir}/randread.fio"}, {"env", {{"FIO_SIZE", "4m"}, {"FIO_RUNTIME", "1"}}}}},
          {"run_as", "nobody"},
          {"repetitions", 2},
          {"timeout_s", 60},
@@ -302,8 +300,8 @@ TEST_F(SecurityTest, WorkloadsRunAsNobodyFromACheckoutNobodyCanTraverse) {
   const std::string perfgate = (clone / "perfgate").string();
   // The default suite, as shipped (run_as nobody), from the clone.
   const int smoke = std::system(("cd / && SMOKE_ITERATIONS=50 " + perfgate + " run " + (clone / "smoke.json").string() +
-                                 " --reps 2 --quiet --out " + (dir_ / "smoke") + " --baseline-dir " +
-                                 (dir_ / "b") + " > " + (dir_ / "smoke.log") + " 2>&1")
+                                 " --reps 2 --quiet --out " + (dir_ / "smoke") + " --baseline-dir " + (dir_ / "b") +
+                                 " > " + (dir_ / "smoke.log") + " 2>&1")
                                     .c_str());
   EXPECT_EQ(WEXITSTATUS(smoke), 0) << ReadFile(dir_ / "smoke.log");
   const json smoke_results = json::parse(ReadFile(dir_ / "smoke/results.json"));
@@ -311,10 +309,10 @@ TEST_F(SecurityTest, WorkloadsRunAsNobodyFromACheckoutNobodyCanTraverse) {
   EXPECT_TRUE(smoke_metrics.contains("smoke.loop_time")) << smoke_metrics.dump();
   EXPECT_GT(smoke_metrics["syscalls.count"]["count"].get<double>(), 50) << "the probes must still see the workload";
 
-  const int other = std::system(("cd / && " + perfgate + " run " + (clone / "fio/clone.json").string() +
-                                 " --quiet --out " + (dir_ / "clone") + " --baseline-dir " + (dir_ / "b") + " > " +
-                                 (dir_ / "clone.log") + " 2>&1")
-                                    .c_str());
+  const int other =
+      std::system(("cd / && " + perfgate + " run " + (clone / "fio/clone.json").string() + " --quiet --out " +
+                   (dir_ / "clone") + " --baseline-dir " + (dir_ / "b") + " > " + (dir_ / "clone.log") + " 2>&1")
+                      .c_str());
   EXPECT_EQ(WEXITSTATUS(other), 0) << ReadFile(dir_ / "clone.log");
   const json results = json::parse(ReadFile(dir_ / "clone/results.json"));
   EXPECT_EQ(results["scenarios"][0]["repetitions"][0]["metrics"]["who.uid"]["value"].get<double>(), 65534);
