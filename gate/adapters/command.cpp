@@ -51,6 +51,7 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
   std::istringstream in(text);
   std::string line;
   size_t line_no = 0;
+  constexpr size_t kMaxMetricName = 256;
   static const std::regex kName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
   while (std::getline(in, line)) {
     ++line_no;
@@ -71,8 +72,10 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
       continue;
     }
     if (!j.contains("metric")) continue;
-    if (!j["metric"].is_string() || !std::regex_match(j["metric"].get<std::string>(), kName)) {
-      throw InfraError(where + ": \"metric\" must be a name like \"app.request_time\"");
+    // Bounded before the (recursive) regex: a 100 KB name overflowed its stack.
+    if (!j["metric"].is_string() || j["metric"].get<std::string>().size() > kMaxMetricName ||
+        !std::regex_match(j["metric"].get<std::string>(), kName)) {
+      throw InfraError(where + ": \"metric\" must be a name like \"app.request_time\", at most 256 characters");
     }
     if (!j.contains("value") || !j["value"].is_number() || !std::isfinite(j["value"].get<double>())) {
       throw InfraError(where + ": \"value\" must be a finite number");

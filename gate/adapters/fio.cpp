@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "adapters/tool_output.h"
@@ -17,15 +19,22 @@ using nlohmann::json;
 // ends: the EXIT trap runs on a normal exit and, through the TERM/INT traps,
 // when the runner stops the process group (a timeout, perfgate interrupted).
 // Only SIGKILL, the runner's last resort after a grace period, leaves it.
-// $1 scratch base, $2 fio, $3 job file, then fio's extra arguments.
+// The job file's text comes as an argument and is written into the scratch
+// directory: a workload run as an ordinary user (run_as) may not be able to
+// read the checkout the job file lives in.
+// $1 scratch base, $2 fio, $3 job file name, $4 its text, then fio's extra arguments.
 constexpr const char* kWrapper =
     "d=$(mktemp -d \"$1/perfgate-fio.XXXXXX\") || exit 1\n"
     "trap 'rm -rf \"$d\"' EXIT\n"
     "trap 'exit 143' TERM\n"
     "trap 'exit 130' INT\n"
-    "fio=$2 job=$3\n"
-    "shift 3\n"
+    "fio=$2 job=\"$d/$3\"\n"
+    "printf '%s' \"$4\" > \"$job\" || exit 1\n"
+    "shift 4\n"
     "\"$fio\" --output-format=json --directory=\"$d\" \"$@\" \"$job\"\n";
+
+// An argument may hold at most 128 KiB (MAX_ARG_STRLEN); job files are small.
+constexpr size_t kMaxJobFileBytes = 100u << 10;
 
 constexpr const char* kDefaultScratchBase = "/var/tmp";
 
@@ -97,7 +106,15 @@ std::vector<std::string> FioAdapter::LaunchArgv(const WorkloadSpec& spec) const 
   auto scratch = spec.options.find("scratch_dir");
   const std::string base = scratch == spec.options.end() ? kDefaultScratchBase : scratch->second;
   RequireDiskDirectory(base, "fio workload: scratch_dir");
-  std::vector<std::string> argv = {"/bin/sh", "-c", kWrapper, "perfgate-fio", base, fio, job};
+  std::ifstream in(job_path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) throw InputError("fio workload: job file " + job + " cannot be read");
+  if (text.size() > kMaxJobFileBytes) {
+    throw InputError("fio workload: job file " + job + " is larger than " + std::to_string(kMaxJobFileBytes >> 10) +
+                     " KiB");
+  }
+  std::vector<std::string> argv = {"/bin/sh", "-c",          kWrapper, "perfgate-fio", base, fio,
+                                   job_path.filename().string(), text};
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   return argv;
 }

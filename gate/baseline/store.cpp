@@ -1,6 +1,7 @@
 #include "baseline/store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -86,15 +87,26 @@ std::string SerializeBaseline(const Baseline& b) {
             {"environment", ToJson(b.environment)},
             {"scenario", ToJson(stored)}};
   // nlohmann::json objects are std::map-backed: keys come out sorted.
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-void SaveBaseline(const std::string& file, const Baseline& b) {
-  if (b.scenario.repetitions.empty()) throw InfraError(file + ": refusing to store a baseline without repetitions");
-  std::error_code ec;
-  fs::create_directories(fs::path(file).parent_path(), ec);
-  if (ec) throw InfraError(fs::path(file).parent_path().string() + ": cannot create directory: " + ec.message());
-  WriteFileAtomic(file, SerializeBaseline(b));
+void SaveBaseline(const std::string& file, const Baseline& b) { SaveBaselines({{file, b}}); }
+
+void SaveBaselines(const std::vector<std::pair<std::string, Baseline>>& files) {
+  std::vector<std::pair<std::string, std::string>> staged;  // temporary, target
+  try {
+    for (const auto& [file, b] : files) {
+      if (b.scenario.repetitions.empty()) throw InfraError(file + ": refusing to store a baseline without repetitions");
+      std::error_code ec;
+      fs::create_directories(fs::path(file).parent_path(), ec);
+      if (ec) throw InfraError(fs::path(file).parent_path().string() + ": cannot create directory: " + ec.message());
+      staged.emplace_back(StageFile(file, SerializeBaseline(b)), file);
+    }
+  } catch (...) {
+    for (const auto& [temporary, file] : staged) unlink(temporary.c_str());
+    throw;
+  }
+  for (const auto& [temporary, file] : staged) CommitStagedFile(temporary, file);
 }
 
 }  // namespace perfgate

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "metrics/results.h"
 
@@ -31,5 +33,9 @@ Baseline BaselineFromJson(const nlohmann::json& j, const std::string& file);
 std::string SerializeBaseline(const Baseline& baseline);
 // Writes atomically, creating the directory.
 void SaveBaseline(const std::string& file, const Baseline& baseline);
+// Writes several baselines all or none: every file is staged (written and
+// fsynced next to its target) before any replaces its old version, so a full
+// disk or any other write error leaves every old baseline as it was.
+void SaveBaselines(const std::vector<std::pair<std::string, Baseline>>& files);
 
 }  // namespace perfgate

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "metrics/error.h"
 #include "metrics/version.h"
+#include "run/process.h"
 
 namespace perfgate {
 
@@ -39,6 +40,7 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
 }  // namespace
 
 int PerfgateMain(int argc, char** argv) {
+  PrepareProcessForWorkloads();
   CLI::App app{"perfgate: a performance-regression gate for CI, on eBPF", "perfgate"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(PerfgateVersion()));

@@ -9,6 +9,7 @@
 #include "adapters/adapter.h"
 #include "baseline/store.h"
 #include "cli/commands.h"
+#include "cli/dir_lock.h"
 #include "cli/shard.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
@@ -117,6 +118,8 @@ std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) 
 // corrupt file fails fast (exit 2) instead of after minutes of measuring.
 std::map<std::string, Baseline> LoadSuiteBaselines(const Suite& suite, const RunCommandOptions& o) {
   std::map<std::string, Baseline> out;
+  // Not while another perfgate replaces them: all of its baselines or none.
+  DirectoryLock lock(o.baseline_dir, DirectoryLock::Mode::kReadBaselines, "--baseline-dir");
   for (const auto& s : suite.scenarios) {
     if (!o.scenarios.empty() && std::find(o.scenarios.begin(), o.scenarios.end(), s.name) == o.scenarios.end()) continue;
     if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, suite.name, s.name))) out.emplace(s.name, std::move(*b));
@@ -180,7 +183,7 @@ RunOptions MeasureOptions(const RunCommandOptions& o) {
     RunResults partial = so_far;
     partial.partial = true;
     fs::create_directories(o.out_dir);
-    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
+    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   return ro;
 }
@@ -214,6 +217,18 @@ std::optional<Environment> FirstEnvironment(const std::map<std::string, Baseline
   return baselines.begin()->second.environment;
 }
 
+// Stores the baselines of the scenarios that ran without error, all or none,
+// while no other perfgate reads or writes the baseline directory.
+void StoreBaselines(const std::string& baseline_dir, const std::vector<std::pair<std::string, Baseline>>& files) {
+  if (files.empty()) return;
+  DirectoryLock lock(baseline_dir, DirectoryLock::Mode::kWriteBaselines, "--baseline-dir");
+  try {
+    SaveBaselines(files);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (no baseline was changed)");
+  }
+}
+
 }  // namespace
 
 SuiteVocabulary CliVocabulary() {
@@ -244,6 +259,7 @@ void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, B
 
 int RunCommand(const RunCommandOptions& o) {
   Suite suite = LoadRunSuite(o);
+  DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   auto baselines = LoadSuiteBaselines(suite, o);
   CheckBaselineEnvironments(suite, baselines, o);
   const std::map<std::string, ScenarioResult> recorded = Scenarios(baselines);
@@ -253,16 +269,21 @@ int RunCommand(const RunCommandOptions& o) {
   WriteReports(results, o.out_dir);
   PrintSummary(results, o.out_dir);
   if (o.update_baseline && !results.partial) {
+    std::vector<std::pair<std::string, Baseline>> files;
     for (const auto& s : results.scenarios) {
       if (!s.error.empty()) continue;
-      SaveBaseline(BaselinePath(o.baseline_dir, suite.name, s.name), {suite.name, results.environment, s});
+      files.push_back({BaselinePath(o.baseline_dir, suite.name, s.name), {suite.name, results.environment, s}});
     }
+    StoreBaselines(o.baseline_dir, files);
   }
   return results.exit_code;
 }
 
 int BaselineRecordCommand(const RunCommandOptions& o) {
   Suite suite = LoadRunSuite(o);
+  // Names that cannot be baseline files are refused before anything runs.
+  for (const auto& s : suite.scenarios) BaselinePath(o.baseline_dir, suite.name, s.name);
+  DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   RunResults results = MeasureSuite(suite, o);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
   Finish(results, {}, std::nullopt, o.strict, o.fdr);
@@ -271,17 +292,19 @@ int BaselineRecordCommand(const RunCommandOptions& o) {
     std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
     return 3;
   }
-  int stored = 0;
+  std::vector<std::pair<std::string, Baseline>> files;
   for (const auto& s : results.scenarios) {
     if (!s.error.empty()) {
       std::fprintf(stderr, "perfgate: error: %s (baseline not written)\n", s.error.c_str());
       continue;
     }
-    std::string file = BaselinePath(o.baseline_dir, suite.name, s.name);
-    SaveBaseline(file, {suite.name, results.environment, s});
-    std::printf("perfgate: baseline %s (%zu repetitions)\n", file.c_str(), s.repetitions.size());
-    ++stored;
+    files.push_back({BaselinePath(o.baseline_dir, suite.name, s.name), {suite.name, results.environment, s}});
   }
+  StoreBaselines(o.baseline_dir, files);
+  for (const auto& [file, b] : files) {
+    std::printf("perfgate: baseline %s (%zu repetitions)\n", file.c_str(), b.scenario.repetitions.size());
+  }
+  const size_t stored = files.size();
   for (const auto& s : results.scenarios) {
     if (!s.error.empty()) return 3;
   }
@@ -296,6 +319,7 @@ int AbCommand(const AbCommandOptions& o) {
   Suite candidate = LoadRunSuite(r, ParseAssignments(o.candidate_set, "--candidate-set"));
   ReplaceCommand(baseline, o.baseline_cmd, "--baseline-cmd", r.scenarios);
   ReplaceCommand(candidate, o.candidate_cmd, "--candidate-cmd", r.scenarios);
+  DirectoryLock out_lock(r.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
 
   RunOptions ro = MeasureOptions(r);
   CompareOptions co;
@@ -314,7 +338,7 @@ int AbCommand(const AbCommandOptions& o) {
   Finish(run.candidate, sides, run.baseline.environment, r.strict, r.fdr);
   WriteReports(run.candidate, r.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
-  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2) + "\n");
+  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   PrintSummary(run.candidate, r.out_dir);
   return run.candidate.exit_code;
 }
@@ -322,6 +346,7 @@ int AbCommand(const AbCommandOptions& o) {
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict) {
   RunResults candidate = ReadResultsFile(results_file);
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   nlohmann::json bj = ReadJsonFile(baseline_file);
   std::map<std::string, ScenarioResult> baselines;
   std::optional<Environment> env;
@@ -342,6 +367,7 @@ int CompareCommand(const std::string& baseline_file, const std::string& results_
 
 int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict) {
   RunResults results = ReadResultsFile(results_file);
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
   WriteReports(results, out_dir);
@@ -353,8 +379,12 @@ int MergeCommand(const MergeCommandOptions& o) {
   std::vector<ShardResults> shards;
   for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
   RunResults merged = MergeShards(shards, o.strict);
+  std::string out_dir = fs::path(o.output_file).parent_path().string();
+  if (out_dir.empty()) out_dir = ".";
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "-o");
   if (!o.baseline_dir.empty()) {
     // One family of tests across all shards, as if the suite had run on one runner.
+    DirectoryLock baseline_lock(o.baseline_dir, DirectoryLock::Mode::kReadBaselines, "--baseline-dir");
     std::map<std::string, Baseline> baselines;
     for (const auto& s : merged.scenarios) {
       auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name));
@@ -362,12 +392,10 @@ int MergeCommand(const MergeCommandOptions& o) {
     }
     Finish(merged, Scenarios(baselines), FirstEnvironment(baselines), o.strict, o.fdr);
   }
-  std::string out_dir = fs::path(o.output_file).parent_path().string();
-  if (out_dir.empty()) out_dir = ".";
   WriteReports(merged, out_dir);
   // WriteReports wrote results.json; another name gets its own copy.
   if (fs::path(o.output_file).filename() != "results.json") {
-    WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+    WriteFileAtomic(o.output_file, ToJson(merged).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   PrintSummary(merged, out_dir);
   return merged.exit_code;
@@ -424,7 +452,7 @@ int OverheadCommand(const OverheadCommandOptions& o) {
     j["probes"] = probes;
     out.push_back(j);
   }
-  if (!o.json_file.empty()) WriteFileAtomic(o.json_file, out.dump(2) + "\n");
+  if (!o.json_file.empty()) WriteFileAtomic(o.json_file, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return static_cast<int>(failed || g_stop.load() ? ExitCode::kInfra : ExitCode::kPass);
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "metrics/error.h"
+#include "probes/features.h"
 #include "probes/probe.h"
 
 namespace perfgate {
@@ -102,9 +103,11 @@ int ProbesCommand() {
 
 int DoctorCommand(bool fix) {
   bool essential_ok = true;
-  bool btf = fs::exists("/sys/kernel/btf/vmlinux");
-  Line(btf, "BTF", btf ? "/sys/kernel/btf/vmlinux" : "no /sys/kernel/btf/vmlinux: use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-  essential_ok &= btf;
+  // Every probe is a CO-RE program: without the kernel's BTF none loads.
+  const Feature btf = KernelBtf();
+  Line(btf.supported, "BTF",
+       btf.supported ? "kernel BTF found" : btf.reason + "; no probe can load without it");
+  essential_ok &= btf.supported;
 
   bool privileged = Privileged();
   Line(privileged, "privileges",
@@ -126,8 +129,9 @@ int DoctorCommand(bool fix) {
        : state == Tracefs::kUnreadable
            ? std::string(kTracefs) + " is not readable without root: run `sudo perfgate doctor`"
            : std::string("not mounted at ") + kTracefs + ": run `perfgate doctor --fix` or `mount -t tracefs nodev " +
-                 kTracefs + "`");
-  essential_ok &= tracefs;
+                 kTracefs + "` (only the tracepoint attach type needs it)");
+  // Only the tracepoint attach type needs tracefs: raw tracepoints (and
+  // tp_btf) attach without it, so its absence alone is not fatal.
 
   bool cgroup2 = fs::exists("/sys/fs/cgroup/cgroup.controllers") || fs::exists("/sys/fs/cgroup/unified/cgroup.procs");
   Line(cgroup2, "cgroup v2",
@@ -141,16 +145,28 @@ int DoctorCommand(bool fix) {
     return 3;
   }
   bool any_tracepoint = false;
+  bool raw_tracepoints = false;
   for (const auto& s : ProbeAttachSupport()) {
     Line(s.supported, "attach " + ToString(s.type), s.supported ? "works" : s.reason);
     any_tracepoint |= s.supported && (s.type == AttachType::kRawTp || s.type == AttachType::kTracepoint ||
                                       s.type == AttachType::kTpBtf);
+    raw_tracepoints |= s.supported && (s.type == AttachType::kRawTp || s.type == AttachType::kTpBtf);
   }
   essential_ok &= any_tracepoint;
   BpfStatsEnabler stats;
   Line(stats.enabled(), "BPF run-time stats", stats.enabled() ? "available" : stats.reason());
-  std::printf("%s\n", essential_ok ? "perfgate can run here" : "perfgate cannot run probes here: fix what is missing");
-  return essential_ok ? 0 : 3;
+  if (!essential_ok) {
+    std::printf("perfgate cannot run probes here: fix what is missing%s\n",
+                btf.supported ? "" : " (compare, report, merge, trend and export still work)");
+    return 3;
+  }
+  if (!tracefs && raw_tracepoints) {
+    std::printf("perfgate can run here: hooks attach as raw tracepoints; without tracefs only the tracepoint "
+                "fallback is unavailable\n");
+  } else {
+    std::printf("perfgate can run here\n");
+  }
+  return 0;
 }
 
 }  // namespace perfgate

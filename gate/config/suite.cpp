@@ -266,7 +266,8 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"), "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                             " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   s.workload = ParseWorkload(o, "workload", vocab, vars);
   if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
@@ -363,7 +364,8 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   suite.name = o.String("name");
   static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"), "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                             " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   const json& scenarios = o.Array("scenarios");
   if (scenarios.empty()) o.Fail(o.At("scenarios"), "a suite needs at least one scenario");

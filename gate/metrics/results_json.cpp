@@ -532,7 +532,7 @@ json ReadJsonFile(const std::string& file) {
 
 RunResults ReadResultsFile(const std::string& file) { return ResultsFromJson(ReadJsonFile(file), file); }
 
-void WriteFileAtomic(const std::string& file, const std::string& text) {
+std::string StageFile(const std::string& file, const std::string& text) {
   namespace fs = std::filesystem;
   fs::path target(file);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -565,17 +565,26 @@ void WriteFileAtomic(const std::string& file, const std::string& text) {
     unlink(name.data());
     throw InfraError(file + ": close failed: " + std::strerror(err));
   }
-  if (rename(name.data(), file.c_str()) != 0) {
+  return std::string(name.data());
+}
+
+void CommitStagedFile(const std::string& staged, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (rename(staged.c_str(), file.c_str()) != 0) {
     int err = errno;
-    unlink(name.data());
+    unlink(staged.c_str());
     throw InfraError(file + ": rename failed: " + std::strerror(err));
   }
   // Make the rename itself durable.
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  fs::path target(file);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     fsync(dfd);
     close(dfd);
   }
 }
+
+void WriteFileAtomic(const std::string& file, const std::string& text) { CommitStagedFile(StageFile(file, text), file); }
 
 }  // namespace perfgate

@@ -5,10 +5,12 @@
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -54,10 +56,27 @@ struct VmlinuxIds {
   std::string error;
 };
 
+int QuietLibbpf(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+// btf__load_vmlinux_btf without libbpf's complaints on stderr: a missing BTF
+// is reported once, by the caller, with its reason.
+btf* LoadVmlinuxBtfQuietly() {
+  libbpf_print_fn_t previous = libbpf_set_print(QuietLibbpf);
+  btf* vmlinux = btf__load_vmlinux_btf();
+  const int err = errno;
+  libbpf_set_print(previous);
+  errno = err;
+  return vmlinux;
+}
+
 const VmlinuxIds& LookUpVmlinuxIds() {
   static const VmlinuxIds ids = [] {
     VmlinuxIds found;
-    btf* vmlinux = btf__load_vmlinux_btf();
+    if (Feature btf = KernelBtf(); !btf.supported) {
+      found.error = btf.reason;
+      return found;
+    }
+    btf* vmlinux = LoadVmlinuxBtfQuietly();
     if (vmlinux == nullptr) {
       found.error = "no vmlinux BTF: " + ErrnoText(errno);
       return found;
@@ -113,6 +132,32 @@ extern "C" __attribute__((noinline, used)) void PerfgateUprobeTarget() { asm vol
 std::string ErrnoText(int err) {
   const char* name = strerrorname_np(err);
   return std::string(strerror(err)) + " (" + (name ? name : std::to_string(err)) + ")";
+}
+
+Feature KernelBtf() {
+  static const Feature feature = [] {
+    btf* vmlinux = LoadVmlinuxBtfQuietly();
+    if (vmlinux != nullptr) {
+      btf__free(vmlinux);
+      return Feature::Yes();
+    }
+    const std::string how = ErrnoText(errno);
+    constexpr const char* kPath = "/sys/kernel/btf/vmlinux";
+    struct stat st {};
+    std::string what;
+    if (stat(kPath, &st) != 0) {
+      what = std::string(kPath) + " does not exist";
+    } else if (st.st_size == 0) {
+      what = std::string(kPath) + " is empty";
+    } else if (access(kPath, R_OK) != 0) {
+      what = std::string(kPath) + " is not readable";
+    } else {
+      what = std::string(kPath) + " cannot be parsed";
+    }
+    return Feature::No("no kernel BTF: " + what + " and no vmlinux image with BTF was found (" + how +
+                       "); a kernel built with CONFIG_DEBUG_INFO_BTF=y provides it");
+  }();
+  return feature;
 }
 
 Feature TpBtfSupported() {

@@ -15,6 +15,11 @@ struct Feature {
   static Feature No(std::string why) { return {false, std::move(why)}; }
 };
 
+// The kernel's BTF, found as libbpf finds it (/sys/kernel/btf/vmlinux, then
+// vmlinux images on disk). Every probe is a CO-RE program that needs it; the
+// reason says which file is missing, empty or unreadable. Probed once.
+Feature KernelBtf();
+
 // BTF-typed raw tracepoints (tp_btf/); probed once per process on sched_switch.
 Feature TpBtfSupported();
 // fentry programs; probed once per process.

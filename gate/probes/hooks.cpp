@@ -188,6 +188,10 @@ void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, con
     if (int err = bpf_object__load(object); err != 0) {
       std::optional<size_t> hook = plan.HookBlamedBy(log.text());
       close();
+      if (!hook && !KernelBtf().supported) {
+        throw InfraError("probe " + plan.probe() + ": cannot load: " + KernelBtf().reason +
+                         " (perfgate's probes are CO-RE programs; `perfgate doctor` lists what else is missing)");
+      }
       if (!hook) throw InfraError("probe " + plan.probe() + ": load: " + ErrnoText(-err) + ": " + log.text());
       plan.Reject(*hook, "load: " + ErrnoText(-err) + "; " + LoadFailureSummary(log.text(), plan.ChosenProgram(*hook)));
       continue;

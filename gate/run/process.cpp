@@ -1,17 +1,22 @@
 #include "run/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
 
 #include "metrics/error.h"
 
@@ -21,6 +26,12 @@ namespace {
 
 constexpr size_t kStderrTail = 4096;
 constexpr double kKillGraceS = 2.0;
+// How long the clean-up after a workload may take to reap what it left.
+constexpr long long kLeftoverReapNs = 3LL * 1000000000LL;
+
+mode_t g_caller_umask = 022;
+// Workloads still running: the leftover clean-up must not take them for orphans.
+std::set<pid_t> g_live_workloads;
 
 long long MonotonicNs() {
   timespec ts{};
@@ -56,10 +67,19 @@ enum ChildStep : int { kExec = 0, kDirectory = 1, kIdentity = 2 };
   _exit(127);
 }
 
+// Everything the child needs, prepared before fork: it may not allocate.
+struct ChildSetup {
+  const std::vector<char*>* argv;
+  const std::vector<char*>* envp;
+  const char* cwd;         // nullptr: stay
+  const Credentials* as;   // nullptr: stay root
+  int exec_fd;             // opened executable, or -1: search PATH at exec
+  pid_t parent;
+};
+
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void ChildMain(const int (&gate)[2], const int (&status)[2], const int (&out)[2], const int (&errp)[2],
-                            const std::vector<char*>& argv, const std::vector<char*>& envp, const char* cwd,
-                            const Credentials* as) {
+                            const ChildSetup& setup) {
   // The parent's ends must go, or the gate never reads end-of-file.
   close(gate[1]);
   close(status[0]);
@@ -81,12 +101,81 @@ enum ChildStep : int { kExec = 0, kDirectory = 1, kIdentity = 2 };
   char go;
   while (read(gate_rd, &go, 1) < 0 && errno == EINTR) {
   }
-  if (as != nullptr) {
-    if (int err = SwitchTo(*as); err != 0) ChildFail(status_wr, kIdentity, err);
+  // The directory first, as root: a checkout under a directory the user may
+  // not traverse (a 0700 home) still has a reachable working directory.
+  if (setup.cwd != nullptr && chdir(setup.cwd) != 0) ChildFail(status_wr, kDirectory, errno);
+  if (setup.as != nullptr) {
+    if (int err = SwitchTo(*setup.as); err != 0) ChildFail(status_wr, kIdentity, err);
   }
-  if (cwd != nullptr && chdir(cwd) != 0) ChildFail(status_wr, kDirectory, errno);
-  execvpe(argv[0], argv.data(), envp.data());
+  umask(g_caller_umask);
+  // A workload must not outlive perfgate killed with SIGKILL. Set after the
+  // identity switch, which clears it; the parent may already be gone.
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != setup.parent) _exit(127);
+  if (setup.exec_fd >= 0) {
+    syscall(SYS_execveat, setup.exec_fd, "", setup.argv->data(), setup.envp->data(), AT_EMPTY_PATH);
+  } else {
+    execvpe((*setup.argv)[0], setup.argv->data(), setup.envp->data());
+  }
   ChildFail(status_wr, kExec, errno);
+}
+
+// argv[0] as execvp would find it (relative to `cwd`), or empty.
+std::string ExecutablePath(const std::string& name, const std::string& cwd, const std::string& path_var) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    return name[0] == '/' || cwd.empty() ? name : cwd + "/" + name;
+  }
+  const std::string dirs = path_var.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_var;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (dir.empty()) dir = ".";
+    if (dir[0] != '/' && !cwd.empty()) dir = cwd + "/" + dir;
+    if (executable(dir + "/" + name)) return dir + "/" + name;
+    if (colon == std::string::npos) return "";
+    start = colon + 1;
+  }
+}
+
+// Opens the executable for execveat as root. A script's interpreter reads
+// it through /dev/fd, so its descriptor must survive the exec.
+int OpenExecutable(const std::string& path) {
+  if (path.empty()) return -1;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char magic[2] = {};
+  if (pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!') fcntl(fd, F_SETFD, 0);
+  return fd;
+}
+
+// Processes whose parent is perfgate, other than the workloads it runs: the
+// orphans a workload left, reparented here (perfgate is a subreaper).
+std::vector<pid_t> OrphansOfOurs() {
+  std::vector<pid_t> out;
+  const pid_t self = getpid();
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold anything, so parse after the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %ld", &state, &ppid) != 2) continue;
+    if (ppid == self && !g_live_workloads.count(static_cast<pid_t>(pid))) out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return out;
 }
 
 void Append(std::string& sink, const char* data, size_t n, size_t cap, uint64_t* dropped) {
@@ -118,6 +207,12 @@ bool Drain(int fd, ProcessOutcome& out, bool is_stdout) {
 
 }  // namespace
 
+void PrepareProcessForWorkloads() {
+  g_caller_umask = umask(022);
+  umask(g_caller_umask | 022);
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
 HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                          const std::string& cwd, const Credentials* as) {
   if (argv.empty()) throw InputError("workload: empty argv");
@@ -148,11 +243,14 @@ HeldProcess::HeldProcess(const std::vector<std::string>& argv, const std::map<st
   for (auto& e : env_strings) envp_c.push_back(e.data());
   envp_c.push_back(nullptr);
 
+  if (as != nullptr) exec_fd_ = OpenExecutable(ExecutablePath(argv[0], cwd, merged["PATH"]));
+  const ChildSetup setup{&argv_c, &envp_c, cwd.empty() ? nullptr : cwd.c_str(), as, exec_fd_, getpid()};
+
   pid_ = fork();
   if (pid_ < 0) throw InfraError("workload: fork failed: " + std::string(std::strerror(errno)));
-  if (pid_ == 0) {
-    ChildMain(gate, status, out, err, argv_c, envp_c, cwd.empty() ? nullptr : cwd.c_str(), as);
-  }
+  if (pid_ == 0) ChildMain(gate, status, out, err, setup);
+  g_live_workloads.insert(pid_);
+  CloseFd(exec_fd_);
   // Also set the group from the parent so a kill before the child runs still reaches it.
   setpgid(pid_, pid_);
   close(gate[0]);
@@ -174,7 +272,11 @@ HeldProcess::~HeldProcess() {
     int st;
     while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
     }
+    reaped_ = true;
+    g_live_workloads.erase(pid_);
+    KillLeftovers();
   }
+  g_live_workloads.erase(pid_);
   CloseFd(gate_fd_);
   CloseFd(status_fd_);
   CloseFd(out_fd_);
@@ -189,6 +291,27 @@ void HeldProcess::KillGroup(int sig) {
   }
 }
 
+int HeldProcess::KillLeftovers() {
+  kill(-pid_, SIGKILL);
+  std::set<pid_t> seen;
+  const long long deadline = MonotonicNs() + kLeftoverReapNs;
+  for (;;) {
+    const std::vector<pid_t> orphans = OrphansOfOurs();
+    for (pid_t pid : orphans) {
+      seen.insert(pid);
+      kill(pid, SIGKILL);
+      int st;
+      waitpid(pid, &st, WNOHANG);
+    }
+    // Done when nothing is left to reap and the group is gone (kill() with
+    // signal 0 still finds zombies, which a dead parent hands to perfgate).
+    if (orphans.empty() && kill(-pid_, 0) != 0) break;
+    if (MonotonicNs() >= deadline) break;
+    usleep(2000);
+  }
+  return static_cast<int>(seen.size());
+}
+
 void HeldProcess::Release() {
   start_ns_ = MonotonicNs();
   CloseFd(gate_fd_);
@@ -201,6 +324,7 @@ void HeldProcess::Release() {
   int st;
   waitpid(pid_, &st, 0);
   reaped_ = true;
+  g_live_workloads.erase(pid_);
   const std::string why = std::strerror(report[1]);
   const std::string as = user_.empty() ? "" : " as user \"" + user_ + "\"";
   switch (report[0]) {
@@ -208,7 +332,7 @@ void HeldProcess::Release() {
       throw InfraError("workload: cannot switch to user \"" + user_ + "\": " + why +
                        (geteuid() != 0 ? " (run_as needs perfgate to run as root)" : ""));
     case kDirectory:
-      throw InfraError("workload: cannot enter its directory" + as + ": " + why);
+      throw InfraError("workload: cannot enter its directory: " + why);
     default:
       throw InfraError("workload: cannot execute \"" + argv0_ + "\"" + as + ": " + why);
   }
@@ -247,13 +371,14 @@ ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop
     if (w == pid_) {
       exited = true;
       reaped_ = true;
+      g_live_workloads.erase(pid_);
       if (WIFSIGNALED(st)) out.term_signal = WTERMSIG(st);
       else out.exit_code = WEXITSTATUS(st);
     }
   }
   out.wall_s = static_cast<double>(MonotonicNs() - start_ns_) / 1e9;
   // Children that outlive the workload would disturb the next repetition.
-  kill(-pid_, SIGKILL);
+  out.leftovers_killed = KillLeftovers();
   if (out_open) Drain(out_fd_, out, true);
   if (err_open) Drain(err_fd_, out, false);
   return out;

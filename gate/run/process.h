@@ -25,18 +25,27 @@ struct ProcessOutcome {
   std::string stdout_text;     // first kMaxCapturedOutput bytes
   uint64_t stdout_dropped = 0; // bytes beyond that
   std::string stderr_tail;     // last few KiB, for error messages
+  int leftovers_killed = 0;    // processes it left behind (daemons, orphans), killed and reaped
   // Exit status as a shell reports it: code, or 128 + signal.
   int status() const { return term_signal ? 128 + term_signal : exit_code; }
   bool succeeded() const { return !timed_out && !interrupted && term_signal == 0 && exit_code == 0; }
 };
+
+// Called once at start-up, before any workload: perfgate's own files are
+// never group- or world-writable whatever the caller's umask (workloads get
+// the caller's umask back), and perfgate becomes the reaper of the orphans a
+// workload leaves, so that none escapes its clean-up by double-forking.
+void PrepareProcessForWorkloads();
 
 class HeldProcess {
  public:
   static constexpr size_t kMaxCapturedOutput = 16u << 20;
 
   // Forks; the child sets up cwd/env/process group and blocks until Release().
-  // With `as`, it then takes that user's identity before it enters cwd and
-  // execs (USER, LOGNAME and HOME follow unless `env` sets them).
+  // With `as`, it enters cwd and opens the executable as root, then takes
+  // that user's identity and execs the opened file, so a workload in a
+  // directory the user cannot traverse still runs (USER, LOGNAME and HOME
+  // follow unless `env` sets them). The workload dies with perfgate.
   // Throws InfraError when the fork or pipes fail.
   HeldProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const std::string& cwd, const Credentials* as = nullptr);
@@ -53,6 +62,9 @@ class HeldProcess {
 
  private:
   void KillGroup(int sig);
+  // Kills and reaps what the workload left: its process group and any orphan
+  // reparented to perfgate. Returns how many processes were still alive.
+  int KillLeftovers();
 
   pid_t pid_ = -1;
   int gate_fd_ = -1;    // write end: closing it releases the child
@@ -60,6 +72,7 @@ class HeldProcess {
   int out_fd_ = -1;
   int err_fd_ = -1;
   int pidfd_ = -1;
+  int exec_fd_ = -1;  // the executable opened before the identity switch (run_as)
   bool reaped_ = false;
   std::string argv0_;
   std::string user_;  // the identity taken, for error messages

@@ -144,6 +144,15 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
   rep.warnings = std::move(parsed.warnings);
+  if (outcome.stdout_dropped > 0) {
+    rep.warnings.push_back("wrote more than " + std::to_string(HeldProcess::kMaxCapturedOutput >> 20) +
+                           " MiB to stdout; the last " + std::to_string(outcome.stdout_dropped) +
+                           " bytes were not kept or parsed");
+  }
+  if (outcome.leftovers_killed > 0) {
+    rep.warnings.push_back("left " + std::to_string(outcome.leftovers_killed) +
+                           " process(es) running when it exited; perfgate killed them");
+  }
   rep.phases = std::move(parsed.phases);
   if (parsed.ops) {
     for (auto& [name, m] : rep.metrics) {

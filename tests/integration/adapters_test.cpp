@@ -3,6 +3,7 @@
 // micro-benchmarks give one value per benchmark, the camera with a memory
 // antagonist fails against the camera baseline with reclaim as the kernel
 // metric that moved most, and a missing UnixBench exits 3 saying how to get it.
+#include <sys/stat.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,6 +49,9 @@ class DiskScratchDir {
   DiskScratchDir() {
     std::string tmpl = "/var/tmp/perfgate-adapters-test-XXXXXX";
     path_ = mkdtemp(tmpl.data());
+    // The shipped suites run their workloads as nobody: like /var/tmp, the
+    // scratch directory is writable by everyone, sticky.
+    chmod(path_.c_str(), 01777);
   }
   ~DiskScratchDir() {
     std::error_code ec;

@@ -269,9 +269,14 @@ class FioLaunch : public ::testing::Test {
 
 TEST_F(FioLaunch, RunsFioWithJsonOutputInAFreshDirectoryThatIsRemovedAfterwards) {
   std::vector<std::string> argv = FioAdapter().LaunchArgv(FioSpec(dir_));
-  ASSERT_GE(argv.size(), 7u);
+  ASSERT_EQ(argv.size(), 8u);
   EXPECT_EQ(argv[0], "/bin/sh");
-  EXPECT_EQ(argv.back(), FioSpec(dir_).options["job"]);
+  // The job file's name and text: the wrapper writes it into the scratch
+  // directory, where a workload run as another user can read it.
+  const std::string job = FioSpec(dir_).options["job"];
+  EXPECT_EQ(argv[6], fs::path(job).filename().string());
+  std::ifstream job_in(job);
+  EXPECT_EQ(argv[7], std::string(std::istreambuf_iterator<char>(job_in), std::istreambuf_iterator<char>()));
   // Stand in for fio: print the arguments and leave a file in --directory.
   const std::string fake = dir_ + "/fake-fio";
   std::ofstream(fake)
@@ -285,15 +290,17 @@ TEST_F(FioLaunch, RunsFioWithJsonOutputInAFreshDirectoryThatIsRemovedAfterwards)
   std::smatch m;
   ASSERT_TRUE(std::regex_search(out, m, std::regex("--directory=(" + dir_ + "/perfgate-fio\\.[A-Za-z0-9]+)"))) << out;
   EXPECT_FALSE(fs::exists(m[1].str())) << "the scratch directory outlived the run";
+  EXPECT_NE(out.find(m[1].str() + "/" + fs::path(job).filename().string() + "\n"), std::string::npos)
+      << "fio reads the job from the scratch directory: " << out;
 }
 
 TEST_F(FioLaunch, ExtraArgsGoBeforeTheJobFile) {
   WorkloadSpec spec = FioSpec(dir_);
   spec.argv = {"--eta=never"};
   std::vector<std::string> argv = FioAdapter().LaunchArgv(spec);
-  ASSERT_EQ(argv.size(), 8u);
-  EXPECT_EQ(argv[6], spec.options["job"]);
-  EXPECT_EQ(argv[7], "--eta=never");
+  ASSERT_EQ(argv.size(), 9u);
+  EXPECT_EQ(argv[6], fs::path(spec.options["job"]).filename().string());
+  EXPECT_EQ(argv[8], "--eta=never");
   // The wrapper passes them on before the job file, where they are global defaults.
   EXPECT_NE(argv[2].find("\"$@\" \"$job\""), std::string::npos) << argv[2];
 }
