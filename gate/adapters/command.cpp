@@ -1,7 +1,6 @@
 #include "adapters/command.h"
 
 #include <cmath>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -51,7 +50,6 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
   std::istringstream in(text);
   std::string line;
   size_t line_no = 0;
-  static const std::regex kName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
   while (std::getline(in, line)) {
     ++line_no;
     size_t start = line.find_first_not_of(" \t\r");
@@ -71,7 +69,7 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
       continue;
     }
     if (!j.contains("metric")) continue;
-    if (!j["metric"].is_string() || !std::regex_match(j["metric"].get<std::string>(), kName)) {
+    if (!j["metric"].is_string() || !IsMetricName(j["metric"].get<std::string>())) {
       throw InfraError(where + ": \"metric\" must be a name like \"app.request_time\"");
     }
     if (!j.contains("value") || !j["value"].is_number() || !std::isfinite(j["value"].get<double>())) {

@@ -141,11 +141,11 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
   int counts[5] = {0, 0, 0, 0, 0};
   for (const auto& s : r.scenarios) {
     for (const auto& c : s.checks) counts[static_cast<int>(c.verdict)]++;
-    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", s.error.c_str());
+    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", OneLine(s.error).c_str());
     for (const auto& c : s.checks) {
       if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
-        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), s.name.c_str(),
-                     c.spec.name.c_str(), c.message.c_str());
+        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
+                     OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
       }
     }
   }
@@ -180,7 +180,7 @@ RunOptions MeasureOptions(const RunCommandOptions& o) {
     RunResults partial = so_far;
     partial.partial = true;
     fs::create_directories(o.out_dir);
-    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2) + "\n");
+    WriteFileAtomic((fs::path(o.out_dir) / "results.json").string(), ToJson(partial).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   };
   return ro;
 }
@@ -314,7 +314,7 @@ int AbCommand(const AbCommandOptions& o) {
   Finish(run.candidate, sides, run.baseline.environment, r.strict, r.fdr);
   WriteReports(run.candidate, r.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
-  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2) + "\n");
+  WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   PrintSummary(run.candidate, r.out_dir);
   return run.candidate.exit_code;
 }
@@ -367,7 +367,7 @@ int MergeCommand(const MergeCommandOptions& o) {
   WriteReports(merged, out_dir);
   // WriteReports wrote results.json; another name gets its own copy.
   if (fs::path(o.output_file).filename() != "results.json") {
-    WriteFileAtomic(o.output_file, ToJson(merged).dump(2) + "\n");
+    WriteFileAtomic(o.output_file, ToJson(merged).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   PrintSummary(merged, out_dir);
   return merged.exit_code;
