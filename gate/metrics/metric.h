@@ -60,7 +60,7 @@ bool IsTimeUnit(const std::string& unit);
 
 // Whether `name` is <source>.<name>[.<more>]: a first segment of [a-z0-9_],
 // then segments of [A-Za-z0-9_:<>*/+-]. Hand-written rather than a regex:
-// std::regex recurses per character and overflows the stack on long input.
+// the standard regex engine recurses per character and overflows the stack on long input.
 bool IsMetricName(std::string_view name);
 
 }  // namespace perfgate
