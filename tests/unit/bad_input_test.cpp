@@ -33,6 +33,12 @@ std::string ErrorOf(F f, ExitCode code) {
   return "";
 }
 
+SuiteVariables Variables() {
+  SuiteVariables v;
+  v.suite_dir = v.perfgate_dir = "/";
+  return v;
+}
+
 std::string Nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 TEST(MetricName, AcceptsWhatTheSuiteFormatAllows) {
@@ -148,7 +154,7 @@ TEST(SuiteText, LongMetricNameInACheckIsAnInputError) {
   const std::string text = R"({"name": "s", "scenarios": [{"name": "a", "workload": {"argv": ["true"]},
       "checks": [{"metric": "workload.)" + std::string(300000, 'w') + R"(!", "max_regression_pct": 5}]}]})";
   const std::string what =
-      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, {"/", "/"}); }, ExitCode::kBadInput);
+      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
   EXPECT_NE(what.find("s.json: $.scenarios[0].checks[0].metric: \"workload."), std::string::npos)
       << what.substr(0, 200);
 }
@@ -159,7 +165,7 @@ TEST(SuiteText, UnsignedBeyondInt64IsOutOfRangeNotNegative) {
   const std::string text = R"({"name": "s", "scenarios": [{"name": "a", "workload": {"argv": ["true"]},
       "repetitions": 18446744073709551615}]})";
   const std::string what =
-      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, {"/", "/"}); }, ExitCode::kBadInput);
+      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
   EXPECT_EQ(what, "s.json: $.scenarios[0].repetitions: value 18446744073709551615 out of range [2, 10000]");
 }
 
