@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git
   clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  # libFuzzer and the sanitizer runtimes for clang (ci/fuzz.sh).
+  libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev prometheus-pushgateway prometheus
   # The Perfetto trace (--trace): protoc and the protobuf runtime.

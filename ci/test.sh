@@ -7,15 +7,14 @@ cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON
-cmake --build "$BUILD_DIR" -j"$(nproc)"
-cd "$BUILD_DIR"
-status=0
-ctest --output-on-failure --timeout 900 "$@" || status=$?
-if [ "$status" -ne 0 ] && [ -f Testing/Temporary/LastTest.log ]; then
-  # Repeat the failed tests' output at the end, where CI logs are read
-  # (the last 60 lines of each, after ctest's summary).
-  echo "==== output of the failed tests ===="
+# The same tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
+ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-$BUILD_DIR-asan}"
+
+# Repeats the failed tests' output at the end, where CI logs are read (the
+# last 60 lines of each, after ctest's summary). $1: the build dir, $2: what it is.
+print_failed_tests() {
+  [ -f "$1/Testing/Temporary/LastTest.log" ] || return 0
+  echo "==== output of the failed tests${2:+ ($2)} ===="
   awk '
     function flush() {
       if (failed) { print "---- " name; n = count < 60 ? count : 60; for (i = count - n + 1; i <= count; i++) print buf[i] }
@@ -25,6 +24,32 @@ if [ "$status" -ne 0 ] && [ -f Testing/Temporary/LastTest.log ]; then
     /^Test Failed\./ { failed = 1 }
     { buf[++count] = $0 }
     END { flush() }
-  ' Testing/Temporary/LastTest.log
+  ' "$1/Testing/Temporary/LastTest.log"
+}
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@") || status=$?
+if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR"; fi
+
+# Any sanitizer report fails the test that triggered it (halt_on_error);
+# leaks are reported at perfgate's exit.
+asan_status=0
+cmake -S . -B "$ASAN_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
+  -DPERFGATE_BUILD_BENCH=OFF
+cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
+(cd "$ASAN_BUILD_DIR" &&
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure --timeout 900 "$@") || asan_status=$?
+if [ "$asan_status" -ne 0 ]; then
+  print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"
+  [ "$status" -ne 0 ] || status=$asan_status
+fi
+
+# The parsers' fuzz targets, a bounded time each (ci/fuzz.sh).
+if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
+  bash ci/fuzz.sh || { [ "$status" -ne 0 ] || status=1; }
 fi
 exit "$status"

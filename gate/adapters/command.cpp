@@ -1,7 +1,6 @@
 #include "adapters/command.h"
 
 #include <cmath>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -52,7 +51,6 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
   std::string line;
   size_t line_no = 0;
   constexpr size_t kMaxMetricName = 256;
-  static const std::regex kName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
   while (std::getline(in, line)) {
     ++line_no;
     size_t start = line.find_first_not_of(" \t\r");
@@ -72,9 +70,8 @@ WorkloadOutput ParseCommandJsonLines(const std::string& text, const std::string&
       continue;
     }
     if (!j.contains("metric")) continue;
-    // Bounded before the (recursive) regex: a 100 KB name overflowed its stack.
     if (!j["metric"].is_string() || j["metric"].get<std::string>().size() > kMaxMetricName ||
-        !std::regex_match(j["metric"].get<std::string>(), kName)) {
+        !IsMetricName(j["metric"].get<std::string>())) {
       throw InfraError(where + ": \"metric\" must be a name like \"app.request_time\", at most 256 characters");
     }
     if (!j.contains("value") || !j["value"].is_number() || !std::isfinite(j["value"].get<double>())) {

@@ -42,7 +42,13 @@ double Number(const json& object, const std::string& key, const std::string& whe
   if (!object.contains(key)) throw InfraError(where + ": missing \"" + key + "\"");
   const json& v = object.at(key);
   if (!v.is_number() || !std::isfinite(v.get<double>())) {
-    throw InfraError(where + "." + key + ": expected a finite number, got " + v.dump().substr(0, 40));
+    std::string got = v.dump();
+    if (got.size() > 40) {
+      size_t cut = 40;
+      while (cut > 0 && (static_cast<unsigned char>(got[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+      got = got.substr(0, cut) + "...";
+    }
+    throw InfraError(where + "." + key + ": expected a finite number, got " + got);
   }
   return v.get<double>();
 }

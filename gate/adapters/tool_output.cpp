@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "metrics/error.h"
+#include "metrics/results_json.h"
 
 namespace perfgate {
 
@@ -64,7 +65,12 @@ nlohmann::json ParseToolJson(const std::string& text, const std::string& source)
     if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      ++depth;
+      if (static_cast<size_t>(++depth) > kMaxJsonDepth) {
+        const auto line = line_no + static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(start),
+                                                                   text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+        throw InfraError(where + ": line " + std::to_string(line) + ": arrays and objects nested deeper than " +
+                         std::to_string(kMaxJsonDepth) + " levels");
+      }
     } else if (c == '}' || c == ']') {
       --depth;
     } else if (c == 'N' || c == 'I' || c == '-') {
@@ -95,6 +101,9 @@ nlohmann::json ParseToolJson(const std::string& text, const std::string& source)
     std::string what = e.what();
     auto pos = what.find("parse error");
     throw InfraError(where + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond double's range (1e400); lines counted within the document.
+    throw InfraError(where + ": invalid JSON: " + JsonErrorWithLine(e.what(), doc));
   }
 }
 

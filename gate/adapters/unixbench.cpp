@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -35,6 +37,24 @@ struct RunSection {
   std::string prefix() const { return copies == 1 ? "unixbench." : "unixbench." + std::to_string(copies) + "copy."; }
   std::string label() const { return copies == 1 ? "single-copy run" : std::to_string(copies) + "-copy run"; }
 };
+
+// UnixBench's own lines are short; longer ones (a compiler command line in
+// make's output, binary junk) are never matched: std::regex recurses per
+// character and would overflow the stack on them.
+constexpr size_t kLongestMatchedLine = 1024;
+
+// A number the line's pattern matched, checked for range (hundreds of digits
+// overflow a double).
+double LineNumber(const std::string& digits, const std::string& source, size_t line_no) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(digits.c_str(), &end);
+  if (errno == ERANGE || !std::isfinite(value) || end != digits.c_str() + digits.size()) {
+    throw InfraError(source + ": line " + std::to_string(line_no) + ": number " + digits.substr(0, 40) +
+                     (digits.size() > 40 ? "..." : "") + " is out of range");
+  }
+  return value;
+}
 
 }  // namespace
 
@@ -109,6 +129,7 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > kLongestMatchedLine) continue;
     if (std::regex_search(line, kRunStart)) {
       if (!sections.empty()) close_section(sections.back());
       sections.push_back(RunSection{});
@@ -118,8 +139,11 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
     if (sections.empty()) continue;  // the banner, make's output, system details
     RunSection& s = sections.back();
     if (std::regex_search(line, m, kCopies)) {
-      s.copies = std::stoi(m[1]);
-      if (s.copies < 1) throw InfraError(source + ": line " + std::to_string(line_no) + ": copies must be positive");
+      const double copies = LineNumber(m[1], source, line_no);
+      if (copies < 1 || copies > 1 << 20) {
+        throw InfraError(source + ": line " + std::to_string(line_no) + ": copies must be between 1 and 1048576");
+      }
+      s.copies = static_cast<int>(copies);
       if (auto [it, fresh] = copies_seen.emplace(s.copies, line_no); !fresh) {
         throw InfraError(source + ": line " + std::to_string(line_no) + ": a second " + s.label() +
                          " (the first at line " + std::to_string(it->second) + ")");
@@ -137,18 +161,18 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
     if (std::regex_match(line, m, kScore)) {
       const std::string group = m[1];
       const std::string name = s.prefix() + (group == "System Benchmarks" ? "index" : SnakeCase(group) + "_index");
-      out.metrics[name] = Score(name, std::stod(m[2]), "index");
+      out.metrics[name] = Score(name, LineNumber(m[2], source, line_no), "index");
       s.index_table = s.index_open = false;
       continue;
     }
     if (s.index_table && std::regex_match(line, m, kIndexRow)) {
       const std::string name = s.prefix() + SnakeCase(m[1].str()) + ".index";
-      out.metrics[name] = Score(name, std::stod(m[4]), "index");
+      out.metrics[name] = Score(name, LineNumber(m[4], source, line_no), "index");
       continue;
     }
     if (!s.index_table && std::regex_match(line, m, kResult)) {
       const std::string name = s.prefix() + SnakeCase(m[1].str());
-      out.metrics[name] = Score(name, std::stod(m[2]), m[3]);
+      out.metrics[name] = Score(name, LineNumber(m[2], source, line_no), m[3]);
       ++s.results;
     }
   }

@@ -86,8 +86,10 @@ std::string SerializeBaseline(const Baseline& b) {
             {"suite", b.suite},
             {"environment", ToJson(b.environment)},
             {"scenario", ToJson(stored)}};
-  // nlohmann::json objects are std::map-backed: keys come out sorted.
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // nlohmann::json objects are std::map-backed: keys come out sorted. Bytes
+  // that are not UTF-8 (a tool's output quoted in a message) become U+FFFD
+  // rather than failing the write.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void SaveBaseline(const std::string& file, const Baseline& b) { SaveBaselines({{file, b}}); }

@@ -160,7 +160,7 @@ int PerfgateMain(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "perfgate: %s (see perfgate --help)\n", e.what());
+    std::fprintf(stderr, "perfgate: %s (see perfgate --help)\n", OneLine(e.what()).c_str());
     return static_cast<int>(ExitCode::kBadInput);
   }
 
@@ -178,10 +178,10 @@ int PerfgateMain(int argc, char** argv) {
     if (*probes) return ProbesCommand();
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {
-    std::fprintf(stderr, "perfgate: error: %s\n", e.what());
+    std::fprintf(stderr, "perfgate: error: %s\n", OneLine(e.what()).c_str());
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "perfgate: internal error: %s\n", e.what());
+    std::fprintf(stderr, "perfgate: internal error: %s\n", OneLine(e.what()).c_str());
     return static_cast<int>(ExitCode::kInfra);
   }
   return static_cast<int>(ExitCode::kBadInput);

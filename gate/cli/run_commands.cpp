@@ -144,11 +144,11 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
   int counts[5] = {0, 0, 0, 0, 0};
   for (const auto& s : r.scenarios) {
     for (const auto& c : s.checks) counts[static_cast<int>(c.verdict)]++;
-    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", s.error.c_str());
+    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", OneLine(s.error).c_str());
     for (const auto& c : s.checks) {
       if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
-        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), s.name.c_str(),
-                     c.spec.name.c_str(), c.message.c_str());
+        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
+                     OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "config/credentials.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -63,6 +64,11 @@ class SuiteObject {
   int Integer(const std::string& key, int lo, int hi) const {
     const json& v = Get(key);
     if (!v.is_number_integer()) Fail(At(key), "expected an integer, got " + std::string(v.type_name()));
+    // Unsigned values beyond int64 would wrap to negative ones in the message.
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
+      Fail(At(key), "value " + std::to_string(v.get<uint64_t>()) + " out of range [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]");
+    }
     int64_t i = v.get<int64_t>();
     if (i < lo || i > hi) {
       Fail(At(key), "value " + std::to_string(i) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -216,8 +222,7 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
   SuiteObject o(j, file, where, {"metric", "statistic", "type", "max_regression_pct", "max", "min", "name"});
   CheckSpec c;
   c.metric = o.String("metric");
-  static const std::regex kMetricName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
-  if (!std::regex_match(c.metric, kMetricName)) {
+  if (!IsMetricName(c.metric)) {
     o.Fail(o.At("metric"), "\"" + c.metric + "\" is not a metric name (<source>.<name>, e.g. workload.wall_time)");
   }
   if (o.Has("statistic")) {

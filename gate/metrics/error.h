@@ -28,4 +28,22 @@ inline Error InputError(const std::string& message) { return Error(ExitCode::kBa
 // Kernel, privilege or workload failure: exit 3.
 inline Error InfraError(const std::string& message) { return Error(ExitCode::kInfra, message); }
 
+// `message` as one line of a terminal or CI log: control characters (a key
+// or tool output holding a newline, an escape sequence) written as \n, \t,
+// \r or \xNN, so an error is always exactly one line.
+inline std::string OneLine(const std::string& message) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) out += std::string("\\x") + kHex[u >> 4] + kHex[u & 0xf];
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace perfgate

@@ -102,6 +102,27 @@ std::optional<Better> ParseBetter(const std::string& t) {
 
 bool IsTimeUnit(const std::string& unit) { return unit == "s" || unit == "ms" || unit == "us" || unit == "ns"; }
 
+bool IsMetricName(std::string_view name) {
+  static constexpr std::string_view kSegmentPunctuation = "_:<>*/+-";
+  size_t segments = 0;
+  size_t length = 0;
+  for (char c : name) {
+    if (c == '.') {
+      if (length == 0) return false;
+      ++segments;
+      length = 0;
+      continue;
+    }
+    const bool digit_or_lower = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_';
+    const bool ok = segments == 0 ? digit_or_lower
+                                  : digit_or_lower || (c >= 'A' && c <= 'Z') ||
+                                        kSegmentPunctuation.find(c) != std::string_view::npos;
+    if (!ok) return false;
+    ++length;
+  }
+  return segments >= 1 && length > 0;
+}
+
 Metric ScalarMetric(const std::string& name, double value, const std::string& unit, Better better) {
   Metric metric;
   metric.name = name;

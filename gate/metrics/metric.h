@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics/log_linear_histogram.h"
@@ -56,5 +57,10 @@ inline constexpr const char* kHostOtherCpus = "host.other_cpus";
 // Whether a unit measures time ("s", "ms", "us", "ns"): such metrics slow
 // down when the host is busy, while counts per operation do not.
 bool IsTimeUnit(const std::string& unit);
+
+// Whether `name` is <source>.<name>[.<more>]: a first segment of [a-z0-9_],
+// then segments of [A-Za-z0-9_:<>*/+-]. Hand-written rather than a regex:
+// the standard regex engine recurses per character and overflows the stack on long input.
+bool IsMetricName(std::string_view name);
 
 }  // namespace perfgate

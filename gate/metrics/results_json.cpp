@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "metrics/error.h"
@@ -62,7 +64,19 @@ class ObjectReader {
     if (!Has(key)) return fallback;
     const json& v = j_.at(key);
     if (!v.is_number_integer()) Fail(At(key), "expected an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      Fail(At(key), "integer " + std::to_string(v.get<uint64_t>()) + " out of range");
+    }
     return v.get<int64_t>();
+  }
+  // An integer that must fit an int (counts, indexes, exit codes): a larger
+  // one is an error, not silently narrowed.
+  int Int(const std::string& key, int fallback = 0) const {
+    const int64_t v = Integer(key, fallback);
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+      Fail(At(key), "integer " + std::to_string(v) + " out of range");
+    }
+    return static_cast<int>(v);
   }
   bool Bool(const std::string& key, bool fallback = false) const {
     if (!Has(key)) return fallback;
@@ -278,7 +292,7 @@ Environment EnvironmentFromJson(const json& j, const std::string& file, const st
   Environment e;
   e.kernel = r.String("kernel");
   e.cpu_model = r.String("cpu_model");
-  e.cpu_count = static_cast<int>(r.Integer("cpu_count"));
+  e.cpu_count = r.Int("cpu_count");
   e.perfgate_version = r.String("perfgate_version");
   e.git_commit = r.String("git_commit");
   e.hostname = r.String("hostname");
@@ -308,8 +322,8 @@ std::vector<Repetition> RepetitionsFromJson(const ObjectReader& r, const char* k
     std::string rp = Index(r.At(key), i);
     ObjectReader rr(reps[i], file, rp);
     Repetition rep;
-    rep.index = static_cast<int>(rr.Integer("index", static_cast<int64_t>(i)));
-    rep.exit_status = static_cast<int>(rr.Integer("exit_status"));
+    rep.index = rr.Int("index", static_cast<int>(i));
+    rep.exit_status = rr.Int("exit_status");
     rep.failure = rr.String("failure");
     if (rr.Has("warnings")) {
       const json& warnings = rr.Array("warnings");
@@ -438,8 +452,8 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
   if (r.Has("adaptive")) {
     ObjectReader a(r.Get("adaptive"), file, r.At("adaptive"));
     AdaptiveRepetitions adaptive;
-    adaptive.min = static_cast<int>(a.Integer("min"));
-    adaptive.max = static_cast<int>(a.Integer("max"));
+    adaptive.min = a.Int("min");
+    adaptive.max = a.Int("max");
     adaptive.paired = a.Bool("paired");
     if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
@@ -488,11 +502,13 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   ObjectReader r(j, file, "$");
   RunResults res;
   r.Get("schema_version");
-  res.schema_version = static_cast<int>(r.Integer("schema_version"));
-  if (res.schema_version != kResultsSchemaVersion) {
-    r.Fail(r.At("schema_version"), "unsupported schema version " + std::to_string(res.schema_version) +
+  // Compared before narrowing: 2^32 + 1 must not read as version 1.
+  const int64_t schema_version = r.Integer("schema_version");
+  if (schema_version != kResultsSchemaVersion) {
+    r.Fail(r.At("schema_version"), "unsupported schema version " + std::to_string(schema_version) +
                                        " (this perfgate reads " + std::to_string(kResultsSchemaVersion) + ")");
   }
+  res.schema_version = kResultsSchemaVersion;
   res.suite = r.RequiredString("suite");
   res.suite_file = r.String("suite_file");
   if (r.Has("environment")) res.environment = EnvironmentFromJson(r.Get("environment"), file, r.At("environment"));
@@ -507,11 +523,56 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   auto verdict = ParseVerdict(r.String("verdict", "pass"));
   if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
   res.verdict = *verdict;
-  res.exit_code = static_cast<int>(r.Integer("exit_code"));
+  res.exit_code = r.Int("exit_code");
   return res;
 }
 
+std::string JsonErrorWithLine(const std::string& what, const std::string& text) {
+  std::string message = what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
+  const size_t open = message.find('\''), close = message.rfind('\'');
+  if (open == std::string::npos || close <= open + 1) return message;
+  const size_t at = text.find(message.substr(open + 1, close - open - 1));
+  if (at == std::string::npos) return message;
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  return "line " + std::to_string(line) + ": " + message;
+}
+
+size_t LineTooDeep(const std::string& text) {
+  size_t depth = 0;
+  size_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        else if (text[i] == '\n') ++line;  // invalid JSON; the parser says so
+      }
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+      ++line;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const size_t end = text.find("*/", i + 2);
+      const size_t stop = end == std::string::npos ? text.size() : end + 1;
+      line += static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
+                                             text.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
+      i = stop;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return line;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return 0;
+}
+
 json ParseJsonText(const std::string& text, const std::string& file) {
+  if (const size_t line = LineTooDeep(text); line != 0) {
+    throw InputError(file + ": invalid JSON: line " + std::to_string(line) + ": arrays and objects nested deeper than " +
+                     std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
     return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
@@ -519,6 +580,9 @@ json ParseJsonText(const std::string& text, const std::string& file) {
     std::string what = e.what();
     auto pos = what.find("parse error");
     throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+  } catch (const json::exception& e) {
+    // A number beyond double's range: "number overflow parsing '1e400'", without a position.
+    throw InputError(file + ": invalid JSON: " + JsonErrorWithLine(e.what(), text));
   }
 }
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the parsers' libFuzzer targets (clang, ASan + UBSan) in a build dir
+# of their own and runs each for a bounded time, starting from the seed
+# corpus checked in under tests/fuzz/corpus/<target>/ (left unchanged: new
+# inputs go to a scratch copy). Fails when any target finds a crash, a hang
+# or a leak; the input that did it is kept under $FUZZ_BUILD_DIR/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
+TARGETS=(suite baseline results fio gbench unixbench command_lines)
+
+CC=clang CXX=clang++ cmake -S . -B "$FUZZ_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_FUZZ=ON \
+  -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF
+cmake --build "$FUZZ_BUILD_DIR" -j"$(nproc)" --target perfgate_fuzzers
+
+work="$FUZZ_BUILD_DIR/fuzz-run"
+rm -rf "$work"
+mkdir -p "$FUZZ_BUILD_DIR/artifacts"
+failed=()
+for t in "${TARGETS[@]}"; do
+  mkdir -p "$work/$t"
+  log="$work/$t.log"
+  echo "fuzz: $t for ${FUZZ_SECONDS} s"
+  # -timeout: one input taking 10 s is a hang. -rss_limit_mb: a runaway allocation is a finding.
+  if "$FUZZ_BUILD_DIR/tests/fuzz/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD_DIR/artifacts/$t-" \
+      "$work/$t" "tests/fuzz/corpus/$t" > "$log" 2>&1; then
+    # The last status line: executions, coverage, corpus size.
+    grep -E '^#[0-9]+' "$log" | tail -n 1 | sed "s/^/fuzz: $t: /"
+    grep -E '^stat::number_of_executed_units' "$log" | sed "s/^/fuzz: $t: /" || true
+  else
+    echo "fuzz: $t FAILED; the end of its log:"
+    tail -n 60 "$log"
+    failed+=("$t")
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]}; inputs in $FUZZ_BUILD_DIR/artifacts/"
+  exit 1
+fi
+echo "fuzz: all ${#TARGETS[@]} targets ran ${FUZZ_SECONDS} s without a finding"
