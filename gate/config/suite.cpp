@@ -201,10 +201,11 @@ std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocab
     if (probes[i].is_object()) {
       std::map<std::string, std::string> parameters;
       if (auto it = vocab.probe_parameters.find(p.name); it != vocab.probe_parameters.end()) parameters = it->second;
-      std::vector<std::string> keys = {"name", "scope"};
+      std::vector<std::string> keys = {"name", "scope", "optional"};
       for (const auto& [key, type] : parameters) keys.push_back(key);
       SuiteObject o(probes[i], scenario.file(), where, keys);
       if (o.Has("scope")) p.scope = o.String("scope");
+      p.optional = o.Bool("optional");
       if (p.scope != "workload" && p.scope != "system") {
         o.Fail(o.At("scope"), "expected \"workload\" or \"system\", got \"" + p.scope + "\"");
       }

@@ -31,6 +31,9 @@ struct ProbeSpec {
   // The probe's own keys, type-checked against the vocabulary; strings (and
   // strings in arrays) have ${variables} expanded.
   nlohmann::json params = nlohmann::json::object();
+  // When it cannot attach (a hook this kernel lacks), the run goes on
+  // without it and says why, instead of failing with exit 3.
+  bool optional = false;
 };
 
 struct ScenarioSpec {

@@ -190,7 +190,7 @@ json ToJson(const ProbeReport& p) {
   }
   return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
           {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
-          {"workload_cpu_ns", p.workload_cpu_ns}};
+          {"workload_cpu_ns", p.workload_cpu_ns}, {"not_attached", p.not_attached}};
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -213,6 +213,7 @@ ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const st
   p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns")));
   p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops")));
   p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns")));
+  p.not_attached = r.String("not_attached");
   return p;
 }
 

@@ -273,6 +273,7 @@ std::string Distributions(const ScenarioResult& scenario) {
 
 std::string HooksCell(const ProbeReport& probe) {
   std::string html;
+  if (!probe.not_attached.empty()) html += "<div class=\"warnings\">not attached: " + Esc(probe.not_attached) + "</div>";
   for (const HookChoice& hook : probe.hooks) {
     html += "<div>" + Esc(hook.hook) + " <span class=\"attach\">" + Esc(hook.attach_type) + "</span>";
     if (!hook.target.empty()) html += " <span class=\"sub-inline\">" + Esc(hook.target) + "</span>";

@@ -71,7 +71,20 @@ ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<Probe
     po.scope = p.scope == "system" ? ProbeScope::kSystem : ProbeScope::kWorkload;
     po.params = p.params;
     if (!spec.workload.shell && !argv.empty()) po.workload_path = ResolveExecutable(argv[0], spec.workload.cwd);
-    probe->Attach(po, tracker_.get());
+    try {
+      probe->Attach(po, tracker_.get());
+    } catch (const InfraError& e) {
+      if (!p.optional) throw;
+      probe->Detach();  // what attached before the failing hook
+      ProbeReport report;
+      report.name = p.name;
+      report.scope = p.scope;
+      report.not_attached = e.what();
+      std::fprintf(stderr, "perfgate: warning: scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
+                   spec.name.c_str(), p.name.c_str(), e.what());
+      not_attached_.push_back(std::move(report));
+      continue;
+    }
     probes_.push_back({std::move(probe), p.scope});
   }
 }
@@ -115,6 +128,7 @@ std::vector<ProbeReport> ScenarioProbes::Reports() const {
     out.push_back(std::move(r));
   }
   for (auto& r : out) r.workload_cpu_ns = workload_cpu_ns_;
+  out.insert(out.end(), not_attached_.begin(), not_attached_.end());
   return out;
 }
 

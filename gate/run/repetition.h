@@ -60,6 +60,7 @@ class ScenarioProbes {
   std::optional<BpfStatsEnabler> stats_;
   std::unique_ptr<WorkloadTracker> tracker_;
   std::vector<Attached> probes_;
+  std::vector<ProbeReport> not_attached_;  // optional probes that could not attach
   uint64_t workload_cpu_ns_ = 0;
   pid_t workload_pid_ = 0;
 };

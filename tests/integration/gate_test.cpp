@@ -269,6 +269,38 @@ TEST_F(GateTest, FailedAttachExitsThreeAndUnloadsWhatWasAttached) {
   EXPECT_NE(run.output.find("no usable attach type"), std::string::npos) << run.output;
 }
 
+TEST_F(GateTest, OptionalProbeThatCannotAttachIsLeftOutAndTheOthersKeepWorking) {
+  std::string suite = dir_ / "optional.json";
+  WriteFile(suite, CommandSuite(R"(["/bin/true"])",
+                                R"(["syscalls", {"name": "ufunc", "optional": true, "functions": ["main"]}])",
+                                R"([{"metric": "syscalls.count", "type": "budget", "max": 1e9}])"));
+  // ufunc's only attach type is uprobe; syscalls attaches as raw_tp.
+  CliRun run = RunCli({"run", suite, "--out", dir_ / "o", "--attach-types", "raw_tp"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("optional probe ufunc not attached"), std::string::npos) << run.output;
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o" / "results.json"));
+  const nlohmann::json& scenario = results["scenarios"][0];
+  bool ufunc_reported = false;
+  for (const auto& probe : scenario["probes"]) {
+    if (probe["name"] == "ufunc") {
+      ufunc_reported = true;
+      EXPECT_NE(probe["not_attached"].get<std::string>().find("no usable attach type"), std::string::npos) << probe;
+    } else {
+      EXPECT_EQ(probe["not_attached"], "") << probe;
+    }
+  }
+  EXPECT_TRUE(ufunc_reported);
+  EXPECT_TRUE(scenario["repetitions"][0]["metrics"].contains("syscalls.count"));
+  EXPECT_NE(ReadFile(dir_ / "o" / "report" / "index.html").find("not attached: probe ufunc"), std::string::npos);
+
+  // Without "optional" the same failure stops the run.
+  WriteFile(suite, CommandSuite(R"(["/bin/true"])", R"(["syscalls", {"name": "ufunc", "functions": ["main"]}])",
+                                R"([{"metric": "syscalls.count", "type": "budget", "max": 1e9}])"));
+  CliRun strict = RunCli({"run", suite, "--out", dir_ / "o2", "--attach-types", "raw_tp"});
+  EXPECT_EQ(strict.exit_code, 3) << strict.output;
+  EXPECT_NE(strict.output.find("probe ufunc, hook ufunc: no usable attach type"), std::string::npos) << strict.output;
+}
+
 TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
   std::string baselines = dir_ / "baselines";
   ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
