@@ -18,5 +18,6 @@ std::unique_ptr<Probe> MakePageFaultProbe();
 std::unique_ptr<Probe> MakeBlockLatencyProbe();
 std::unique_ptr<Probe> MakeIrqProbe();
 std::unique_ptr<Probe> MakeUfuncProbe();
+std::unique_ptr<Probe> MakeProfileProbe();
 
 }  // namespace perfgate

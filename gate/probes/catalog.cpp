@@ -82,6 +82,13 @@ const std::vector<CatalogEntry>& Entries() {
          {"pid", ProbeParameterType::kInteger,
           "trace this running process only; its executable and mapped libraries are searched"}}},
        MakeUfuncProbe},
+      {{"profile",
+        "on-CPU sampling: one perf event per CPU (hardware cycles, else the cpu-clock timer) at `frequency_hz`, "
+        "kernel and user stacks summed in the kernel per process; perfgate's evidence repetition attaches it",
+        {"profile.samples"},
+        {{"frequency_hz", ProbeParameterType::kInteger,
+          "samples per second and CPU (default 99, at most 10000)"}}},
+       MakeProfileProbe},
   };
   return entries;
 }
