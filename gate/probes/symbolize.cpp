@@ -261,8 +261,11 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
       kernel.push_back(symbolizer.KernelFrame(stack.kernel_ips[i] - (i > 0 ? 1 : 0)));
     // A stack taken inside a tracepoint program (offcpu's) starts with the
     // program and the tracepoint's BPF glue: perfgate's frames, not the workload's.
+    static const char* const kGlue[] = {"__traceiter_", "bpf_trace_run", "__bpf_trace_", "perf_trace_",
+                                        "trace_call_bpf"};
     for (size_t i = kernel.size(); i-- > 0;) {
-      if (kernel[i].rfind("bpf_trace_run", 0) == 0 || kernel[i].rfind("__bpf_trace_", 0) == 0) {
+      if (std::any_of(std::begin(kGlue), std::end(kGlue),
+                      [&](const char* glue) { return kernel[i].rfind(glue, 0) == 0; })) {
         kernel.erase(kernel.begin(), kernel.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         break;
       }

@@ -151,7 +151,8 @@ std::string FoldFrames(const std::vector<std::string>& user_innermost_first,
 
 // Symbolizes and folds `stacks` into a profile of `kind` ("on-cpu" or
 // "off-cpu") in `unit`, counting truncated user stacks by `count`. Kernel
-// frames up to a tracepoint's BPF glue (bpf_trace_run*) are dropped.
+// frames up to a tracepoint's BPF glue (__traceiter_*, bpf_trace_run*,
+// perf_trace_*) are dropped.
 FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, const std::vector<RawStack>& stacks,
                           StackSymbolizer& symbolizer);
 

@@ -20,6 +20,7 @@ constexpr size_t kOffCpuStacks = 2048;
 constexpr std::chrono::milliseconds kMapsPollInterval{20};
 
 std::string Describe(const CheckResult& c) {
+  if (c.spec.type == CheckSpec::Type::kBudget) return c.spec.name + ": " + c.message;
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f %%", c.change_pct);
   return c.spec.name + ": " + ToString(c.verdict) + " (" + change + ")";

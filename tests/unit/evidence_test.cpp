@@ -110,10 +110,12 @@ TEST(TruncatedUserStack, NeedsAProcessOrThreadRootOutermost) {
 TEST(FoldProfile, DropsTheTracepointGlueOfStacksTakenInABpfProgram) {
   std::istringstream in(
       "ffffffff81000000 T schedule\n"
+      "ffffffff81000800 T __traceiter_sched_switch\n"
       "ffffffff81001000 T bpf_trace_run4\n"
       "ffffffff81002000 T _einittext\n");
   StackSymbolizer symbolizer(KernelSymbols::Parse(in), {});
-  std::vector<RawStack> stacks = {{1, 5, 1, {0xffffffff81002010, 0xffffffff81001010, 0xffffffff81000010}, {}}};
+  std::vector<RawStack> stacks = {
+      {1, 5, 1, {0xffffffff81002010, 0xffffffff81001010, 0xffffffff81000810, 0xffffffff81000010}, {}}};
   FoldedProfile p = FoldProfile("off-cpu", "ns", stacks, symbolizer);
   ASSERT_EQ(p.stacks.size(), 1u);
   EXPECT_EQ(p.stacks.begin()->first, "schedule_[k]");
