@@ -27,7 +27,7 @@ using testing::WriteFile;
 // Budgets, not regression checks: on a saturated host perfgate calls a
 // wall-time regression inconclusive, while CPU time and the longest sleep
 // do not depend on how busy the machine is. The normal variant spends
-// 100 ms of CPU and does not sleep; "slow" spends 300 ms, "block" sleeps 300 ms.
+// 100 ms of CPU and naps 5 ms; "slow" spends 300 ms, "block" sleeps 300 ms.
 std::string SuiteText(const std::string& evidence) {
   return R"({"name": "evidence", )" + evidence + R"( "scenarios": [{
       "name": "work", "workload": {"argv": [")" PERFGATE_EVIDENCE_WORKLOAD R"(", "${VARIANT:-normal}", "100"]},
