@@ -85,7 +85,8 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
     Detach();
     const auto& allowed = options.allowed_attach_types;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), AttachType::kPerfEvent) == allowed.end())
-      throw InfraError("probe profile, hook profile: no usable attach type (perf_event: not in the allowed attach types)");
+      throw InfraError(
+          "probe profile, hook profile: no usable attach type (perf_event: not in the allowed attach types)");
     frequency_hz_ = FrequencyFrom(options.params);
     const bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr) throw InfraError("probe profile: workload scope needs a WorkloadTracker");
@@ -107,8 +108,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
 
   void Collect(double duration_s, MetricSet& out) override {
     auto counts = ReadPerCpuTotal<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kWhat);
-    out["profile.samples"] =
-        CounterMetric("profile.samples", "count", static_cast<double>(counts.samples), duration_s);
+    out["profile.samples"] = CounterMetric("profile.samples", "count", static_cast<double>(counts.samples), duration_s);
     dropped_ += counts.stacks + counts.stack_sums;
   }
 

@@ -223,9 +223,9 @@ std::string StackSymbolizer::UserFrame(uint32_t tgid, uint64_t ip) {
 bool IsTruncatedUserStack(const std::vector<std::string>& frames) {
   if (frames.empty()) return false;
   if (frames.size() <= 2) return true;
-  static const std::set<std::string> kRoots = {"_start",       "__libc_start_main", "__libc_start_call_main",
-                                               "start_thread", "clone",             "clone3",
-                                               "__clone",      "__clone3",          "__GI___clone3"};
+  static const std::set<std::string> kRoots = {
+      "_start",  "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
+      "__clone", "__clone3",          "__GI___clone3"};
   if (kRoots.count(frames.front()) != 0) return false;
   // Distributions strip the C library's local symbols: its start routines
   // (__libc_start_call_main, start_thread, clone3) read "libc.so.6+0x...".
@@ -283,8 +283,7 @@ std::string TruncationNote(const FoldedProfile& profile) {
   if (profile.truncated_user_stacks == 0) return "";
   const std::string what = profile.kind == "off-cpu" ? " waits" : " samples";
   return profile.kind + ": user stacks truncated in " + std::to_string(profile.truncated_user_stacks) + " of " +
-         std::to_string(profile.samples) + what +
-         ": rebuild with -fno-omit-frame-pointer for full stacks";
+         std::to_string(profile.samples) + what + ": rebuild with -fno-omit-frame-pointer for full stacks";
 }
 
 }  // namespace perfgate

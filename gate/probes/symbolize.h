@@ -103,8 +103,8 @@ class ProcessMapsRecorder {
 // One captured stack pair of one process with its weight.
 struct RawStack {
   uint32_t tgid = 0;
-  uint64_t weight = 0;  // samples, or ns off-CPU
-  uint64_t count = 0;   // samples or waits behind `weight`
+  uint64_t weight = 0;               // samples, or ns off-CPU
+  uint64_t count = 0;                // samples or waits behind `weight`
   std::vector<uint64_t> kernel_ips;  // innermost first
   std::vector<uint64_t> user_ips;    // innermost first
 };

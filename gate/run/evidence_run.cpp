@@ -132,10 +132,10 @@ void AddBaselineEvidence(RunResults& results, const std::map<std::string, Scenar
   for (ScenarioResult& s : results.scenarios) {
     auto b = baselines.find(s.name);
     if (b == baselines.end() || s.evidence.empty()) continue;
-    const bool has_candidate = std::any_of(s.evidence.begin(), s.evidence.end(),
-                                           [](const Evidence& e) { return e.side == "candidate"; });
-    const bool has_baseline = std::any_of(s.evidence.begin(), s.evidence.end(),
-                                          [](const Evidence& e) { return e.side == "baseline"; });
+    const bool has_candidate =
+        std::any_of(s.evidence.begin(), s.evidence.end(), [](const Evidence& e) { return e.side == "candidate"; });
+    const bool has_baseline =
+        std::any_of(s.evidence.begin(), s.evidence.end(), [](const Evidence& e) { return e.side == "baseline"; });
     if (!has_candidate || has_baseline) continue;
     // The baseline's own run stored its evidence as that run's candidate.
     for (const Evidence& e : b->second.evidence) {
