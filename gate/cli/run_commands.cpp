@@ -22,6 +22,7 @@
 #include "report/reporter.h"
 #include "report/format.h"
 #include "run/environment.h"
+#include "run/evidence_run.h"
 #include "run/interleaved.h"
 #include "run/overhead.h"
 #include "run/runner.h"
@@ -135,9 +136,57 @@ void Finish(RunResults& results, const std::map<std::string, ScenarioResult>& ba
   for (ScenarioResult& s : results.scenarios) {
     if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
   }
+  AddBaselineEvidence(results, baselines);
   results.baseline_environment = std::move(baseline_env);
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
+}
+
+// The evidence repetitions, once the verdicts are known: of every scenario
+// whose check failed (`evidence: on-failure`) or of every scenario
+// (`always`). With `baseline_suite` (perfgate ab), the baseline variant gets
+// one too. A repetition that fails is said and leaves the scenario without
+// evidence; the verdict stands.
+void CaptureEvidence(const Suite& suite, const RunCommandOptions& o, RunResults& results,
+                     const Suite* baseline_suite = nullptr, const RunResults* baseline_results = nullptr) {
+  if (results.partial) return;
+  RunOptions ro;
+  ro.allowed_attach_types = ParseAttachTypes(o.attach_types);
+  ro.stop = &g_stop;
+  ro.quiet = o.quiet;
+  auto spec_of = [](const Suite& in, const std::string& name) -> const ScenarioSpec* {
+    for (const auto& s : in.scenarios) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  };
+  for (ScenarioResult& scenario : results.scenarios) {
+    const ScenarioSpec* spec = spec_of(suite, scenario.name);
+    if (spec == nullptr || g_stop.load()) continue;
+    const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario);
+    if (!reason) continue;
+    if (!o.quiet)
+      std::fprintf(stderr, "perfgate: %s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
+    try {
+      scenario.evidence.push_back(
+          EvidenceRepetition(*spec, ro, "candidate", *reason, MedianWallTime(scenario.repetitions)));
+      if (baseline_suite != nullptr && baseline_results != nullptr) {
+        const ScenarioSpec* b_spec = spec_of(*baseline_suite, scenario.name);
+        const ScenarioResult* b_result = nullptr;
+        for (const auto& b : baseline_results->scenarios) {
+          if (b.name == scenario.name) b_result = &b;
+        }
+        if (b_spec != nullptr && b_result != nullptr) {
+          if (!o.quiet) std::fprintf(stderr, "perfgate: %s: baseline evidence repetition\n", scenario.name.c_str());
+          scenario.evidence.push_back(
+              EvidenceRepetition(*b_spec, ro, "baseline", *reason, MedianWallTime(b_result->repetitions)));
+        }
+      }
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::kBadInput) throw;
+      std::fprintf(stderr, "perfgate: warning: scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());
+    }
+  }
 }
 
 void PrintSummary(const RunResults& r, const std::string& out_dir) {
@@ -265,6 +314,8 @@ int RunCommand(const RunCommandOptions& o) {
   const std::map<std::string, ScenarioResult> recorded = Scenarios(baselines);
   RunResults results = MeasureSuite(suite, o, &recorded);
   Finish(results, recorded, FirstEnvironment(baselines), o.strict, o.fdr);
+  CaptureEvidence(suite, o, results);
+  AddBaselineEvidence(results, recorded);
   if (o.trace && !results.partial) TraceWorstScenario(suite, o, ParseAttachTypes(o.attach_types), &g_stop, results);
   WriteReports(results, o.out_dir);
   PrintSummary(results, o.out_dir);
@@ -287,6 +338,7 @@ int BaselineRecordCommand(const RunCommandOptions& o) {
   RunResults results = MeasureSuite(suite, o);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
   Finish(results, {}, std::nullopt, o.strict, o.fdr);
+  CaptureEvidence(suite, o, results);  // `evidence: always` stores it with the baseline
   WriteReports(results, o.out_dir);
   if (results.partial) {
     std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
@@ -336,6 +388,7 @@ int AbCommand(const AbCommandOptions& o) {
     if (s.error.empty()) sides.emplace(s.name, s);
   }
   Finish(run.candidate, sides, run.baseline.environment, r.strict, r.fdr);
+  CaptureEvidence(candidate, r, run.candidate, &baseline, &run.baseline);
   WriteReports(run.candidate, r.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
   WriteFileAtomic((fs::path(r.out_dir) / "baseline-results.json").string(), ToJson(run.baseline).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

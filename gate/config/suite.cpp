@@ -265,10 +265,21 @@ void ParseRepetitions(const SuiteObject& o, ScenarioSpec& s) {
   }
 }
 
+EvidenceMode ParseEvidence(const SuiteObject& o) {
+  const std::string value = o.String("evidence");
+  for (EvidenceMode mode : {EvidenceMode::kOnFailure, EvidenceMode::kAlways, EvidenceMode::kNever}) {
+    if (ToString(mode) == value) return mode;
+  }
+  o.Fail(o.At("evidence"), "expected \"always\", \"on-failure\" or \"never\", got \"" + value + "\"" +
+                               DidYouMeanHint(value, {"always", "on-failure", "never"}));
+}
+
 ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::string& where,
-                           const SuiteVocabulary& vocab, const SuiteVariables& vars) {
-  SuiteObject o(j, file, where, {"name", "workload", "warmup", "repetitions", "timeout_s", "run_as", "probes", "checks"});
+                           const SuiteVocabulary& vocab, const SuiteVariables& vars, EvidenceMode evidence) {
+  SuiteObject o(j, file, where,
+                {"name", "workload", "warmup", "repetitions", "timeout_s", "run_as", "probes", "checks", "evidence"});
   ScenarioSpec s;
+  s.evidence = o.Has("evidence") ? ParseEvidence(o) : evidence;
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
@@ -299,6 +310,18 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
 }
 
 }  // namespace
+
+std::string ToString(EvidenceMode mode) {
+  switch (mode) {
+    case EvidenceMode::kOnFailure:
+      return "on-failure";
+    case EvidenceMode::kAlways:
+      return "always";
+    case EvidenceMode::kNever:
+      return "never";
+  }
+  return "on-failure";
+}
 
 std::vector<std::string> SplitCommandLine(const std::string& line, const std::string& where) {
   std::vector<std::string> words;
@@ -364,7 +387,8 @@ std::string ExpandVariables(const std::string& text, const SuiteVariables& vars,
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocab,
                  const SuiteVariables& vars) {
   json j = ParseJsonText(text, file);
-  SuiteObject o(j, file, "$", {"name", "scenarios", "description"});
+  SuiteObject o(j, file, "$", {"name", "scenarios", "description", "evidence"});
+  const EvidenceMode evidence = o.Has("evidence") ? ParseEvidence(o) : EvidenceMode::kOnFailure;
   Suite suite;
   suite.file = file;
   suite.name = o.String("name");
@@ -378,7 +402,7 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   std::set<std::string> names;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     std::string where = Index(o.At("scenarios"), i);
-    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, vars));
+    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, vars, evidence));
     if (!names.insert(suite.scenarios.back().name).second) {
       o.Fail(where + ".name", "duplicate scenario name \"" + suite.scenarios.back().name + "\"");
     }

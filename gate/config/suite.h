@@ -36,6 +36,12 @@ struct ProbeSpec {
   bool optional = false;
 };
 
+// When a scenario gets an extra "evidence" repetition with on-CPU and
+// off-CPU stacks (suite key `evidence`, per scenario or for the suite).
+enum class EvidenceMode { kOnFailure, kAlways, kNever };
+// "on-failure", "always", "never".
+std::string ToString(EvidenceMode mode);
+
 struct ScenarioSpec {
   std::string name;
   WorkloadSpec workload;
@@ -46,6 +52,7 @@ struct ScenarioSpec {
   std::string run_as;  // the workload's user (empty: perfgate's own); probes stay root
   std::vector<ProbeSpec> probes;
   std::vector<CheckSpec> checks;
+  EvidenceMode evidence = EvidenceMode::kOnFailure;
 };
 
 struct Suite {

@@ -21,5 +21,6 @@ std::unique_ptr<Probe> MakeUfuncProbe();
 std::unique_ptr<Probe> MakeFutexProbe();
 std::unique_ptr<Probe> MakeMmapLockProbe();
 std::unique_ptr<Probe> MakeTcpProbe();
+std::unique_ptr<Probe> MakeProfileProbe();
 
 }  // namespace perfgate

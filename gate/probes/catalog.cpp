@@ -104,6 +104,13 @@ const std::vector<CatalogEntry>& Entries() {
         "(sock:inet_sock_set_state), resets sent and received (tcp:tcp_send_reset, tcp:tcp_receive_reset)",
         {"tcp.retransmits", "tcp.rtt", "tcp.connect_latency", "tcp.resets", "tcp.resets.sent", "tcp.resets.received"}},
        MakeTcpProbe},
+      {{"profile",
+        "on-CPU sampling: one perf event per CPU (hardware cycles, else the cpu-clock timer) at `frequency_hz`, "
+        "kernel and user stacks summed in the kernel per process; perfgate's evidence repetition attaches it",
+        {"profile.samples"},
+        {{"frequency_hz", ProbeParameterType::kInteger,
+          "samples per second and CPU (default 99, at most 10000)"}}},
+       MakeProfileProbe},
   };
   return entries;
 }

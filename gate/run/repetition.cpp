@@ -108,6 +108,13 @@ void ScenarioProbes::MeasureProbeCost(bool on) {
   if (!on) stats_.reset();
 }
 
+Probe* ScenarioProbes::Find(const std::string& name) const {
+  for (const auto& p : probes_) {
+    if (p.probe->name() == name) return p.probe.get();
+  }
+  return nullptr;
+}
+
 void ScenarioProbes::Collect(double duration_s, MetricSet& out) {
   for (auto& p : probes_) p.probe->Collect(duration_s, out);
 }

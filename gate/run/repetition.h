@@ -48,6 +48,10 @@ class ScenarioProbes {
   std::vector<ProbeReport> Reports() const;
   // The workload process of the last Prepare().
   pid_t workload_pid() const { return workload_pid_; }
+  // The attached probe named `name`, or nullptr.
+  Probe* Find(const std::string& name) const;
+  // The tracker's thread map (probes/tracker.h); -1 without workload-scope probes.
+  int tracked_map_fd() const { return tracker_ ? tracker_->map_fd() : -1; }
 
  private:
   struct Attached {

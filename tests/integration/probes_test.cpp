@@ -282,7 +282,8 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, ProbeLifetime,
-                         ::testing::Values("runqlat", "syscalls", "kmem", "offcpu", "sched", "pagefault"));
+                         ::testing::Values("runqlat", "syscalls", "kmem", "offcpu", "sched", "pagefault",
+                                           "profile"));
 
 TEST(ProbeAttach, DisallowedAttachTypesAreReportedAsRejected) {
   PERFGATE_REQUIRE_ROOT();

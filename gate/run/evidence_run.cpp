@@ -1,0 +1,151 @@
+#include "run/evidence_run.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "adapters/adapter.h"
+#include "metrics/error.h"
+#include "probes/offcpu_stacks.h"
+#include "probes/profile_stacks.h"
+#include "probes/symbolize.h"
+#include "run/repetition.h"
+
+namespace perfgate {
+
+namespace {
+
+// Distinct off-CPU stacks kept: the offcpu probe's map size.
+constexpr size_t kOffCpuStacks = 2048;
+// How often the workload's process maps are looked for.
+constexpr std::chrono::milliseconds kMapsPollInterval{20};
+
+std::string Describe(const CheckResult& c) {
+  if (c.spec.type == CheckSpec::Type::kBudget) return c.spec.name + ": " + c.message;
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.1f %%", c.change_pct);
+  return c.spec.name + ": " + ToString(c.verdict) + " (" + change + ")";
+}
+
+// The scenario's probes without its own profile and offcpu, then those two in
+// workload scope, offcpu with stacks.
+std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec) {
+  std::vector<ProbeSpec> probes;
+  for (const ProbeSpec& p : spec.probes) {
+    if (p.name != "profile" && p.name != "offcpu") probes.push_back(p);
+  }
+  ProbeSpec profile{"profile", "workload", nlohmann::json::object()};
+  for (const ProbeSpec& p : spec.probes) {
+    if (p.name == "profile") profile.params = p.params;  // the suite's frequency
+  }
+  probes.push_back(profile);
+  probes.push_back({"offcpu", "workload", {{"stacks", true}}});
+  return probes;
+}
+
+std::string PerEvent(const ProbeReport& r) {
+  if (r.run_count == 0) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, "%llu runs, %.0f ns each in BPF", static_cast<unsigned long long>(r.run_count),
+                static_cast<double>(r.run_time_ns) / static_cast<double>(r.run_count));
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> EvidenceReason(EvidenceMode mode, const ScenarioResult& scenario) {
+  if (mode == EvidenceMode::kNever || !scenario.error.empty() || scenario.repetitions.empty()) return std::nullopt;
+  if (mode == EvidenceMode::kAlways) return "always";
+  for (const CheckResult& c : scenario.checks) {
+    if (c.verdict == Verdict::kRegression) return Describe(c);
+  }
+  return std::nullopt;
+}
+
+double MedianWallTime(const std::vector<Repetition>& repetitions) {
+  std::vector<double> walls;
+  for (const Repetition& r : repetitions) {
+    auto it = r.metrics.find("workload.wall_time");
+    if (it != r.metrics.end()) walls.push_back(it->second.value);
+  }
+  if (walls.empty()) return 0;
+  std::sort(walls.begin(), walls.end());
+  const size_t n = walls.size();
+  return n % 2 == 1 ? walls[n / 2] : (walls[n / 2 - 1] + walls[n / 2]) / 2;
+}
+
+Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
+                            const std::string& reason, double measured_wall_s) {
+  const WorkloadAdapter& adapter = AdapterFor(spec);
+  const std::vector<std::string> argv = adapter.LaunchArgv(spec.workload);
+  Evidence evidence;
+  evidence.side = side;
+  evidence.reason = reason;
+  std::vector<RawStack> on_cpu, off_cpu;
+  std::map<uint32_t, ProcessMaps> maps;
+  Repetition rep;
+  std::vector<ProbeReport> reports;
+  std::string event;
+  {
+    ScenarioProbes probes(spec, EvidenceProbes(spec), argv, options);
+    probes.MeasureProbeCost(true);  // the evidence note says what sampling cost
+    ProcessMapsRecorder recorder(probes.tracked_map_fd(), kMapsPollInterval);
+    rep = RunRepetition(spec, adapter, argv, probes, options);
+    maps = recorder.Finish();
+    if (!rep.failure.empty())
+      throw InfraError("scenario \"" + spec.name + "\": evidence repetition: workload " + rep.failure);
+    if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
+      evidence.frequency_hz = profile->frequency_hz();
+      event = profile->sampled_event();
+      for (SampledStack& s : profile->SampledStacks())
+        on_cpu.push_back({s.tgid, s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
+    }
+    if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
+      for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks))
+        off_cpu.push_back({s.tgid, s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
+    }
+    reports = probes.Reports();
+  }
+  StackSymbolizer symbolizer(KernelSymbols::Load(), std::move(maps));
+  evidence.profiles.push_back(FoldProfile("on-cpu", "samples", on_cpu, symbolizer));
+  evidence.profiles.push_back(FoldProfile("off-cpu", "ns", off_cpu, symbolizer));
+  for (const FoldedProfile& p : evidence.profiles) {
+    if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
+  }
+  if (symbolizer.processes_without_maps() > 0)
+    evidence.notes.push_back(std::to_string(symbolizer.processes_without_maps()) +
+                             " processes exited before their memory map was read: their user frames are [unknown]");
+  for (const std::string& why : symbolizer.unreadable()) evidence.notes.push_back("no symbols: " + why);
+  auto wall = rep.metrics.find("workload.wall_time");
+  if (wall != rep.metrics.end() && measured_wall_s > 0) evidence.slowdown = wall->second.value / measured_wall_s;
+  for (const ProbeReport& r : reports) {
+    if (r.name == "profile") {
+      std::string target = r.hooks.empty() ? event : r.hooks.front().target;
+      evidence.notes.push_back("profile: " + target + (PerEvent(r).empty() ? "" : ": " + PerEvent(r)));
+    } else if (r.name == "offcpu") {
+      if (!PerEvent(r).empty()) evidence.notes.push_back("offcpu with stacks: " + PerEvent(r));
+    }
+  }
+  return evidence;
+}
+
+void AddBaselineEvidence(RunResults& results, const std::map<std::string, ScenarioResult>& baselines) {
+  for (ScenarioResult& s : results.scenarios) {
+    auto b = baselines.find(s.name);
+    if (b == baselines.end() || s.evidence.empty()) continue;
+    const bool has_candidate =
+        std::any_of(s.evidence.begin(), s.evidence.end(), [](const Evidence& e) { return e.side == "candidate"; });
+    const bool has_baseline =
+        std::any_of(s.evidence.begin(), s.evidence.end(), [](const Evidence& e) { return e.side == "baseline"; });
+    if (!has_candidate || has_baseline) continue;
+    // The baseline's own run stored its evidence as that run's candidate.
+    for (const Evidence& e : b->second.evidence) {
+      if (e.side != "candidate") continue;
+      Evidence copy = e;
+      copy.side = "baseline";
+      s.evidence.push_back(std::move(copy));
+      break;
+    }
+  }
+}
+
+}  // namespace perfgate

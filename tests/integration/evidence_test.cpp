@@ -1,0 +1,281 @@
+// Evidence end to end: a baseline recorded with `evidence: always`, then
+// candidates that spend extra CPU in one known function or block in one
+// known place fail their check, and the evidence repetition's stacks name
+// that function; a green run gets no evidence and attaches nothing extra.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_harness.h"
+#include "integration/privilege.h"
+#include "probe_harness.h"
+#include "metrics/error.h"
+#include "probes/profile_stacks.h"
+
+namespace perfgate {
+namespace {
+
+using nlohmann::json;
+using testing::ReadFile;
+using testing::RunCli;
+using testing::ScratchDir;
+using testing::WriteFile;
+
+// Budgets, not regression checks: on a saturated host perfgate calls a
+// wall-time regression inconclusive, while CPU time and the longest sleep
+// do not depend on how busy the machine is. The normal variant spends
+// 100 ms of CPU and naps 5 ms; "slow" spends 300 ms, "block" sleeps 300 ms.
+std::string SuiteText(const std::string& evidence) {
+  return R"({"name": "evidence", )" + evidence + R"( "scenarios": [{
+      "name": "work", "workload": {"argv": [")" PERFGATE_EVIDENCE_WORKLOAD R"(", "${VARIANT:-normal}", "100"]},
+      "warmup": 0, "repetitions": 5, "timeout_s": 30, "probes": ["offcpu"],
+      "checks": [{"metric": "workload.cpu_time", "max": 0.2},
+                 {"metric": "sched.offcpu.sleep", "statistic": "max", "max": 100000000}]}]})";
+}
+
+// The innermost user frame of a folded stack (kernel frames end in "_[k]").
+std::string LeafUserFrame(const std::string& folded) {
+  std::string leaf;
+  size_t start = 0;
+  while (start <= folded.size()) {
+    size_t end = folded.find(';', start);
+    if (end == std::string::npos) end = folded.size();
+    std::string frame = folded.substr(start, end - start);
+    if (frame.size() < 4 || frame.compare(frame.size() - 4, 4, "_[k]") != 0) leaf = frame;
+    start = end + 1;
+  }
+  return leaf;
+}
+
+std::map<std::string, double> LeafShares(const json& profile) {
+  std::map<std::string, double> shares;
+  const double total = profile["total"].get<double>();
+  for (const auto& [stack, weight] : profile["stacks"].items())
+    shares[LeafUserFrame(stack)] += weight.get<double>() / total;
+  return shares;
+}
+
+const json* Profile(const json& evidence, const std::string& side, const std::string& kind) {
+  for (const auto& e : evidence) {
+    if (e["side"] != side) continue;
+    for (const auto& p : e["profiles"]) {
+      if (p["kind"] == kind) return &p;
+    }
+  }
+  return nullptr;
+}
+
+// The leaf user frame whose share of the candidate's weight grew most over the baseline's.
+std::string HeaviestGrowingLeaf(const json& candidate, const json* baseline) {
+  std::map<std::string, double> growth = LeafShares(candidate);
+  if (baseline != nullptr) {
+    for (const auto& [leaf, share] : LeafShares(*baseline)) growth[leaf] -= share;
+  }
+  std::string best;
+  double most = -1;
+  for (const auto& [leaf, g] : growth) {
+    if (g > most) {
+      most = g;
+      best = leaf;
+    }
+  }
+  return best;
+}
+
+// The folded stack whose share of the weight grew most over the baseline's.
+std::string HeaviestGrowingStack(const json& candidate, const json* baseline) {
+  std::map<std::string, double> growth;
+  for (const auto& [stack, weight] : candidate["stacks"].items())
+    growth[stack] += weight.get<double>() / candidate["total"].get<double>();
+  if (baseline != nullptr) {
+    for (const auto& [stack, weight] : (*baseline)["stacks"].items())
+      growth[stack] -= weight.get<double>() / (*baseline)["total"].get<double>();
+  }
+  std::string best;
+  double most = -2;
+  for (const auto& [stack, g] : growth) {
+    if (g > most) {
+      most = g;
+      best = stack;
+    }
+  }
+  return best;
+}
+
+void Spin(std::chrono::milliseconds how_long) {
+  auto end = std::chrono::steady_clock::now() + how_long;
+  volatile unsigned long x = 0;
+  while (std::chrono::steady_clock::now() < end) x = x + 1;
+}
+
+TEST(ProfileProbe, SamplesOnlyTheWorkloadWithItsUserStacks) {
+  PERFGATE_REQUIRE_ROOT();
+  WorkloadTracker tracker;
+  tracker.Attach({});
+  auto probe = CreateProbe("profile");
+  ASSERT_NE(probe, nullptr);
+  ProbeOptions options;
+  options.params = {{"frequency_hz", 199}};
+  probe->Attach(options, &tracker);
+  HeldChild child([] { Spin(std::chrono::milliseconds(300)); });
+  tracker.Clear();
+  tracker.Track(child.pid());
+  probe->Reset();
+  Spin(std::chrono::milliseconds(100));  // the test's own CPU time is not the workload's
+  ASSERT_TRUE(child.RunToCompletion());
+  MetricSet metrics;
+  probe->Collect(0.3, metrics);
+  // 300 ms at 199 Hz is about 60 samples; a loaded machine runs it less.
+  EXPECT_GE(metrics.at("profile.samples").value, 10);
+  auto* source = dynamic_cast<ProfileStackSource*>(probe.get());
+  ASSERT_NE(source, nullptr);
+  EXPECT_EQ(source->frequency_hz(), 199);
+  uint64_t with_user_stack = 0;
+  for (const SampledStack& s : source->SampledStacks()) {
+    EXPECT_EQ(s.tgid, static_cast<uint32_t>(child.pid()));
+    with_user_stack += s.user_ips.empty() ? 0 : s.samples;
+  }
+  EXPECT_GE(with_user_stack, 5u);
+  ProbeReport report = probe->Report();
+  ASSERT_EQ(report.hooks.size(), 1u);
+  EXPECT_EQ(report.hooks[0].attach_type, "perf_event");
+  const std::string event = source->sampled_event();
+  EXPECT_TRUE(event == "cycles" || event == "cpu-clock") << event;
+  EXPECT_EQ(report.hooks[0].target.rfind(event + " at 199 Hz on ", 0), 0u) << report.hooks[0].target;
+  // Where cycles are refused (virtual machines), the refusal is said.
+  if (event == "cpu-clock") {
+    ASSERT_EQ(report.hooks[0].rejected.size(), 1u);
+    EXPECT_EQ(report.hooks[0].rejected[0].rfind("cycles: ", 0), 0u);
+  }
+}
+
+TEST(ProfileProbe, RejectsAFrequencyOutOfRangeNamingTheProbe) {
+  PERFGATE_REQUIRE_ROOT();
+  auto probe = CreateProbe("profile");
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  options.params = {{"frequency_hz", 0}};
+  try {
+    probe->Attach(options, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("probe profile: parameter \"frequency_hz\""), std::string::npos);
+  }
+}
+
+class EvidenceRun : public ::testing::Test {
+ protected:
+  // One baseline of the normal variant, recorded with `evidence: always`.
+  static void SetUpTestSuite() {
+    if (geteuid() != 0) return;
+    dir_ = new ScratchDir();
+    WriteFile(*dir_ / "always.json", SuiteText(R"("evidence": "always",)"));
+    WriteFile(*dir_ / "suite.json", SuiteText(""));
+    record_ = RunCli({"baseline", "record", *dir_ / "always.json", "--baseline-dir", *dir_ / "b", "--out",
+                      *dir_ / "recorded", "--quiet"},
+                     {"VARIANT=normal"});
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    PERFGATE_REQUIRE_ROOT();
+    ASSERT_EQ(record_.exit_code, 0) << record_.output;
+  }
+
+  // Runs `variant` against the recorded baseline; results.json.
+  static json RunVariant(const std::string& variant, int expected_exit, std::string* output = nullptr) {
+    const std::string out = *dir_ / ("out-" + variant);
+    testing::CliRun run = RunCli({"run", *dir_ / "suite.json", "--baseline-dir", *dir_ / "b", "--out", out},
+                                 {"VARIANT=" + variant});
+    EXPECT_EQ(run.exit_code, expected_exit) << run.output;
+    if (output != nullptr) *output = run.output;
+    return json::parse(ReadFile(out + "/results.json"));
+  }
+
+  static ScratchDir* dir_;
+  static testing::CliRun record_;
+};
+
+ScratchDir* EvidenceRun::dir_ = nullptr;
+testing::CliRun EvidenceRun::record_;
+
+TEST_F(EvidenceRun, BaselineRecordedWithEvidenceAlwaysKeepsItsStacks) {
+  const json baseline = json::parse(ReadFile(*dir_ / "b/evidence/work.json"));
+  const json& evidence = baseline["scenario"]["evidence"];
+  ASSERT_EQ(evidence.size(), 1u) << baseline["scenario"].dump();
+  EXPECT_EQ(evidence[0]["reason"], "always");
+  const json* on_cpu = Profile(evidence, "candidate", "on-cpu");
+  ASSERT_NE(on_cpu, nullptr);
+  EXPECT_GT((*on_cpu)["samples"].get<uint64_t>(), 0u);
+  EXPECT_EQ(HeaviestGrowingLeaf(*on_cpu, nullptr), "perfgate_test_spin");
+}
+
+TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
+  std::string output;
+  const json results = RunVariant("slow", 1, &output);
+  const json& scenario = results["scenarios"][0];
+  ASSERT_TRUE(scenario.contains("evidence")) << output;
+  const json& evidence = scenario["evidence"];
+  const json* candidate = Profile(evidence, "candidate", "on-cpu");
+  const json* baseline = Profile(evidence, "baseline", "on-cpu");
+  ASSERT_NE(candidate, nullptr) << evidence.dump();
+  ASSERT_NE(baseline, nullptr) << "the stored baseline's evidence is the baseline side";
+  EXPECT_EQ(HeaviestGrowingLeaf(*candidate, baseline), "perfgate_test_hot_loop") << candidate->dump(1);
+  // Built with frame pointers: its stacks reach main and the C library's start.
+  const json& hot = *candidate;
+  EXPECT_LT(hot["truncated_user_stacks"].get<double>(), 0.5 * hot["samples"].get<double>()) << hot.dump(1);
+  bool through_main = false;
+  for (const auto& [stack, weight] : hot["stacks"].items())
+    through_main |= stack.find("main;perfgate_test_hot_loop") != std::string::npos;
+  EXPECT_TRUE(through_main) << hot.dump(1);
+  for (const auto& e : evidence) {
+    if (e["side"] != "candidate") continue;
+    EXPECT_NE(e["reason"].get<std::string>().find("workload.cpu_time"), std::string::npos) << e["reason"];
+    EXPECT_EQ(e["frequency_hz"], 99);
+    EXPECT_GT(e["slowdown"].get<double>(), 0.5);
+  }
+}
+
+TEST_F(EvidenceRun, BlockingPlaceLeadsTheOffCpuGrowth) {
+  const json results = RunVariant("block", 1);
+  const json& evidence = results["scenarios"][0]["evidence"];
+  const json* off_cpu = Profile(evidence, "candidate", "off-cpu");
+  ASSERT_NE(off_cpu, nullptr) << results["scenarios"][0].dump();
+  // Off-CPU time also holds preemption of the CPU work on a busy machine,
+  // which the baseline has as much of: the stack that grew most is the sleep.
+  const std::string top = HeaviestGrowingStack(*off_cpu, Profile(evidence, "baseline", "off-cpu"));
+  EXPECT_NE(top.find("perfgate_test_block_here"), std::string::npos) << off_cpu->dump(1);
+  EXPECT_NE(top.find("_[k]"), std::string::npos) << "the kernel side of the wait: " << top;
+}
+
+TEST_F(EvidenceRun, GreenRunOnFailureHasNoEvidenceAndNoProfileProbe) {
+  std::string output;
+  const json results = RunVariant("normal", 0, &output);
+  const json& scenario = results["scenarios"][0];
+  EXPECT_FALSE(scenario.contains("evidence")) << scenario.dump();
+  for (const auto& probe : scenario["probes"]) EXPECT_NE(probe["name"], "profile");
+  EXPECT_EQ(output.find("evidence repetition"), std::string::npos) << output;
+}
+
+TEST_F(EvidenceRun, AbRunsAnEvidenceRepetitionOfEachVariant) {
+  const std::string out = *dir_ / "out-ab";
+  testing::CliRun run = RunCli({"ab", *dir_ / "suite.json", "--baseline-set", "VARIANT=normal", "--candidate-set",
+                                "VARIANT=slow", "--out", out, "--quiet"});
+  ASSERT_EQ(run.exit_code, 1) << run.output;
+  const json results = json::parse(ReadFile(out + "/results.json"));
+  const json& evidence = results["scenarios"][0]["evidence"];
+  const json* candidate = Profile(evidence, "candidate", "on-cpu");
+  const json* baseline = Profile(evidence, "baseline", "on-cpu");
+  ASSERT_NE(candidate, nullptr) << evidence.dump();
+  ASSERT_NE(baseline, nullptr) << evidence.dump();
+  EXPECT_EQ(HeaviestGrowingLeaf(*candidate, baseline), "perfgate_test_hot_loop");
+}
+
+}  // namespace
+}  // namespace perfgate
