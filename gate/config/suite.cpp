@@ -205,7 +205,7 @@ std::vector<ProbeSpec> ParseProbes(const SuiteObject& scenario, const SuiteVocab
       for (const auto& [key, type] : parameters) keys.push_back(key);
       SuiteObject o(probes[i], scenario.file(), where, keys);
       if (o.Has("scope")) p.scope = o.String("scope");
-      p.optional = o.Bool("optional");
+      p.optional = o.Has("optional") && o.Bool("optional");
       if (p.scope != "workload" && p.scope != "system") {
         o.Fail(o.At("scope"), "expected \"workload\" or \"system\", got \"" + p.scope + "\"");
       }

@@ -13,8 +13,10 @@ namespace perfgate {
 
 // One kind of stack profile of one side of a comparison.
 struct FoldedProfile {
-  std::string kind;  // "on-cpu" (profile probe) | "off-cpu" (offcpu probe)
-  std::string unit;  // "samples" for on-cpu, "ns" of blocked time for off-cpu
+  // "on-cpu" (profile probe) | "off-cpu" (offcpu probe) | "futex" (user lock
+  // waits, futex probe, when the scenario has it)
+  std::string kind;
+  std::string unit;  // "samples" for on-cpu, "ns" of blocked or waiting time otherwise
   // Folded stack -> weight. Frames are joined by ';', outermost first. Kernel
   // frames end in "_[k]" (FlameGraph's convention); frames that could not be
   // symbolized read "module+0xOFFSET" or "[unknown]".

@@ -65,12 +65,12 @@ struct ProbeReport {
   uint64_t run_count = 0;    // BPF program invocations (run-time stats)
   uint64_t run_time_ns = 0;  // BPF program run time (run-time stats)
   uint64_t drops = 0;
-  // Why an optional probe is not attached (the run went on without it);
-  // empty when it is.
-  std::string not_attached;
   // The workload's CPU time over the repetitions the run-time stats covered,
   // so run_time_ns / workload_cpu_ns is the probe's cost as a share of it.
   uint64_t workload_cpu_ns = 0;
+  // Why an optional probe is not attached (the run went on without it);
+  // empty when it is.
+  std::string not_attached = {};
   // run_time_ns / workload_cpu_ns, or nullopt when either is unknown.
   std::optional<double> CpuShare() const {
     if (workload_cpu_ns == 0 || run_count == 0) return std::nullopt;

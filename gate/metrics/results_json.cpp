@@ -395,7 +395,8 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
     ObjectReader pr(profiles[i], file, Index(r.At("profiles"), i));
     FoldedProfile p;
     p.kind = pr.RequiredString("kind");
-    if (p.kind != "on-cpu" && p.kind != "off-cpu") pr.Fail(pr.At("kind"), "expected \"on-cpu\" or \"off-cpu\"");
+    if (p.kind != "on-cpu" && p.kind != "off-cpu" && p.kind != "futex")
+      pr.Fail(pr.At("kind"), "expected \"on-cpu\", \"off-cpu\" or \"futex\"");
     p.unit = pr.String("unit");
     p.total = Count(pr, "total");
     p.samples = Count(pr, "samples");

@@ -394,7 +394,10 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   if (!profile) return "";
   const FoldedProfile* base = baseline ? FindProfile(*baseline, kind) : nullptr;
   if (base && base->stacks.empty()) base = nullptr;
-  std::string title = kind == "on-cpu" ? "On-CPU" : kind == "off-cpu" ? "Off-CPU (blocked time)" : kind;
+  std::string title = kind == "on-cpu"    ? "On-CPU"
+                      : kind == "off-cpu" ? "Off-CPU (blocked time)"
+                      : kind == "futex"   ? "Futex waits (user lock wait time)"
+                                          : kind;
   std::string html = "<div class=\"evidence-profile\">\n<h4>" + Esc(title) + "</h4>\n";
   html += "<p class=\"sub\">" + Esc(ProfileLine(shown, *profile));
   if (base) html += "<br/>" + Esc(ProfileLine(*baseline, *base));

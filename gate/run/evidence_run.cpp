@@ -5,6 +5,7 @@
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
+#include "probes/futex_contention.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/profile_stacks.h"
 #include "probes/symbolize.h"
@@ -16,6 +17,9 @@ namespace {
 
 // Distinct off-CPU stacks kept: the offcpu probe's map size.
 constexpr size_t kOffCpuStacks = 2048;
+// Futex words whose waiting stacks are folded, and how many the notes name.
+constexpr size_t kContendedFutexes = 1024;
+constexpr size_t kFutexWordsNamed = 3;
 // How often the workload's process maps are looked for.
 constexpr std::chrono::milliseconds kMapsPollInterval{20};
 
@@ -27,11 +31,13 @@ std::string Describe(const CheckResult& c) {
 }
 
 // The scenario's probes without its own profile and offcpu, then those two in
-// workload scope, offcpu with stacks.
+// workload scope, offcpu with stacks; the scenario's futex probe, if any,
+// with the waiting stacks of its contended words.
 std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec) {
   std::vector<ProbeSpec> probes;
   for (const ProbeSpec& p : spec.probes) {
     if (p.name != "profile" && p.name != "offcpu") probes.push_back(p);
+    if (p.name == "futex") probes.back().params["stacks"] = true;
   }
   ProbeSpec profile{"profile", "workload", nlohmann::json::object()};
   for (const ProbeSpec& p : spec.probes) {
@@ -80,7 +86,9 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
   Evidence evidence;
   evidence.side = side;
   evidence.reason = reason;
-  std::vector<RawStack> on_cpu, off_cpu;
+  std::vector<RawStack> on_cpu, off_cpu, futex_waits;
+  std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
+  bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
   Repetition rep;
   std::vector<ProbeReport> reports;
@@ -103,11 +111,28 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
       for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks))
         off_cpu.push_back({s.tgid, s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
     }
+    if (auto* futex = dynamic_cast<FutexContentionSource*>(probes.Find("futex"))) {
+      has_futex = true;
+      for (ContendedFutex& f : futex->TopContendedFutexes(kContendedFutexes)) {
+        if (futex_words.size() < kFutexWordsNamed) futex_words.push_back(f);
+        futex_waits.push_back({f.tgid, f.time_ns, f.count, {}, std::move(f.user_ips)});
+      }
+    }
     reports = probes.Reports();
   }
   StackSymbolizer symbolizer(KernelSymbols::Load(), std::move(maps));
   evidence.profiles.push_back(FoldProfile("on-cpu", "samples", on_cpu, symbolizer));
   evidence.profiles.push_back(FoldProfile("off-cpu", "ns", off_cpu, symbolizer));
+  if (has_futex) {
+    evidence.profiles.push_back(FoldProfile("futex", "ns", futex_waits, symbolizer));
+    for (const ContendedFutex& f : futex_words) {
+      char line[160];
+      std::snprintf(line, sizeof line, "futex word 0x%llx of process %u: %.3f ms waited in %llu waits",
+                    static_cast<unsigned long long>(f.uaddr), f.tgid, static_cast<double>(f.time_ns) / 1e6,
+                    static_cast<unsigned long long>(f.count));
+      evidence.notes.push_back(line);
+    }
+  }
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }

@@ -73,8 +73,8 @@ ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<Probe
     if (!spec.workload.shell && !argv.empty()) po.workload_path = ResolveExecutable(argv[0], spec.workload.cwd);
     try {
       probe->Attach(po, tracker_.get());
-    } catch (const InfraError& e) {
-      if (!p.optional) throw;
+    } catch (const Error& e) {
+      if (!p.optional || e.code() != ExitCode::kInfra) throw;
       probe->Detach();  // what attached before the failing hook
       ProbeReport report;
       report.name = p.name;

@@ -227,6 +227,14 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   ASSERT_NE(candidate, nullptr) << evidence.dump();
   ASSERT_NE(baseline, nullptr) << "the stored baseline's evidence is the baseline side";
   EXPECT_EQ(HeaviestGrowingLeaf(*candidate, baseline), "perfgate_test_hot_loop") << candidate->dump(1);
+  // The report's first growth table (on-CPU) names it in its first row.
+  const std::string html = ReadFile(*dir_ / "out-slow/report/index.html");
+  const size_t table = html.find("Function (top by growth)");
+  ASSERT_NE(table, std::string::npos) << "no growth table against the baseline";
+  const size_t first_row = html.find("<tbody>", table);
+  const size_t code = html.find("<code>", first_row);
+  ASSERT_NE(code, std::string::npos);
+  EXPECT_EQ(html.substr(code + 6, html.find("</code>", code) - code - 6), "perfgate_test_hot_loop");
   // Built with frame pointers: its stacks reach main and the C library's start.
   const json& hot = *candidate;
   EXPECT_LT(hot["truncated_user_stacks"].get<double>(), 0.5 * hot["samples"].get<double>()) << hot.dump(1);

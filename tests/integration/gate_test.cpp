@@ -278,7 +278,7 @@ TEST_F(GateTest, OptionalProbeThatCannotAttachIsLeftOutAndTheOthersKeepWorking) 
   CliRun run = RunCli({"run", suite, "--out", dir_ / "o", "--attach-types", "raw_tp"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("optional probe ufunc not attached"), std::string::npos) << run.output;
-  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o" / "results.json"));
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o/results.json"));
   const nlohmann::json& scenario = results["scenarios"][0];
   bool ufunc_reported = false;
   for (const auto& probe : scenario["probes"]) {
@@ -291,7 +291,7 @@ TEST_F(GateTest, OptionalProbeThatCannotAttachIsLeftOutAndTheOthersKeepWorking) 
   }
   EXPECT_TRUE(ufunc_reported);
   EXPECT_TRUE(scenario["repetitions"][0]["metrics"].contains("syscalls.count"));
-  EXPECT_NE(ReadFile(dir_ / "o" / "report" / "index.html").find("not attached: probe ufunc"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "o/report/index.html").find("not attached: probe ufunc"), std::string::npos);
 
   // Without "optional" the same failure stops the run.
   WriteFile(suite, CommandSuite(R"(["/bin/true"])", R"(["syscalls", {"name": "ufunc", "functions": ["main"]}])",

@@ -465,5 +465,32 @@ TEST(LockProbesCli, AStacksParameterThatIsNotABooleanExitsTwo) {
       << run.output;
 }
 
+// With evidence on, the futex probe's contended words come with the user
+// stacks that waited on them: a "futex" profile next to on-CPU and off-CPU.
+TEST(LockProbesCli, EvidenceFoldsTheStacksThatWaitedOnTheContendedWord) {
+  PERFGATE_REQUIRE_ROOT();
+  testing::ScratchDir dir;
+  testing::WriteFile(dir / "suite.json", R"({"name": "locks-evidence", "evidence": "always", "scenarios": [{
+    "name": "mutex",
+    "workload": {"kind": "command", "argv": ["${perfgate_dir}/pg-locks", "--mode", "mutex", "--iterations", "30",
+                                              "--hold-us", "1000", "--gap-us", "100"]},
+    "warmup": 0, "repetitions": 2, "probes": [{"name": "futex"}],
+    "checks": [{"metric": "workload.wall_time", "type": "budget", "max": 1000}]}]})");
+  testing::CliRun run = testing::RunCli({"run", dir / "suite.json", "--baseline-dir", dir / "b", "--out", dir / "o"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  RunResults results = ReadResultsFile(dir / "o/results.json");
+  ASSERT_EQ(results.scenarios[0].evidence.size(), 1u) << run.output;
+  const Evidence& evidence = results.scenarios[0].evidence[0];
+  const FoldedProfile* futex = FindProfile(evidence, "futex");
+  ASSERT_NE(futex, nullptr) << run.output;
+  EXPECT_EQ(futex->unit, "ns");
+  EXPECT_GT(futex->total, 10'000'000u) << "30 waits of about 1 ms each";
+  EXPECT_FALSE(futex->stacks.empty());
+  bool word_named = false;
+  for (const std::string& note : evidence.notes) word_named |= note.rfind("futex word 0x", 0) == 0;
+  EXPECT_TRUE(word_named) << run.output;
+  EXPECT_NE(testing::ReadFile(dir / "o/report/index.html").find("<h4>Futex waits (user lock wait time)</h4>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace perfgate

@@ -110,6 +110,9 @@ TEST(Suite, BadProbeParametersNameThePath) {
   EXPECT_NE(ErrorOf(WithProbe(R"({"name": "syscalls", "top": "five"})"))
                 .find("$.scenarios[0].probes[0].top: expected an integer"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "syscalls", "optional": "yes"})"))
+                .find("$.scenarios[0].probes[0].optional: expected true or false"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(WithProbe(R"({"name": "kmem", "top": 3})")).find("unknown key \"top\""), std::string::npos);
   EXPECT_NE(ErrorOf(WithProbe(R"({"scope": "system"})")).find("$.scenarios[0].probes[0]: missing required key \"name\""),
             std::string::npos);
