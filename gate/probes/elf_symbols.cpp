@@ -63,22 +63,31 @@ class ElfFile {
     fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw InputError(path + ": cannot open: " + ErrnoText(errno));
     elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
-    if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) Fail("not an ELF file");
+    if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) {
+      // The destructor does not run for a constructor that throws.
+      const std::string message = Message("not an ELF file");
+      Close();
+      throw InputError(message);
+    }
   }
-  ~ElfFile() {
-    if (elf_ != nullptr) elf_end(elf_);
-    if (fd_ >= 0) close(fd_);
-  }
+  ~ElfFile() { Close(); }
   ElfFile(const ElfFile&) = delete;
   ElfFile& operator=(const ElfFile&) = delete;
 
   Elf* get() const { return elf_; }
-  [[noreturn]] void Fail(const std::string& what) const {
-    int err = elf_errno();
-    throw InputError(path_ + ": " + what + (err != 0 ? std::string(" (") + elf_errmsg(err) + ")" : ""));
-  }
+  [[noreturn]] void Fail(const std::string& what) const { throw InputError(Message(what)); }
 
  private:
+  std::string Message(const std::string& what) const {
+    int err = elf_errno();
+    return path_ + ": " + what + (err != 0 ? std::string(" (") + elf_errmsg(err) + ")" : "");
+  }
+  void Close() {
+    if (elf_ != nullptr) elf_end(elf_);
+    elf_ = nullptr;
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
   std::string path_;
   int fd_ = -1;
   Elf* elf_ = nullptr;

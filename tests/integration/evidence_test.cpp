@@ -213,7 +213,12 @@ TEST_F(EvidenceRun, BaselineRecordedWithEvidenceAlwaysKeepsItsStacks) {
   const json* on_cpu = Profile(evidence, "candidate", "on-cpu");
   ASSERT_NE(on_cpu, nullptr);
   EXPECT_GT((*on_cpu)["samples"].get<uint64_t>(), 0u);
-  EXPECT_EQ(HeaviestGrowingLeaf(*on_cpu, nullptr), "perfgate_test_spin");
+  // The spin loop is sampled (its heaviest leaf is usually the loop itself,
+  // sometimes the vDSO clock it reads).
+  bool spin_sampled = false;
+  for (const auto& [stack, weight] : (*on_cpu)["stacks"].items())
+    spin_sampled |= stack.find("perfgate_test_spin") != std::string::npos;
+  EXPECT_TRUE(spin_sampled) << on_cpu->dump(1);
 }
 
 TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
