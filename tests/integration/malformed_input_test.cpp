@@ -116,11 +116,12 @@ void WriteScript(const fs::path& file, const std::string& body) {
 
 // The suite of a tool-output case: one scenario of that kind, no probes
 // (no privilege needed), named like the baseline the test keeps.
-std::string ToolSuite(const MalformedCase& c, const fs::path& tool_dir, const fs::path& file) {
+std::string ToolSuite(const MalformedCase& c, const fs::path& tool_dir) {
   const std::string stem = fs::path(c.file).stem().string();
   std::string workload;
   if (c.input == "fio") {
-    workload = "\"kind\": \"fio\", \"job\": \"" + file.string() + "\"";  // the stand-in fio prints its job file
+    // A small job file named after the case; the stand-in fio prints the case.
+    workload = "\"kind\": \"fio\", \"job\": \"" + (tool_dir / (stem + ".fio")).string() + "\"";
   } else if (c.input == "gbench") {
     workload = "\"kind\": \"gbench\", \"binary\": \"" + (tool_dir / stem).string() + "\"";
   } else if (c.input == "unixbench") {
@@ -184,6 +185,7 @@ TEST_P(MalformedInput, RejectedWithOneLineNamingFileAndPath) {
     const std::string print = "exec cat '" + file.string() + "'";
     if (c.input == "fio") {
       WriteScript(tool_dir / "fio", print);
+      WriteFile(tool_dir / (stem + ".fio"), "[stand-in]\nrw=read\n");
       path_prefix = tool_dir.string();
     } else if (c.input == "unixbench") {
       WriteScript(tool_dir / "Run", print);
@@ -191,7 +193,7 @@ TEST_P(MalformedInput, RejectedWithOneLineNamingFileAndPath) {
       WriteScript(tool_dir / stem, print);
     }
     names_file = stem;
-    WriteFile(scratch / "suite.json", ToolSuite(c, tool_dir, file));
+    WriteFile(scratch / "suite.json", ToolSuite(c, tool_dir));
     args = {"run", scratch / "suite.json", "--out", out, "--baseline-dir", baselines.string(), "--quiet",
             "--update-baseline"};
   }
