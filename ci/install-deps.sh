@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
   # libFuzzer and the sanitizer runtimes for clang (ci/fuzz.sh).
   libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev

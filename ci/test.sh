@@ -33,6 +33,8 @@ print_failed_tests() {
   ' "$1/Testing/Temporary/LastTest.log"
 }
 
+# ctest -j: the unit tests run side by side; the integration tests are
+# RUN_SERIAL (they load BPF programs and time workloads), so each runs alone.
 # Order: the sanitizer build and the fuzz targets first, the normal ctest
 # last, so a CI log ends with ctest's own account of what ran.
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
@@ -57,7 +59,7 @@ phase "ASan+UBSan build"
 (cd "$ASAN_BUILD_DIR" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --timeout 900 -E '^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline' "$@") ||
+  ctest --output-on-failure --timeout 900 -j"$(nproc)" -E '^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline' "$@") ||
   asan_status=$?
 phase "ASan+UBSan ctest"
 if [ "$asan_status" -ne 0 ]; then print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"; fi
@@ -71,7 +73,7 @@ fi
 
 status=0
 phase "all but the normal ctest"
-(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@") || status=$?
+(cd "$BUILD_DIR" && ctest --output-on-failure --timeout 900 -j"$(nproc)" "$@") || status=$?
 if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR"; fi
 if [ "$asan_status" -ne 0 ]; then
   echo "The ASan+UBSan ctest failed (its failed tests are listed above)."

@@ -26,6 +26,11 @@ struct FoldedProfile {
   // Samples whose user stack stopped early (a binary without frame
   // pointers): the report says so and how to get full stacks.
   uint64_t truncated_user_stacks = 0;
+  // User frame (as in `stacks`) -> the source line most of its weight fell
+  // on ("src/parse.cpp:42"): for a leaf, the line that ran; further out, the
+  // line of the call. From DWARF line tables; frames of objects without
+  // debug info have none.
+  std::map<std::string, std::string> sources;
   std::string file;  // the folded file next to the reports, relative to the out dir; empty until written
 };
 

@@ -356,6 +356,7 @@ json ToJson(const Evidence& e) {
                {"samples", p.samples},
                {"truncated_user_stacks", p.truncated_user_stacks},
                {"stacks", stacks}};
+    if (!p.sources.empty()) pj["sources"] = p.sources;
     if (!p.file.empty()) pj["file"] = p.file;
     profiles.push_back(std::move(pj));
   }
@@ -408,6 +409,14 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
       for (const auto& [stack, weight] : stacks.items()) {
         if (!weight.is_number_unsigned()) pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
         p.stacks[stack] = weight.get<uint64_t>();
+      }
+    }
+    if (pr.Has("sources")) {
+      const json& sources = pr.Get("sources");
+      if (!sources.is_object()) pr.Fail(pr.At("sources"), "expected an object of frame -> \"file:line\"");
+      for (const auto& [frame, source] : sources.items()) {
+        if (!source.is_string()) pr.Fail(pr.At("sources") + "[\"" + frame + "\"]", "expected a string");
+        p.sources[frame] = source.get<std::string>();
       }
     }
     e.profiles.push_back(std::move(p));

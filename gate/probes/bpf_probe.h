@@ -58,7 +58,7 @@ class BpfProbe : public Probe {
     ProgramRunStats stats = ReadRunStats(skeleton_.ProgramFds());
     report.run_count = stats.run_count;
     report.run_time_ns = stats.run_time_ns;
-    report.drops = stats.recursion_misses;
+    report.drops = stats.recursion_misses + dropped_;
     return report;
   }
 
@@ -78,6 +78,10 @@ class BpfProbe : public Probe {
   // The scope of the last Attach().
   ProbeScope scope() const { return scope_; }
 
+  // Events the probe's BPF side could not record (a full map), counted by
+  // the probe as it collects; Report() adds them to the programs' misses.
+  void CountDrops(uint64_t n) { dropped_ += n; }
+
   // The loaded skeleton; throws when the probe is not attached.
   Skel& skel() const {
     if (!skeleton_.loaded()) throw InfraError("probe " + name_ + ": used before Attach()");
@@ -89,6 +93,7 @@ class BpfProbe : public Probe {
   AttachedSkeleton<Skel> skeleton_;
   std::optional<HookPlan> plan_;
   ProbeScope scope_ = ProbeScope::kWorkload;
+  uint64_t dropped_ = 0;  // over every repetition collected
 };
 
 }  // namespace perfgate

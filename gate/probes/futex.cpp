@@ -85,13 +85,7 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
     out["lock.futex_wait_time"] =
         CounterMetric("lock.futex_wait_time", "ns", static_cast<double>(total.time_ns), duration_s);
     const auto lost = ReadPerCpuTotal<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
-    dropped_ += lost.starts + lost.stacks + lost.addresses;
-  }
-
-  ProbeReport Report() const override {
-    ProbeReport report = BpfProbe::Report();
-    report.drops += dropped_;
-    return report;
+    CountDrops(lost.starts + lost.stacks + lost.addresses);
   }
 
   std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
@@ -134,7 +128,6 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   }
 
   bool stacks_ = false;
-  uint64_t dropped_ = 0;  // over every repetition collected
 };
 
 }  // namespace

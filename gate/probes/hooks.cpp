@@ -205,4 +205,10 @@ void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, con
   }
 }
 
+void RequireAllowedAttachType(const ProbeOptions& options, AttachType type, const std::string& probe) {
+  if (!Allowed(type, options))
+    throw InfraError("probe " + probe + ", hook " + probe + ": no usable attach type (" + ToString(type) +
+                     ": not in the allowed attach types)");
+}
+
 }  // namespace perfgate

@@ -85,6 +85,11 @@ void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, con
 
 void DestroyLinks(std::vector<bpf_link*>& links);
 
+// For probes with a single attach type of their own (uprobe, perf_event),
+// outside the hook plans: throws the plans' "no usable attach type" error
+// when `options` rules `type` out (a test forcing other types).
+void RequireAllowedAttachType(const ProbeOptions& options, AttachType type, const std::string& probe);
+
 // Once per process: large blocks (libbpf's copy of the kernel BTF, read for
 // every object) stay on the heap and are reused instead of page-faulted in
 // anew. LoadAndAttach calls it; call it before loading objects otherwise.

@@ -47,13 +47,7 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
     counter("proc.execs", total.execs);
     counter("proc.exits", total.exits);
     out["proc.lifetime"] = HistogramMetric("proc.lifetime", "ns", MergeCpuHistograms(per_cpu), duration_s);
-    dropped_ += total.lost;
-  }
-
-  ProbeReport Report() const override {
-    ProbeReport report = BpfProbe::Report();
-    report.drops += dropped_;
-    return report;
+    CountDrops(total.lost);
   }
 
  protected:
@@ -66,7 +60,6 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.lifecycle_stats); }
 
-  uint64_t dropped_ = 0;  // forks whose exit could not be followed, over every repetition
 };
 
 }  // namespace

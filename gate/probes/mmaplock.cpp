@@ -34,13 +34,7 @@ class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
         CounterMetric("lock.mmap_lock_waits", "count", static_cast<double>(total.waits), duration_s);
     out["lock.mmap_lock_wait_time"] =
         CounterMetric("lock.mmap_lock_wait_time", "ns", static_cast<double>(total.time_ns), duration_s);
-    dropped_ += total.lost;
-  }
-
-  ProbeReport Report() const override {
-    ProbeReport report = BpfProbe::Report();
-    report.drops += dropped_;
-    return report;
+    CountDrops(total.lost);
   }
 
  protected:
@@ -58,7 +52,6 @@ class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.mmaplock_stats); }
 
-  uint64_t dropped_ = 0;  // over every repetition collected
 };
 
 }  // namespace

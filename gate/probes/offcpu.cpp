@@ -112,13 +112,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
     out["sched.offcpu"] = HistogramMetric("sched.offcpu", "ns", std::move(all), duration_s);
     out["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", time_ns, duration_s);
     for (const auto& cpu : ReadPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat))
-      dropped_ += cpu.starts + cpu.stacks + cpu.stack_sums;
-  }
-
-  ProbeReport Report() const override {
-    ProbeReport report = BpfProbe::Report();
-    report.drops += dropped_;
-    return report;
+      CountDrops(cpu.starts + cpu.stacks + cpu.stack_sums);
   }
 
   std::vector<OffCpuStack> TopOffCpuStacks(size_t n) const override {
@@ -176,7 +170,6 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
   }
 
   bool stacks_ = false;
-  uint64_t dropped_ = 0;  // over every repetition collected
 };
 
 }  // namespace

@@ -83,10 +83,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     Detach();
-    const auto& allowed = options.allowed_attach_types;
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), AttachType::kPerfEvent) == allowed.end())
-      throw InfraError(
-          "probe profile, hook profile: no usable attach type (perf_event: not in the allowed attach types)");
+    RequireAllowedAttachType(options, AttachType::kPerfEvent, kName);
     frequency_hz_ = FrequencyFrom(options.params);
     const bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr) throw InfraError("probe profile: workload scope needs a WorkloadTracker");

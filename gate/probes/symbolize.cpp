@@ -172,7 +172,7 @@ std::string StackSymbolizer::KernelFrame(uint64_t ip) {
   return (name.empty() ? "[unknown]" : name) + "_[k]";
 }
 
-const StackSymbolizer::Object& StackSymbolizer::ObjectAt(const std::string& path) {
+StackSymbolizer::Object& StackSymbolizer::ObjectAt(const std::string& path) {
   auto& slot = objects_[path];
   if (slot) return *slot;
   slot = std::make_unique<Object>();
@@ -191,33 +191,54 @@ const StackSymbolizer::Object& StackSymbolizer::ObjectAt(const std::string& path
   return *slot;
 }
 
-std::string StackSymbolizer::UserFrame(uint32_t tgid, uint64_t ip) {
+StackSymbolizer::Location StackSymbolizer::Locate(uint32_t tgid, uint64_t ip) {
+  Location at;
   auto maps = maps_.find(tgid);
   if (maps == maps_.end()) {
     missing_[tgid] = true;
-    return "[unknown]";
+    return at;
   }
-  const MappedRange* range = maps->second.Find(ip);
-  if (range == nullptr) return "[unknown]";
-  const uint64_t file_offset = ip - range->start + range->offset;
-  const std::string module = std::filesystem::path(range->path).filename().string();
-  if (range->path[0] != '/') return range->path;  // "[vdso]"
-  const Object& object = ObjectAt(range->path);
-  const auto& fns = object.functions;
+  at.range = maps->second.Find(ip);
+  if (at.range == nullptr || at.range->path[0] != '/') return at;  // no map, or "[vdso]"
+  at.file_offset = ip - at.range->start + at.range->offset;
+  at.object = &ObjectAt(at.range->path);
+  const auto& fns = at.object->functions;
   // The last function starting at or below the offset, if it spans it.
-  auto it = std::upper_bound(fns.begin(), fns.end(), file_offset,
+  auto it = std::upper_bound(fns.begin(), fns.end(), at.file_offset,
                              [](uint64_t value, const ElfFunction& f) { return value < f.file_offset; });
   while (it != fns.begin()) {
     --it;
-    if (file_offset < it->file_offset + it->size) {
+    if (at.file_offset < it->file_offset + it->size) {
       // Aliases share an offset; the first of them is the preferred name.
       while (it != fns.begin() && std::prev(it)->file_offset == it->file_offset) --it;
-      return FunctionBaseName(Demangle(it->symbol));
+      at.function = &*it;
+      return at;
     }
     // A small function right below may not span it; a larger one further down might.
-    if (file_offset - it->file_offset > (1u << 20)) break;
+    if (at.file_offset - it->file_offset > (1u << 20)) break;
   }
-  return module + "+" + Hex(file_offset);
+  return at;
+}
+
+std::string StackSymbolizer::UserFrame(uint32_t tgid, uint64_t ip) {
+  const Location at = Locate(tgid, ip);
+  if (at.range == nullptr) return "[unknown]";
+  if (at.object == nullptr) return at.range->path;  // "[vdso]"
+  if (at.function != nullptr) return FunctionBaseName(Demangle(at.function->symbol));
+  return std::filesystem::path(at.range->path).filename().string() + "+" + Hex(at.file_offset);
+}
+
+std::string StackSymbolizer::UserSource(uint32_t tgid, uint64_t ip) {
+  const Location at = Locate(tgid, ip);
+  if (at.function == nullptr) return "";
+  if (!at.object->lines_read) {
+    at.object->lines_read = true;
+    at.object->lines = DwarfLines::Open(at.range->path);
+  }
+  if (!at.object->lines) return "";
+  // The line table speaks the object's virtual addresses; the function's
+  // symbol gives the offset-to-address shift of its segment.
+  return at.object->lines->At(at.file_offset - at.function->file_offset + at.function->address);
 }
 
 bool IsTruncatedUserStack(const std::vector<std::string>& frames) {
@@ -233,12 +254,22 @@ bool IsTruncatedUserStack(const std::vector<std::string>& frames) {
   return frames[1] != "main" && frames.front().rfind("libc.so", 0) != 0;
 }
 
+namespace {
+
+// A frame as folded stacks hold it: ';' separates frames, so none may appear in one.
+std::string FoldedFrame(const std::string& frame) {
+  std::string out = frame;
+  std::replace(out.begin(), out.end(), ';', ':');
+  return out;
+}
+
+}  // namespace
+
 std::string FoldFrames(const std::vector<std::string>& user, const std::vector<std::string>& kernel) {
   std::string folded;
   auto add = [&](const std::string& frame) {
     if (!folded.empty()) folded += ';';
-    // ';' separates frames and the last ' ' the weight: neither may appear in a frame.
-    for (char c : frame) folded += c == ';' ? ':' : c;
+    folded += FoldedFrame(frame);
   };
   for (auto it = user.rbegin(); it != user.rend(); ++it) add(*it);
   for (auto it = kernel.rbegin(); it != kernel.rend(); ++it) add(*it);
@@ -250,12 +281,15 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
   FoldedProfile profile;
   profile.kind = kind;
   profile.unit = unit;
+  std::map<std::string, std::map<std::string, uint64_t>> line_weights;  // frame -> source line -> weight
   for (const RawStack& stack : stacks) {
     std::vector<std::string> user, kernel;
     for (size_t i = 0; i < stack.user_ips.size(); ++i) {
       // Every frame but the innermost is a return address: the call is just before it.
       const uint64_t ip = stack.user_ips[i] - (i > 0 ? 1 : 0);
       user.push_back(symbolizer.UserFrame(stack.tgid, ip));
+      std::string source = symbolizer.UserSource(stack.tgid, ip);
+      if (!source.empty()) line_weights[FoldedFrame(user.back())][source] += stack.weight;
     }
     for (size_t i = 0; i < stack.kernel_ips.size(); ++i)
       kernel.push_back(symbolizer.KernelFrame(stack.kernel_ips[i] - (i > 0 ? 1 : 0)));
@@ -275,6 +309,11 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
     profile.stacks[FoldFrames(user, kernel)] += stack.weight;
     profile.total += stack.weight;
     profile.samples += stack.count;
+  }
+  for (const auto& [frame, lines] : line_weights) {
+    auto heaviest = std::max_element(lines.begin(), lines.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    profile.sources[frame] = heaviest->first;
   }
   return profile;
 }

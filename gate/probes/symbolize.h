@@ -5,8 +5,9 @@
 //
 // A process's map must be read while it lives (it is gone once the
 // repetition ends), so the evidence repetition records maps as it runs
-// (ProcessMapsRecorder) and symbolizes afterwards. No DWARF: frames are
-// functions, not lines.
+// (ProcessMapsRecorder) and symbolizes afterwards. Frames are functions;
+// where an object has a DWARF line table, each frame's source line is kept
+// beside the stacks (FoldedProfile::sources).
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "metrics/evidence.h"
+#include "probes/dwarf_lines.h"
 #include "probes/elf_symbols.h"
 
 namespace perfgate {
@@ -66,7 +68,8 @@ struct ProcessMaps {
   const MappedRange* Find(uint64_t ip) const;
 };
 
-// Executable mappings of a /proc/PID/maps listing.
+// Executable file mappings of a /proc/PID/maps listing (the symbolizer's,
+// and the ufunc probe's list of a process's mapped objects).
 ProcessMaps ParseProcessMaps(std::istream& maps);
 // /proc/PID/maps; nullopt once the process is gone (or a zombie: no mappings left).
 std::optional<ProcessMaps> ReadProcessMaps(pid_t pid);
@@ -116,6 +119,9 @@ class StackSymbolizer {
   std::string KernelFrame(uint64_t ip);
   // "ns::Parse", "libfoo.so.1+0x1a2b" (no symbol there), "[unknown]" (no map).
   std::string UserFrame(uint32_t tgid, uint64_t ip);
+  // "src/parse.cpp:42": the line of `ip` in the DWARF line table of the
+  // object mapped there; empty when it has none or no symbol covers `ip`.
+  std::string UserSource(uint32_t tgid, uint64_t ip);
   // Objects whose symbols could not be read, with why ("path: reason").
   const std::vector<std::string>& unreadable() const { return unreadable_; }
   // Processes sampled without a recorded map (lived shorter than a poll).
@@ -125,8 +131,19 @@ class StackSymbolizer {
   struct Object {
     bool readable = false;
     std::vector<ElfFunction> functions;  // by file offset
+    bool lines_read = false;
+    std::unique_ptr<DwarfLines> lines;  // nullptr: no line table
   };
-  const Object& ObjectAt(const std::string& path);
+  Object& ObjectAt(const std::string& path);
+  // The mapping and the function of the object mapped there that contain
+  // `ip`; `function` is nullptr when no symbol covers it.
+  struct Location {
+    const MappedRange* range = nullptr;
+    Object* object = nullptr;
+    const ElfFunction* function = nullptr;
+    uint64_t file_offset = 0;
+  };
+  Location Locate(uint32_t tgid, uint64_t ip);
 
   KernelSymbols kernel_;
   std::map<uint32_t, ProcessMaps> maps_;

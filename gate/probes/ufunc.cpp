@@ -162,9 +162,7 @@ class UfuncProbe final : public Probe {
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     Detach();
-    const auto& allowed = options.allowed_attach_types;
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), AttachType::kUprobe) == allowed.end())
-      throw InfraError("probe ufunc, hook ufunc: no usable attach type (uprobe: not in the allowed attach types)");
+    RequireAllowedAttachType(options, AttachType::kUprobe, kName);
     UfuncRequest request = RequestFrom(options);
     bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr) throw InfraError("probe ufunc: workload scope needs a WorkloadTracker");

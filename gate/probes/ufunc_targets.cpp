@@ -22,6 +22,7 @@
 #include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/features.h"
+#include "probes/symbolize.h"
 
 extern char** environ;
 
@@ -421,17 +422,9 @@ std::vector<std::string> MappedObjects(pid_t pid) {
   if (!maps) throw InputError(std::string(kProbe) + "process " + std::to_string(pid) + " does not exist");
   std::vector<std::string> paths;
   std::set<std::string> seen;
-  std::string line;
-  while (std::getline(maps, line)) {
-    // "start-end perms offset dev inode   path"
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode;
-    fields >> range >> perms >> offset >> dev >> inode;
-    std::string path;
-    std::getline(fields, path);
-    size_t start = path.find_first_not_of(' ');
-    path = start == std::string::npos ? "" : path.substr(start);
-    if (perms.find('x') == std::string::npos || inode == "0" || path.empty() || path[0] != '/') continue;
+  for (const MappedRange& range : ParseProcessMaps(maps).ranges) {
+    std::string path = range.path;
+    if (path[0] != '/') continue;  // [vdso] and other pseudo files
     // A file replaced since it was mapped cannot be probed by path.
     if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) continue;
     // Paths are in the process's mount namespace.

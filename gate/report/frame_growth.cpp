@@ -36,7 +36,52 @@ std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile
   return shares;
 }
 
+// Growth differences below this (percentage points) are rounding, not growth.
+constexpr double kSameStackPp = 1e-9;
+
+// Each user stack's share of `profile` (its kernel frames dropped), keyed by
+// the user frames joined with ';'.
+std::map<std::string, double> UserStackShares(const FoldedProfile& profile) {
+  std::map<std::string, double> shares;
+  const double total = static_cast<double>(ProfileDenominator(profile));
+  if (total <= 0) return shares;
+  for (const auto& [stack, weight] : profile.stacks) {
+    std::string user;
+    for (std::string_view frame : SplitStack(stack)) {
+      if (FrameKindOf(frame) == FrameKind::kKernel) continue;
+      if (!user.empty()) user += ';';
+      user += frame;
+    }
+    shares[user] += static_cast<double>(weight) / total;
+  }
+  return shares;
+}
+
 }  // namespace
+
+bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
+
+std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const FoldedProfile& candidate, size_t n) {
+  std::map<std::string, StackGrowth> rows;
+  if (baseline != nullptr) {
+    for (const auto& [stack, share] : UserStackShares(*baseline)) rows[stack].baseline_share = share;
+  }
+  for (const auto& [stack, share] : UserStackShares(candidate)) rows[stack].candidate_share = share;
+  std::vector<std::pair<std::string, StackGrowth>> ranked(rows.begin(), rows.end());
+  // rows is ordered by text, and the sort is stable: ties keep that order.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second.DeltaPp() > b.second.DeltaPp() + kSameStackPp;
+  });
+  if (ranked.size() > n) ranked.resize(n);
+  std::vector<StackGrowth> out;
+  for (auto& [stack, row] : ranked) {
+    if (!stack.empty()) {
+      for (std::string_view frame : SplitStack(stack)) row.frames.emplace_back(frame);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
 
 std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
   std::map<std::string, FrameGrowth> rows;

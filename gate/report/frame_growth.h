@@ -38,6 +38,31 @@ struct FrameGrowth {
 // stable order. Functions that shrank come last, the most shrunk at the end.
 std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
 
+// One stack of a blocked-time profile (off-CPU, futex waits) with its
+// share of each side's total, 0..1.
+struct StackGrowth {
+  // User frames, outermost first: where the workload's code waited. Kernel
+  // frames are left out: every wait ends in the scheduler, and the flame
+  // graph shows how. Empty: a wait with no user stack (a kernel thread).
+  std::vector<std::string> frames;
+  double baseline_share = 0;
+  double candidate_share = 0;
+  double DeltaPp() const { return 100 * (candidate_share - baseline_share); }
+};
+
+// Blocked-time profiles are ranked by stack, not by function: every stack's
+// own (self) time is the kernel's schedule(), and every function on the way
+// to the wait has the same inclusive growth, so neither names the place the
+// code blocked; the user stack that waited does. The n user stacks whose
+// share grew most, each side normalised by its own total (stacks that differ
+// only in their kernel frames are one); without a baseline (nullptr), the
+// candidate's n heaviest. Ties go by the stack's text, for a stable order.
+std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const FoldedProfile& candidate, size_t n);
+
+// Whether `profile` weighs blocked time (off-CPU, futex waits), which the
+// report ranks by stack (TopStackGrowth), rather than samples of running code.
+bool IsBlockedTimeProfile(const FoldedProfile& profile);
+
 // Without a baseline: the candidate's n functions with the largest self
 // share (then inclusive share, then name); baseline shares are 0.
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n);

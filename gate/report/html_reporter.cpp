@@ -312,14 +312,26 @@ constexpr double kFlameWidth = 1140;
 std::string SharePct(double share) { return FormatNumber(100 * share) + " %"; }
 
 std::string DeltaCell(double pp) {
+  if (std::abs(pp) < 1e-9) pp = 0;  // shares are sums of doubles: below this is rounding
   std::string text = (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp";
   const char* cls = pp >= 0.05 ? "num grew" : pp <= -0.05 ? "num shrank" : "num";
   return Td(Esc(text), cls);
 }
 
-std::string FunctionCell(const FrameGrowth& row) {
+// The source line a frame's weight fell on most, "parse.cpp:42" (the whole
+// path in the tooltip); empty without line info.
+std::string SourceNote(const FoldedProfile& profile, const std::string& frame) {
+  auto it = profile.sources.find(frame);
+  if (it == profile.sources.end()) return "";
+  const std::string path = Abbreviate(SanitizeText(it->second), 1000);
+  const size_t slash = path.rfind('/');
+  return " <span class=\"sub-inline\" title=\"" + XmlAttributeEscape(path) + "\">" +
+         Esc(slash == std::string::npos ? path : path.substr(slash + 1)) + "</span>";
+}
+
+std::string FunctionCell(const FrameGrowth& row, const FoldedProfile& profile) {
   std::string name = Abbreviate(SanitizeText(FrameLabel(row.frame)), 300);
-  std::string html = "<code>" + Esc(name) + "</code>";
+  std::string html = "<code>" + Esc(name) + "</code>" + SourceNote(profile, row.frame);
   if (row.kind != FrameKind::kUser) html += " <span class=\"sub-inline\">" + Esc(ToString(row.kind)) + "</span>";
   return Td(html, "frame");
 }
@@ -331,7 +343,7 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
     std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by self share)") +
                        Th("Self", "num") + Th("Inclusive", "num") + "</tr></thead>\n<tbody>\n";
     for (const FrameGrowth& row : TopFramesBySelf(candidate, kGrowthRows)) {
-      html += "<tr>" + FunctionCell(row) + Td(SharePct(row.candidate_self), "num") +
+      html += "<tr>" + FunctionCell(row, candidate) + Td(SharePct(row.candidate_self), "num") +
               Td(SharePct(row.candidate_inclusive), "num") + "</tr>\n";
     }
     return html + "</tbody>\n</table>\n";
@@ -341,10 +353,49 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
                      Th("Inclusive, baseline", "num") + Th("Inclusive, candidate", "num") +
                      Th("\u0394 inclusive", "num") + "</tr></thead>\n<tbody>\n";
   for (const FrameGrowth& row : TopFrameGrowth(*baseline, candidate, kGrowthRows)) {
-    html += "<tr>" + FunctionCell(row) + Td(SharePct(row.baseline_self), "num") +
+    html += "<tr>" + FunctionCell(row, candidate) + Td(SharePct(row.baseline_self), "num") +
             Td(SharePct(row.candidate_self), "num") + DeltaCell(row.SelfDeltaPp()) +
             Td(SharePct(row.baseline_inclusive), "num") + Td(SharePct(row.candidate_inclusive), "num") +
             DeltaCell(row.InclusiveDeltaPp()) + "</tr>\n";
+  }
+  return html + "</tbody>\n</table>\n";
+}
+
+// A user stack of a blocked-time profile: its innermost frames, where the
+// code waited, last; the whole stack in the tooltip.
+std::string StackCell(const StackGrowth& row, const FoldedProfile& profile) {
+  if (row.frames.empty()) return Td("<span class=\"muted\">no user stack (kernel thread)</span>", "frame");
+  constexpr size_t kShownFrames = 6;
+  const size_t first = row.frames.size() > kShownFrames ? row.frames.size() - kShownFrames : 0;
+  std::string whole, shown = first > 0 ? "\u2026 \u2192 " : "";
+  for (size_t i = 0; i < row.frames.size(); ++i) {
+    const std::string name = Abbreviate(SanitizeText(FrameLabel(row.frames[i])), 300);
+    whole += (i > 0 ? " \u2192 " : "") + name;
+    auto source = profile.sources.find(row.frames[i]);
+    if (source != profile.sources.end()) whole += " (" + Abbreviate(SanitizeText(source->second), 1000) + ")";
+    if (i >= first) shown += (i > first ? " \u2192 " : "") + ("<code>" + Esc(name) + "</code>");
+  }
+  return "<td class=\"frame\" title=\"" + XmlAttributeEscape(Abbreviate(whole, 2000)) + "\">" + shown + "</td>";
+}
+
+// Blocked time by the user stack that waited, most grown first
+// (report/frame_growth.h says why stacks rather than functions).
+std::string StackTable(const FoldedProfile* baseline, const FoldedProfile& candidate) {
+  const std::vector<StackGrowth> rows = TopStackGrowth(baseline, candidate, kGrowthRows);
+  if (!baseline) {
+    std::string html = "<table class=\"growth\">\n<thead><tr>" +
+                       Th("Blocking stack (user frames, innermost last; top by share)") + Th("Share", "num") +
+                       "</tr></thead>\n<tbody>\n";
+    for (const StackGrowth& row : rows)
+      html += "<tr>" + StackCell(row, candidate) + Td(SharePct(row.candidate_share), "num") + "</tr>\n";
+    return html + "</tbody>\n</table>\n";
+  }
+  std::string html = "<table class=\"growth\">\n<thead><tr>" +
+                     Th("Blocking stack (user frames, innermost last; top by growth)") + Th("Share, baseline", "num") +
+                     Th("Share, candidate", "num") + Th("\u0394 share", "num") + "</tr></thead>\n<tbody>\n";
+  for (const StackGrowth& row : rows) {
+    html += "<tr>" + StackCell(row, candidate) + Td(SharePct(row.baseline_share), "num") +
+            Td(SharePct(row.candidate_share), "num") + DeltaCell(row.DeltaPp()) + "</tr>\n";
   }
   return html + "</tbody>\n</table>\n";
 }
@@ -407,7 +458,7 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   if (!links.empty()) html += "<p class=\"sub\">Folded stacks: " + links + "</p>\n";
   if (profile->stacks.empty()) return html + "<p class=\"muted\">No stacks were captured.</p>\n</div>\n";
 
-  html += GrowthTable(base, *profile);
+  html += IsBlockedTimeProfile(*profile) ? StackTable(base, *profile) : GrowthTable(base, *profile);
   FlameGraphOptions options;
   options.width = kFlameWidth;
   if (base) {

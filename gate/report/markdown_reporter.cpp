@@ -1,6 +1,7 @@
 #include "report/markdown_reporter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "report/attribution.h"
@@ -143,8 +144,38 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
 // Functions named in the evidence of failing scenarios; the full table is in the HTML report.
 constexpr size_t kGrowthItems = 3;
 
-std::string Pp(double pp) { return (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp"; }
+// "parse.cpp:42" of "/src/app/parse.cpp:42".
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string Pp(double pp) {
+  if (std::abs(pp) < 1e-9) pp = 0;  // shares are sums of doubles: below this is rounding
+  return (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp";
+}
 std::string Pct(double share) { return FormatNumber(100 * share) + " %"; }
+
+// "- camera / off-cpu, blocking stacks vs baseline: … → load_config → read +31.0 pp (2.0 % → 33.0 %); ..."
+// The innermost frames of each stack, where the code waited.
+std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile* base, const FoldedProfile& profile) {
+  constexpr size_t kShownFrames = 4;
+  std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) +
+                     (base ? ", blocking stacks vs baseline:" : ", heaviest blocking stacks:");
+  const std::vector<StackGrowth> rows = TopStackGrowth(base, profile, kGrowthItems);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const StackGrowth& r = rows[i];
+    std::string stack = r.frames.empty() ? "(kernel thread)" : "";
+    const size_t first = r.frames.size() > kShownFrames ? r.frames.size() - kShownFrames : 0;
+    if (first > 0) stack = "\u2026";
+    for (size_t f = first; f < r.frames.size(); ++f)
+      stack += (stack.empty() ? "" : " \u2192 ") + FrameLabel(r.frames[f]);
+    item += (i ? "; " : " ") + Cell(stack) + " ";
+    item += base ? Pp(r.DeltaPp()) + " (" + Pct(r.baseline_share) + " \u2192 " + Pct(r.candidate_share) + ")"
+                 : Pct(r.candidate_share);
+  }
+  return item + "\n";
+}
 
 // "- camera / on-cpu: parse_header self +12.3 pp (4.0 % → 16.3 %), inclusive +12.3 pp; ..."
 std::vector<std::string> EvidenceItems(const RunResults& results) {
@@ -160,13 +191,19 @@ std::vector<std::string> EvidenceItems(const RunResults& results) {
       if (profile.stacks.empty()) continue;
       const FoldedProfile* base = baseline ? FindProfile(*baseline, profile.kind) : nullptr;
       if (base && base->stacks.empty()) base = nullptr;
+      if (IsBlockedTimeProfile(profile)) {
+        items.push_back(BlockingStacksItem(scenario.name, base, profile));
+        continue;
+      }
       std::string item =
           "- " + Cell(scenario.name) + " / " + Cell(profile.kind) + (base ? " vs baseline:" : ", top self:");
       std::vector<FrameGrowth> rows =
           base ? TopFrameGrowth(*base, profile, kGrowthItems) : TopFramesBySelf(profile, kGrowthItems);
       for (size_t i = 0; i < rows.size(); ++i) {
         const FrameGrowth& r = rows[i];
+        auto source = profile.sources.find(r.frame);
         item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
+                (source == profile.sources.end() ? "" : " at " + Cell(BaseName(source->second))) +
                 (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
         if (base) {
           item += " self " + Pp(r.SelfDeltaPp()) + " (" + Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) +

@@ -4,16 +4,20 @@
 // that function; a green run gets no evidence and attaches nothing extra.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_harness.h"
 #include "integration/privilege.h"
 #include "probe_harness.h"
 #include "metrics/error.h"
+#include "metrics/results_json.h"
 #include "probes/profile_stacks.h"
+#include "report/frame_growth.h"
 
 namespace perfgate {
 namespace {
@@ -36,26 +40,12 @@ std::string SuiteText(const std::string& evidence) {
                  {"metric": "sched.offcpu.sleep", "statistic": "max", "max": 100000000}]}]})";
 }
 
-// The innermost user frame of a folded stack (kernel frames end in "_[k]").
-std::string LeafUserFrame(const std::string& folded) {
-  std::string leaf;
-  size_t start = 0;
-  while (start <= folded.size()) {
-    size_t end = folded.find(';', start);
-    if (end == std::string::npos) end = folded.size();
-    std::string frame = folded.substr(start, end - start);
-    if (frame.size() < 4 || frame.compare(frame.size() - 4, 4, "_[k]") != 0) leaf = frame;
-    start = end + 1;
+// The evidence of one side, read back through perfgate's own results reader.
+const FoldedProfile* Profile(const ScenarioResult& scenario, const std::string& side, const std::string& kind) {
+  for (const Evidence& e : scenario.evidence) {
+    if (e.side == side) return FindProfile(e, kind);
   }
-  return leaf;
-}
-
-std::map<std::string, double> LeafShares(const json& profile) {
-  std::map<std::string, double> shares;
-  const double total = profile["total"].get<double>();
-  for (const auto& [stack, weight] : profile["stacks"].items())
-    shares[LeafUserFrame(stack)] += weight.get<double>() / total;
-  return shares;
+  return nullptr;
 }
 
 const json* Profile(const json& evidence, const std::string& side, const std::string& kind) {
@@ -68,41 +58,17 @@ const json* Profile(const json& evidence, const std::string& side, const std::st
   return nullptr;
 }
 
-// The leaf user frame whose share of the candidate's weight grew most over the baseline's.
-std::string HeaviestGrowingLeaf(const json& candidate, const json* baseline) {
-  std::map<std::string, double> growth = LeafShares(candidate);
-  if (baseline != nullptr) {
-    for (const auto& [leaf, share] : LeafShares(*baseline)) growth[leaf] -= share;
-  }
-  std::string best;
-  double most = -1;
-  for (const auto& [leaf, g] : growth) {
-    if (g > most) {
-      most = g;
-      best = leaf;
-    }
-  }
-  return best;
+// The function the report's growth table puts first (report/frame_growth.h).
+std::string TopGrowingFrame(const ScenarioResult& scenario) {
+  const FoldedProfile* candidate = Profile(scenario, "candidate", "on-cpu");
+  const FoldedProfile* baseline = Profile(scenario, "baseline", "on-cpu");
+  if (candidate == nullptr || baseline == nullptr) return "(no on-cpu profile on both sides)";
+  std::vector<FrameGrowth> rows = TopFrameGrowth(*baseline, *candidate, 1);
+  return rows.empty() ? "(empty)" : rows[0].frame;
 }
 
-// The folded stack whose share of the weight grew most over the baseline's.
-std::string HeaviestGrowingStack(const json& candidate, const json* baseline) {
-  std::map<std::string, double> growth;
-  for (const auto& [stack, weight] : candidate["stacks"].items())
-    growth[stack] += weight.get<double>() / candidate["total"].get<double>();
-  if (baseline != nullptr) {
-    for (const auto& [stack, weight] : (*baseline)["stacks"].items())
-      growth[stack] -= weight.get<double>() / (*baseline)["total"].get<double>();
-  }
-  std::string best;
-  double most = -2;
-  for (const auto& [stack, g] : growth) {
-    if (g > most) {
-      most = g;
-      best = stack;
-    }
-  }
-  return best;
+ScenarioResult ReadScenario(const std::string& results_file) {
+  return ResultsFromJson(json::parse(ReadFile(results_file)), results_file).scenarios.at(0);
 }
 
 void Spin(std::chrono::milliseconds how_long) {
@@ -231,7 +197,8 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const json* baseline = Profile(evidence, "baseline", "on-cpu");
   ASSERT_NE(candidate, nullptr) << evidence.dump();
   ASSERT_NE(baseline, nullptr) << "the stored baseline's evidence is the baseline side";
-  EXPECT_EQ(HeaviestGrowingLeaf(*candidate, baseline), "perfgate_test_hot_loop") << candidate->dump(1);
+  EXPECT_EQ(TopGrowingFrame(ReadScenario(*dir_ / "out-slow/results.json")), "perfgate_test_hot_loop")
+      << candidate->dump(1);
   // The report's first growth table (on-CPU) names it in its first row.
   const std::string html = ReadFile(*dir_ / "out-slow/report/index.html");
   const size_t table = html.find("Function (top by growth)");
@@ -240,6 +207,18 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const size_t code = html.find("<code>", first_row);
   ASSERT_NE(code, std::string::npos);
   EXPECT_EQ(html.substr(code + 6, html.find("</code>", code) - code - 6), "perfgate_test_hot_loop");
+  // Built with line tables: the row names the line the samples fell on,
+  // inside the function's loop (evidence_workload.cpp lines 29-40).
+  const size_t row_end = html.find("</tr>", code);
+  EXPECT_NE(html.substr(code, row_end - code).find("evidence_workload.cpp:"), std::string::npos)
+      << html.substr(code, row_end - code);
+  const json& sources = (*candidate)["sources"];
+  ASSERT_TRUE(sources.contains("perfgate_test_hot_loop")) << candidate->dump(1);
+  const std::string line = sources["perfgate_test_hot_loop"].get<std::string>();
+  EXPECT_NE(line.find("/evidence_workload.cpp:"), std::string::npos) << line;
+  const int number = std::stoi(line.substr(line.rfind(':') + 1));
+  EXPECT_GE(number, 29) << line;
+  EXPECT_LE(number, 40) << line;
   // Built with frame pointers: its stacks reach main and the C library's start.
   const json& hot = *candidate;
   EXPECT_LT(hot["truncated_user_stacks"].get<double>(), 0.5 * hot["samples"].get<double>()) << hot.dump(1);
@@ -262,9 +241,25 @@ TEST_F(EvidenceRun, BlockingPlaceLeadsTheOffCpuGrowth) {
   ASSERT_NE(off_cpu, nullptr) << results["scenarios"][0].dump();
   // Off-CPU time also holds preemption of the CPU work on a busy machine,
   // which the baseline has as much of: the stack that grew most is the sleep.
-  const std::string top = HeaviestGrowingStack(*off_cpu, Profile(evidence, "baseline", "off-cpu"));
-  EXPECT_NE(top.find("perfgate_test_block_here"), std::string::npos) << off_cpu->dump(1);
-  EXPECT_NE(top.find("_[k]"), std::string::npos) << "the kernel side of the wait: " << top;
+  const ScenarioResult scenario = ReadScenario(*dir_ / "out-block/results.json");
+  const FoldedProfile* baseline = Profile(scenario, "baseline", "off-cpu");
+  ASSERT_NE(baseline, nullptr) << "the stored baseline's evidence is the baseline side";
+  std::vector<StackGrowth> top = TopStackGrowth(baseline, *Profile(scenario, "candidate", "off-cpu"), 1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_NE(std::find(top[0].frames.begin(), top[0].frames.end(), "perfgate_test_block_here"), top[0].frames.end())
+      << off_cpu->dump(1);
+  EXPECT_GT(top[0].DeltaPp(), 20) << off_cpu->dump(1);
+  bool kernel_side = false;
+  for (const auto& [stack, weight] : (*off_cpu)["stacks"].items())
+    kernel_side |= stack.find("perfgate_test_block_here") != std::string::npos && stack.find("_[k]") != std::string::npos;
+  EXPECT_TRUE(kernel_side) << "the folded stacks keep the kernel side of the wait";
+  // The report's off-CPU table names that stack in its first row.
+  const std::string html = ReadFile(*dir_ / "out-block/report/index.html");
+  const size_t table = html.find("Blocking stack (user frames, innermost last; top by growth)");
+  ASSERT_NE(table, std::string::npos);
+  const size_t first_row = html.find("<tbody>", table);
+  const std::string row = html.substr(first_row, html.find("</tr>", first_row) - first_row);
+  EXPECT_NE(row.find("<code>perfgate_test_block_here</code>"), std::string::npos) << row;
 }
 
 TEST_F(EvidenceRun, GreenRunOnFailureHasNoEvidenceAndNoProfileProbe) {
@@ -287,7 +282,7 @@ TEST_F(EvidenceRun, AbRunsAnEvidenceRepetitionOfEachVariant) {
   const json* baseline = Profile(evidence, "baseline", "on-cpu");
   ASSERT_NE(candidate, nullptr) << evidence.dump();
   ASSERT_NE(baseline, nullptr) << evidence.dump();
-  EXPECT_EQ(HeaviestGrowingLeaf(*candidate, baseline), "perfgate_test_hot_loop");
+  EXPECT_EQ(TopGrowingFrame(ReadScenario(out + "/results.json")), "perfgate_test_hot_loop");
 }
 
 }  // namespace

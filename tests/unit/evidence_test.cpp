@@ -7,6 +7,7 @@
 
 #include "config/suite.h"
 #include "metrics/error.h"
+#include "probes/dwarf_lines.h"
 #include "probes/elf_symbols.h"
 #include "probes/symbolize.h"
 #include "run/evidence_run.h"
@@ -75,6 +76,57 @@ TEST(StackSymbolizer, NamesUserFunctionsDemangledWithoutParameters) {
   EXPECT_EQ(symbolizer.UserFrame(7, 0x30000000), "[unknown]");  // outside every mapping
   EXPECT_EQ(symbolizer.UserFrame(8, inside), "[unknown]");      // no map recorded for the process
   EXPECT_EQ(symbolizer.processes_without_maps(), 1u);
+}
+
+// The test binary is built with debug info (line tables at least): the
+// lines of pgtest::Work (ufunc_target.cpp lines 15-18) come from its DWARF.
+TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
+  ElfObject elf = ReadElfObject(PERFGATE_UFUNC_TARGET);
+  const ElfFunction* work = nullptr;
+  for (const auto& f : elf.functions) {
+    if (Demangle(f.symbol).find("Work(int)") != std::string::npos) work = &f;
+  }
+  ASSERT_NE(work, nullptr);
+  StackSymbolizer symbolizer = SymbolizerOfTestBinary(7);
+  for (uint64_t at : {work->file_offset, work->file_offset + work->size - 1}) {
+    const std::string source = symbolizer.UserSource(7, 0x10000000 + at);
+    const size_t colon = source.rfind(':');
+    ASSERT_NE(colon, std::string::npos) << source;
+    EXPECT_NE(source.find("/ufunc_target.cpp:"), std::string::npos) << source;
+    const int line = std::stoi(source.substr(colon + 1));
+    EXPECT_GE(line, 15) << source;
+    EXPECT_LE(line, 18) << source;
+  }
+  EXPECT_EQ(symbolizer.UserSource(7, 0x30000000), "");  // no mapping
+  EXPECT_EQ(symbolizer.UserSource(8, 0x10000000 + work->file_offset), "");  // no map for the process
+  // The line table of a file that does not exist is none; the frame is still named.
+  std::map<uint32_t, ProcessMaps> maps;
+  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1"});
+  StackSymbolizer missing(KernelSymbols(), std::move(maps));
+  EXPECT_EQ(missing.UserSource(1, 0x10000010), "");
+  EXPECT_EQ(DwarfLines::Open("/no/such/file"), nullptr);
+}
+
+TEST(FoldProfile, KeepsEachFramesHeaviestSourceLine) {
+  ElfObject elf = ReadElfObject(PERFGATE_UFUNC_TARGET);
+  const ElfFunction* work = nullptr;
+  const ElfFunction* main_fn = nullptr;
+  for (const auto& f : elf.functions) {
+    if (Demangle(f.symbol).find("Work(int)") != std::string::npos) work = &f;
+    if (f.symbol == "main") main_fn = &f;
+  }
+  ASSERT_NE(work, nullptr);
+  ASSERT_NE(main_fn, nullptr);
+  StackSymbolizer symbolizer = SymbolizerOfTestBinary(7);
+  // Innermost first: Work's first instruction, called from inside main.
+  const uint64_t in_work = 0x10000000 + work->file_offset;
+  const uint64_t in_main = 0x10000000 + main_fn->file_offset + main_fn->size / 2;
+  FoldedProfile p = FoldProfile("on-cpu", "samples", {{7, 5, 5, {}, {in_work, in_main}}}, symbolizer);
+  const std::string work_frame = FunctionBaseName(Demangle(work->symbol));
+  ASSERT_EQ(p.sources.count(work_frame), 1u);
+  EXPECT_EQ(p.sources.at(work_frame), symbolizer.UserSource(7, in_work));
+  ASSERT_EQ(p.sources.count("main"), 1u);
+  EXPECT_EQ(p.sources.at("main"), symbolizer.UserSource(7, in_main - 1)) << "the call's line, before the return address";
 }
 
 TEST(StackSymbolizer, NamesAnOffsetWithoutSymbolByModuleAndOffset) {

@@ -157,6 +157,39 @@ TEST(TopFrameGrowth, SharesAreOfTheTotalIncludingDroppedStacks) {
   EXPECT_NEAR(TopFramesBySelf(p, 1).front().candidate_self, 0.25, 1e-12);
 }
 
+// A blocking place: the wait's self time is the scheduler's in every stack,
+// so frames cannot name it; the user stack that grew does.
+TEST(TopStackGrowth, NamesTheUserStackWhoseWaitGrewWithKernelFramesFolded) {
+  FoldedProfile base = Profile({{"main;nap;nanosleep;do_nanosleep_[k];schedule_[k]", 50},
+                                {"main;spin;irq_exit_[k];schedule_[k]", 40},
+                                {"main;spin;preempt_[k];schedule_[k]", 10}},
+                               "off-cpu");
+  FoldedProfile cand = Profile({{"main;nap;nanosleep;do_nanosleep_[k];schedule_[k]", 50},
+                                {"main;spin;irq_exit_[k];schedule_[k]", 40},
+                                {"main;block_here;nanosleep;do_nanosleep_[k];schedule_[k]", 300},
+                                {"kworker_[k];schedule_[k]", 10}},
+                               "off-cpu");
+  EXPECT_TRUE(IsBlockedTimeProfile(cand));
+  EXPECT_FALSE(IsBlockedTimeProfile(Profile({{"main", 1}})));
+  std::vector<StackGrowth> rows = TopStackGrowth(&base, cand, 10);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].frames, (std::vector<std::string>{"main", "block_here", "nanosleep"}));
+  EXPECT_DOUBLE_EQ(rows[0].baseline_share, 0);
+  EXPECT_DOUBLE_EQ(rows[0].candidate_share, 0.75);
+  EXPECT_DOUBLE_EQ(rows[0].DeltaPp(), 75);
+  // A stack with only kernel frames has no user frames; the two spin stacks are one.
+  EXPECT_TRUE(rows[1].frames.empty());
+  EXPECT_DOUBLE_EQ(rows[1].candidate_share, 0.025);
+  EXPECT_EQ(rows[3].frames, (std::vector<std::string>{"main", "spin"}));
+  EXPECT_DOUBLE_EQ(rows[3].baseline_share, 0.5);
+  EXPECT_DOUBLE_EQ(rows[3].candidate_share, 0.1);
+  EXPECT_EQ(TopStackGrowth(&base, cand, 2).size(), 2u);
+  // Without a baseline: the heaviest stacks.
+  rows = TopStackGrowth(nullptr, cand, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].frames.at(1), "block_here");
+}
+
 TEST(FlameGraph, WidthsSumToTheParentsAndTheRootFillsTheGraph) {
   FlameGraphOptions options;
   options.width = 1000;
@@ -445,6 +478,12 @@ TEST(EvidenceReports, HtmlShowsGraphsTableNotesAndRepetitionCost) {
   ASSERT_NE(table, std::string::npos);
   EXPECT_NE(html.find("<code>hash</code>", table), std::string::npos);
   EXPECT_EQ(html.find("<code>", table), html.find("<code>hash</code>", table));
+  // The off-CPU profile's table is by blocking stack: read_file grew.
+  size_t stacks = html.find("Blocking stack (user frames, innermost last; top by growth)");
+  ASSERT_NE(stacks, std::string::npos);
+  EXPECT_NE(html.find("<code>main</code> \u2192 <code>read_file</code></td>", stacks), std::string::npos);
+  EXPECT_NE(html.find("<code>&lt;script&gt;x</code>", stacks), std::string::npos);
+  EXPECT_EQ(html.find("<code>schedule</code>", stacks), std::string::npos) << "kernel frames stay in the graph";
   // Without a baseline side: top frames by self share.
   r.scenarios[0].evidence.pop_back();
   html = HtmlReporter().Render(r);
@@ -458,6 +497,11 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_NE(md.find("on-cpu vs baseline: hash self +", at), std::string::npos) << md;
+  // Blocked time by stack: the new (hostile) stack grew, read_file kept its share.
+  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("; main \u2192 read\\_file -0.002 pp", at), std::string::npos) << md;
+  EXPECT_EQ(md.find("e-1"), std::string::npos) << "rounding noise shows as 0: " << md;
   EXPECT_EQ(md.find("<script"), std::string::npos);
   // Bounded like the rest of the summary.
   std::string small = MarkdownReporter(2000).Render(r);
