@@ -67,6 +67,34 @@ std::string TopGrowingFrame(const ScenarioResult& scenario) {
   return rows.empty() ? "(empty)" : rows[0].frame;
 }
 
+// The frames of the report's differential `kind` flame graph whose share grew
+// most (within 0.1 pp of the largest growth), read from their tooltips:
+// "name\n...\nbaseline A % -> candidate B % (+X pp)".
+std::vector<std::string> MostGrownInDifferentialGraph(const std::string& html, const std::string& kind) {
+  const size_t start = html.find("aria-label=\"differential " + kind + " flame graph");
+  if (start == std::string::npos) return {"(no differential " + kind + " graph)"};
+  const size_t end = html.find("</svg>", start);
+  std::vector<std::pair<std::string, double>> frames;
+  for (size_t at = html.find("<g><title>", start); at < end; at = html.find("<g><title>", at + 1)) {
+    const size_t text = at + 10;
+    const std::string title = html.substr(text, html.find("</title>", text) - text);
+    const size_t open = title.rfind(" ("), pp = title.rfind(" pp)");
+    if (open == std::string::npos || pp == std::string::npos || pp < open) continue;
+    frames.emplace_back(title.substr(0, title.find('\n')), std::stod(title.substr(open + 2, pp - open - 2)));
+  }
+  double most = -1e9;
+  for (const auto& [name, delta] : frames) most = std::max(most, delta);
+  std::vector<std::string> names;
+  for (const auto& [name, delta] : frames) {
+    if (delta >= most - 0.1) names.push_back(name);
+  }
+  return names;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 ScenarioResult ReadScenario(const std::string& results_file) {
   return ResultsFromJson(json::parse(ReadFile(results_file)), results_file).scenarios.at(0);
 }
@@ -207,6 +235,8 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const size_t code = html.find("<code>", first_row);
   ASSERT_NE(code, std::string::npos);
   EXPECT_EQ(html.substr(code + 6, html.find("</code>", code) - code - 6), "perfgate_test_hot_loop");
+  // The differential graph's most grown frame is the same function, and only it.
+  EXPECT_EQ(MostGrownInDifferentialGraph(html, "on-cpu"), std::vector<std::string>{"perfgate_test_hot_loop"});
   // Built with line tables: the row names the line the samples fell on,
   // inside the function's loop (evidence_workload.cpp lines 29-40).
   const size_t row_end = html.find("</tr>", code);
@@ -260,6 +290,13 @@ TEST_F(EvidenceRun, BlockingPlaceLeadsTheOffCpuGrowth) {
   const size_t first_row = html.find("<tbody>", table);
   const std::string row = html.substr(first_row, html.find("</tr>", first_row) - first_row);
   EXPECT_NE(row.find("<code>perfgate_test_block_here</code>"), std::string::npos) << row;
+  // In the differential graph every frame of that wait grew alike (the
+  // blocking function, the C library's sleep, the kernel's path to the
+  // scheduler): the blocking function is among them, the common nap is not.
+  const std::vector<std::string> grown = MostGrownInDifferentialGraph(html, "off-cpu");
+  EXPECT_TRUE(Contains(grown, "perfgate_test_block_here")) << ::testing::PrintToString(grown);
+  EXPECT_FALSE(Contains(grown, "perfgate_test_nap")) << ::testing::PrintToString(grown);
+  EXPECT_FALSE(Contains(grown, "main")) << ::testing::PrintToString(grown);
 }
 
 TEST_F(EvidenceRun, GreenRunOnFailureHasNoEvidenceAndNoProfileProbe) {
