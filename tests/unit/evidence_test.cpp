@@ -63,13 +63,23 @@ StackSymbolizer SymbolizerOfTestBinary(uint32_t tgid) {
   return StackSymbolizer(KernelSymbols(), std::move(maps));
 }
 
-TEST(StackSymbolizer, NamesUserFunctionsDemangledWithoutParameters) {
-  ElfObject elf = ReadElfObject(PERFGATE_UFUNC_TARGET);
-  const ElfFunction* work = nullptr;
-  for (const auto& f : elf.functions) {
-    if (Demangle(f.symbol).find("Work(int)") != std::string::npos) work = &f;
+// The test binary's function named `part`, else the first whose demangled
+// name contains it; a symbol of size 0 when there is none.
+ElfFunction FunctionOfTestBinary(const std::string& part) {
+  const std::vector<ElfFunction> functions = ReadElfObject(PERFGATE_UFUNC_TARGET).functions;
+  for (const auto& f : functions) {
+    if (f.symbol == part) return f;
   }
-  ASSERT_NE(work, nullptr);
+  for (const auto& f : functions) {
+    if (Demangle(f.symbol).find(part) != std::string::npos) return f;
+  }
+  return {};
+}
+
+TEST(StackSymbolizer, NamesUserFunctionsDemangledWithoutParameters) {
+  const ElfFunction found = FunctionOfTestBinary("Work(int)");
+  ASSERT_GT(found.size, 0u);
+  const ElfFunction* work = &found;
   StackSymbolizer symbolizer = SymbolizerOfTestBinary(7);
   const uint64_t inside = 0x10000000 + work->file_offset + work->size / 2;
   EXPECT_EQ(symbolizer.UserFrame(7, inside), FunctionBaseName(Demangle(work->symbol)));
@@ -81,12 +91,9 @@ TEST(StackSymbolizer, NamesUserFunctionsDemangledWithoutParameters) {
 // The test binary is built with debug info (line tables at least): the
 // lines of pgtest::Work (ufunc_target.cpp lines 15-18) come from its DWARF.
 TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
-  ElfObject elf = ReadElfObject(PERFGATE_UFUNC_TARGET);
-  const ElfFunction* work = nullptr;
-  for (const auto& f : elf.functions) {
-    if (Demangle(f.symbol).find("Work(int)") != std::string::npos) work = &f;
-  }
-  ASSERT_NE(work, nullptr);
+  const ElfFunction found = FunctionOfTestBinary("Work(int)");
+  ASSERT_GT(found.size, 0u);
+  const ElfFunction* work = &found;
   StackSymbolizer symbolizer = SymbolizerOfTestBinary(7);
   for (uint64_t at : {work->file_offset, work->file_offset + work->size - 1}) {
     const std::string source = symbolizer.UserSource(7, 0x10000000 + at);
@@ -108,15 +115,12 @@ TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
 }
 
 TEST(FoldProfile, KeepsEachFramesHeaviestSourceLine) {
-  ElfObject elf = ReadElfObject(PERFGATE_UFUNC_TARGET);
-  const ElfFunction* work = nullptr;
-  const ElfFunction* main_fn = nullptr;
-  for (const auto& f : elf.functions) {
-    if (Demangle(f.symbol).find("Work(int)") != std::string::npos) work = &f;
-    if (f.symbol == "main") main_fn = &f;
-  }
-  ASSERT_NE(work, nullptr);
-  ASSERT_NE(main_fn, nullptr);
+  const ElfFunction found_work = FunctionOfTestBinary("Work(int)");
+  const ElfFunction found_main = FunctionOfTestBinary("main");
+  ASSERT_GT(found_work.size, 0u);
+  ASSERT_EQ(found_main.symbol, "main");
+  const ElfFunction* work = &found_work;
+  const ElfFunction* main_fn = &found_main;
   StackSymbolizer symbolizer = SymbolizerOfTestBinary(7);
   // Innermost first: Work's first instruction, called from inside main.
   const uint64_t in_work = 0x10000000 + work->file_offset;
