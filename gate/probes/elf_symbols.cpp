@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "metrics/error.h"
+#include "probes/fd.h"
 #include "probes/features.h"
 
 namespace perfgate {
@@ -57,40 +58,27 @@ bool IsColdPart(const std::string& symbol) {
 
 class ElfFile {
  public:
-  explicit ElfFile(const std::string& path) : path_(path) {
+  explicit ElfFile(const std::string& path)
+      : path_(path), fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)), elf_(nullptr, elf_end) {
     static const bool initialized = elf_version(EV_CURRENT) != EV_NONE;
     if (!initialized) throw InfraError("libelf: " + std::string(elf_errmsg(-1)));
-    fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw InputError(path + ": cannot open: " + ErrnoText(errno));
-    elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
-    if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) {
-      // The destructor does not run for a constructor that throws.
-      const std::string message = Message("not an ELF file");
-      Close();
-      throw InputError(message);
-    }
+    if (!fd_.ok()) throw InputError(path + ": cannot open: " + ErrnoText(errno));
+    elf_.reset(elf_begin(fd_.get(), ELF_C_READ_MMAP, nullptr));
+    if (elf_ == nullptr || elf_kind(elf_.get()) != ELF_K_ELF) Fail("not an ELF file");
   }
-  ~ElfFile() { Close(); }
-  ElfFile(const ElfFile&) = delete;
-  ElfFile& operator=(const ElfFile&) = delete;
 
-  Elf* get() const { return elf_; }
-  [[noreturn]] void Fail(const std::string& what) const { throw InputError(Message(what)); }
+  Elf* get() const { return elf_.get(); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    int err = elf_errno();
+    throw InputError(path_ + ": " + what + (err != 0 ? std::string(" (") + elf_errmsg(err) + ")" : ""));
+  }
 
  private:
-  std::string Message(const std::string& what) const {
-    int err = elf_errno();
-    return path_ + ": " + what + (err != 0 ? std::string(" (") + elf_errmsg(err) + ")" : "");
-  }
-  void Close() {
-    if (elf_ != nullptr) elf_end(elf_);
-    elf_ = nullptr;
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
   std::string path_;
-  int fd_ = -1;
-  Elf* elf_ = nullptr;
+  // Members, not a destructor, own the file: they are released also when
+  // the constructor throws. The handle goes before the descriptor it reads.
+  Fd fd_;
+  std::unique_ptr<Elf, int (*)(Elf*)> elf_;
 };
 
 void ReadSymbols(const ElfFile& file, Elf_Scn* section, const GElf_Shdr& header,

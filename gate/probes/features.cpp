@@ -16,28 +16,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "probes/fd.h"
 #include "probes/probe.h"
 
 namespace perfgate {
 namespace {
 
 constexpr const char* kTracefsRoots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-
-// Closes a file descriptor on scope exit; feature probes must not leak.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 // "r0 = 0; exit": valid for every program type probed here.
 Fd LoadTrivialProgram(bpf_prog_type type, const bpf_prog_load_opts* opts) {

@@ -48,6 +48,11 @@ std::string FrameLabel(std::string_view frame) {
   return std::string(frame);
 }
 
+std::string ShortSource(std::string_view source) {
+  const size_t slash = source.rfind('/');
+  return std::string(slash == std::string_view::npos ? source : source.substr(slash + 1));
+}
+
 std::vector<std::string_view> SplitStack(std::string_view stack) {
   std::vector<std::string_view> frames;
   size_t start = 0;

@@ -22,6 +22,9 @@ std::string ToString(FrameKind kind);
 // The frame's name without FlameGraph's "_[k]" kernel suffix. Not escaped.
 std::string FrameLabel(std::string_view frame);
 
+// "parse.cpp:42" of a source line "/src/app/parse.cpp:42" (FoldedProfile::sources).
+std::string ShortSource(std::string_view source);
+
 // "a;b;c" -> {"a", "b", "c"}, outermost first. An empty frame reads "[empty]".
 std::vector<std::string_view> SplitStack(std::string_view stack);
 

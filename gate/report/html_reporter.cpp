@@ -324,9 +324,8 @@ std::string SourceNote(const FoldedProfile& profile, const std::string& frame) {
   auto it = profile.sources.find(frame);
   if (it == profile.sources.end()) return "";
   const std::string path = Abbreviate(SanitizeText(it->second), 1000);
-  const size_t slash = path.rfind('/');
-  return " <span class=\"sub-inline\" title=\"" + XmlAttributeEscape(path) + "\">" +
-         Esc(slash == std::string::npos ? path : path.substr(slash + 1)) + "</span>";
+  return " <span class=\"sub-inline\" title=\"" + XmlAttributeEscape(path) + "\">" + Esc(ShortSource(path)) +
+         "</span>";
 }
 
 std::string FunctionCell(const FrameGrowth& row, const FoldedProfile& profile) {

@@ -144,12 +144,6 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
 // Functions named in the evidence of failing scenarios; the full table is in the HTML report.
 constexpr size_t kGrowthItems = 3;
 
-// "parse.cpp:42" of "/src/app/parse.cpp:42".
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string Pp(double pp) {
   if (std::abs(pp) < 1e-9) pp = 0;  // shares are sums of doubles: below this is rounding
   return (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp";
@@ -203,7 +197,7 @@ std::vector<std::string> EvidenceItems(const RunResults& results) {
         const FrameGrowth& r = rows[i];
         auto source = profile.sources.find(r.frame);
         item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
-                (source == profile.sources.end() ? "" : " at " + Cell(BaseName(source->second))) +
+                (source == profile.sources.end() ? "" : " at " + Cell(ShortSource(source->second))) +
                 (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
         if (base) {
           item += " self " + Pp(r.SelfDeltaPp()) + " (" + Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) +
