@@ -21,13 +21,13 @@ build=${1:?usage: $0 BUILD_DIR [ROUNDS] [REPS] [BASE_MS]}
 rounds=${2:-7}
 reps=${3:-5}
 base_ms=${4:-200}
-find_exe() { find "$1" -name "$2" -type f -perm -u+x | head -n1; }
+source "$(dirname "$0")/common.sh"
 perfgate=$(find_exe "$build" perfgate)
 workload=$(find_exe "$build" pg-evidence-workload)
 [[ -x $perfgate && -x $workload ]] || { echo "build perfgate and pg-evidence-workload in $build first" >&2; exit 2; }
-(( rounds >= 3 )) || { echo "need at least 3 rounds" >&2; exit 2; }
-[[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "needs python3 to read results.json" >&2; exit 2; }
+require_rounds "$rounds" 3
+require_root
+require_python3
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

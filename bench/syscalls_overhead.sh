@@ -26,18 +26,16 @@ build=${1:?usage: $0 BUILD_DIR [ROUNDS] [ITERATIONS] [SAMPLE]}
 rounds=${2:-9}
 iterations=${3:-2000000}
 sample=${4:-16}
-loop=$(find "$build" -name getppid_loop -type f -perm -u+x | head -n1)
-driver=$(find "$build" -name probe_attach_driver -type f -perm -u+x | head -n1)
+source "$(dirname "$0")/common.sh"
+loop=$(find_exe "$build" getppid_loop)
+driver=$(find_exe "$build" probe_attach_driver)
 syscount=$(command -v syscount || command -v syscount.bpf || true)
 
 [[ -x $loop && -x $driver ]] || { echo "build getppid_loop and probe_attach_driver in $build first" >&2; exit 2; }
 [[ -n $syscount ]] || { echo "syscount not found: apt-get install libbpf-tools" >&2; exit 2; }
-(( rounds >= 9 )) || { echo "need at least 9 rounds" >&2; exit 2; }
-[[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }
-if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0) != 0 ]]; then
-  echo "kernel.bpf_stats_enabled is on: it would inflate every BPF mode; turn it off first" >&2
-  exit 2
-fi
+require_rounds "$rounds" 9
+require_root
+require_bpf_stats_off
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -16,8 +16,11 @@
 # added ns over `before`'s, and the median over rounds of each mode's ns/call
 # over `before`'s in the same round (paired: robust to a host whose speed
 # drifts between rounds). The untraced/before ratios are what the measured
-# repetitions pay for the trace paths. Needs root and BPF run-time
-# statistics off.
+# repetitions pay for the trace paths. Last, the record rate of `recorded`
+# (one record per call, so 1e9 / its median ns per call) and its records
+# produced, read and dropped summed over the rounds, from a ring buffer sized
+# for 2M records/s that a thread drains while the loop runs. Needs root and
+# BPF run-time statistics off.
 #
 #   bench/trace_overhead.sh BUILD BASE_BUILD [ROUNDS=9] [ITERATIONS=2000000]
 set -euo pipefail
@@ -26,7 +29,7 @@ build=${1:?usage: $0 BUILD BASE_BUILD [ROUNDS] [ITERATIONS]}
 base=${2:?usage: $0 BUILD BASE_BUILD [ROUNDS] [ITERATIONS]}
 rounds=${3:-9}
 iterations=${4:-2000000}
-find_exe() { find "$1" -name "$2" -type f -perm -u+x | head -n1; }
+source "$(dirname "$0")/common.sh"
 loop=$(find_exe "$build" getppid_loop)
 driver=$(find_exe "$build" probe_attach_driver)
 base_driver=$(find_exe "$base" probe_attach_driver)
@@ -35,19 +38,19 @@ base_driver=$(find_exe "$base" probe_attach_driver)
   echo "build getppid_loop and probe_attach_driver in $build and $base first" >&2
   exit 2
 }
-(( rounds >= 5 )) || { echo "need at least 5 rounds" >&2; exit 2; }
-[[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }
-if [[ $(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0) != 0 ]]; then
-  echo "kernel.bpf_stats_enabled is on: it would inflate every BPF mode; turn it off first" >&2
-  exit 2
-fi
+require_rounds "$rounds" 5
+require_root
+require_bpf_stats_off
 
 declare -A samples=() paired=()
 run_none() { "$loop" "$iterations"; }
 run_before() { "$base_driver" syscalls --scope workload -- "$loop" "$iterations" 2>/dev/null; }
 run_untraced() { "$driver" syscalls --scope workload -- "$loop" "$iterations" 2>/dev/null; }
 run_timed() { "$driver" syscalls --scope workload --trace 1000000 -- "$loop" "$iterations" 2>/dev/null; }
-run_recorded() { "$driver" syscalls --scope workload --trace 0 -- "$loop" "$iterations" 2>/dev/null; }
+trace_log=$(mktemp)
+trap 'rm -f "$trace_log"' EXIT
+# The driver's closing line: "trace: P records produced, R read, D dropped".
+run_recorded() { "$driver" syscalls --scope workload --trace 0 -- "$loop" "$iterations" 2>>"$trace_log"; }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -82,3 +85,11 @@ for mode in "${modes[@]}"; do
     "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[before]}")" \
     "$(median ${paired[$mode]})"
 done
+
+awk -v ns="${med[recorded]}" -v rounds="$rounds" '
+  /^trace:/ { produced += $2; read += $5; dropped += $7 }
+  END {
+    printf "\nrecorded: %.0f records/s while the loop runs; over %d rounds %d records produced, %d read, %d dropped\n",
+      1e9 / ns, rounds, produced, read, dropped
+    if (produced != read + dropped) { print "recorded: produced != read + dropped" > "/dev/stderr"; exit 1 }
+  }' "$trace_log"

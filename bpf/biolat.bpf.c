@@ -2,12 +2,14 @@
 /* Block request latency: block_rq_issue (handed to the driver) to
  * block_rq_complete, in total and per disk, with request and byte counts.
  *
- * A request is known by (dev, sector) in every variant: the tracepoint
- * records carry nothing else, and the tp_btf/raw_tp variants read the same
- * two values from struct request the way the tracepoints compute them. Two
- * requests in flight at once at the same sector of one disk (a flush and a
- * write at sector 0, say) share a key: the later issue's time wins and the
- * other completion finds no start and is not counted.
+ * A request is known by its address, which is unique while it is in
+ * flight, when every hook uses the tp_btf variant or every hook the raw_tp
+ * one. The tracepoint records carry no address, and tp_btf programs can only
+ * take it relative to another pointer, so otherwise every hook keys requests
+ * by (dev, sector), read from struct request the way the tracepoints compute
+ * them. Two requests in flight at once at the same sector of one disk (a
+ * flush and a write at sector 0, say) then share a key: the later issue's
+ * time wins and the other completion finds no start and is not counted.
  *
  * Workload scope. Completion runs in interrupt context and issue often runs
  * in a kblockd worker (an I/O scheduler dispatching later), so neither tells
@@ -21,7 +23,11 @@
  * waits for, or I/O a stacked driver (dm, md) resubmits from its own
  * threads. A bio of a tracked thread merged into a request someone else
  * inserted, and a request whose start sector a front merge moved after it
- * was inserted, are not attributed. System scope counts every request. */
+ * was inserted, are not attributed. The mark of a request that was merged
+ * into another before it was issued stays until its slot is taken or (with
+ * address keys) another thread inserts a request at that address; a request
+ * with its key issued by another thread meanwhile is attributed. System
+ * scope counts every request. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -29,41 +35,22 @@
 #include "biolat.h"
 #include "filter.bpf.h"
 #include "hist.bpf.h"
+#include "slot_table.bpf.h"
 
-/* Requests in flight at once, system-wide (queue depths times disks). LRU:
- * a request whose completion was missed must not hold its slot forever. */
-#define IN_FLIGHT_MAX 16384
+/* In-flight requests: the slot table of slot_table.bpf.h, keyed (address,
+ * 0) or (sector, dev), whose value is the request's size at issue. Request
+ * addresses come from a small per-queue pool, so they also keep the slots in
+ * use few and cache-hot. */
+PG_SLOT_TABLE(in_flight);
 
 /* Kernel dev_t: MKDEV(major, minor), as the block tracepoints record it. */
 #define PG_MINORBITS 20
 /* REQ_OP_MASK of include/linux/blk_types.h (a macro, so not in vmlinux.h). */
 #define PG_REQ_OP_MASK 0xff
 
-struct rq_key {
-	__u32 dev;
-	__u32 pad;
-	__u64 sector;
-};
-
-struct rq_start {
-	__u64 ns;    /* ktime at issue */
-	__u64 bytes; /* request size at issue */
-};
-
-/* Requests a tracked thread inserted, until they are issued (workload scope). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, IN_FLIGHT_MAX);
-	__type(key, struct rq_key);
-	__type(value, __u8);
-} tracked_inserts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, IN_FLIGHT_MAX);
-	__type(key, struct rq_key);
-	__type(value, struct rq_start);
-} in_flight SEC(".maps");
+/* Whether requests are keyed by address: user space sets it when every hook
+ * uses the same variant and that is not the tracepoint one. */
+const volatile bool key_by_request = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -87,73 +74,110 @@ struct {
 	__type(value, struct pg_biolat_device_stats);
 } device_stats_zero SEC(".maps");
 
-/* What the block_rq_* tracepoints record as dev and sector: the disk's
- * dev_t (0 without a disk) and blk_rq_trace_sector(), which is 0 for
- * passthrough requests (driver-private commands) and for a start sector not
- * set yet ((sector_t)-1), and blk_rq_pos() otherwise. */
-static __always_inline struct rq_key request_key(struct request *rq)
+static __always_inline __u32 make_dev(__u32 major, __u32 first_minor)
 {
-	struct rq_key key = {};
-	__u32 major = BPF_CORE_READ(rq, q, disk, major);
-	__u32 first_minor = BPF_CORE_READ(rq, q, disk, first_minor);
-	__u32 op = BPF_CORE_READ(rq, cmd_flags) & PG_REQ_OP_MASK;
-	__u64 sector = BPF_CORE_READ(rq, __sector);
-
-	key.dev = (major << PG_MINORBITS) | first_minor;
-	if (op != REQ_OP_DRV_IN && op != REQ_OP_DRV_OUT && sector != (__u64)-1)
-		key.sector = sector;
-	return key;
+	return (major << PG_MINORBITS) | first_minor;
 }
 
-/* The same, read directly: tp_btf programs may follow BTF pointers with
- * plain loads (a NULL disk reads as 0), where raw_tp programs pay a helper
- * call per field. */
-static __always_inline struct rq_key request_key_btf(struct request *rq)
+/* What the block_rq_* tracepoints record as sector: blk_rq_trace_sector(),
+ * which is 0 for passthrough requests (driver-private commands) and for a
+ * start sector not set yet ((sector_t)-1), and blk_rq_pos() otherwise. */
+static __always_inline __u64 trace_sector(__u32 cmd_flags, __u64 sector)
 {
-	struct rq_key key = {};
+	__u32 op = cmd_flags & PG_REQ_OP_MASK;
+
+	if (op == REQ_OP_DRV_IN || op == REQ_OP_DRV_OUT || sector == (__u64)-1)
+		return 0;
+	return sector;
+}
+
+/* The disk's dev_t (0 without a disk), as the tracepoints record it. tp_btf
+ * programs follow BTF pointers with plain loads (a NULL disk reads as 0),
+ * where raw_tp programs pay a helper call per field. */
+static __always_inline __u32 request_dev_btf(struct request *rq)
+{
 	struct gendisk *disk = rq->q->disk;
-	__u32 op = rq->cmd_flags & PG_REQ_OP_MASK;
-	__u64 sector = rq->__sector;
 
-	key.dev = ((__u32)disk->major << PG_MINORBITS) | (__u32)disk->first_minor;
-	if (op != REQ_OP_DRV_IN && op != REQ_OP_DRV_OUT && sector != (__u64)-1)
-		key.sector = sector;
+	return make_dev(disk->major, disk->first_minor);
+}
+
+static __always_inline __u32 request_dev(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	return make_dev(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+/* address: the request's address as a number. In tp_btf programs the
+ * verifier keeps rq a pointer, on which it allows no arithmetic but the
+ * difference to another pointer: the address is taken relative to a map's. */
+static __always_inline struct pg_slot_key address_key(__u64 address)
+{
+	struct pg_slot_key key = {.id = address};
+
 	return key;
 }
 
-static __always_inline struct rq_key tracepoint_key(__u32 dev, __u64 sector)
+static __always_inline struct pg_slot_key sector_key(__u32 dev, __u64 sector)
 {
-	struct rq_key key = {.dev = dev, .sector = sector};
+	struct pg_slot_key key = {.id = sector, .tag = dev};
 
 	return key;
 }
 
-static __always_inline void on_insert(struct rq_key key)
+static __always_inline struct pg_slot_key request_key_btf(struct request *rq)
 {
-	__u8 one = 1;
+	if (key_by_request)
+		return address_key((__u64)rq - (__u64)&in_flight);
+	return sector_key(request_dev_btf(rq), trace_sector(rq->cmd_flags, rq->__sector));
+}
+
+static __always_inline struct pg_slot_key request_key(struct request *rq)
+{
+	if (key_by_request)
+		return address_key((__u64)rq);
+	return sector_key(request_dev(rq), trace_sector(BPF_CORE_READ(rq, cmd_flags), BPF_CORE_READ(rq, __sector)));
+}
+
+static __always_inline void on_insert(struct pg_slot_key key)
+{
+	struct pg_slot *slot;
 
 	/* System scope counts every request: nothing to remember. */
-	if (!pg_filter_tracked || !pg_current_is_tracked())
+	if (!pg_filter_tracked)
 		return;
-	bpf_map_update_elem(&tracked_inserts, &key, &one, BPF_ANY);
+	if (!pg_current_is_tracked()) {
+		/* A request's memory is reused once it is freed: the mark of one
+		 * merged into another before it was issued must not attribute
+		 * the next request at that address. (Sector keys cannot tell a
+		 * stale mark from another request at the same sector.) */
+		if (key_by_request) {
+			slot = pg_slot_find(&in_flight, key);
+			if (slot && slot->state == PG_SLOT_MARKED)
+				slot->state = PG_SLOT_FREE;
+		}
+		return;
+	}
+	slot = pg_slot_claim(&in_flight, key);
+	/* A request already marked or started (inserted again after a
+	 * requeue) keeps its slot as it is. */
+	if (!slot || pg_slot_holds(slot, key))
+		return;
+	pg_slot_fill(slot, key, PG_SLOT_MARKED, 0, 0);
 }
 
-static __always_inline void on_issue(struct rq_key key, __u64 bytes)
+static __always_inline void on_issue(struct pg_slot_key key, __u64 bytes)
 {
-	struct rq_start start;
+	struct pg_slot *slot = pg_slot_claim(&in_flight, key);
 
-	if (pg_filter_tracked) {
-		/* Deleting also consumes the mark, so a later request at the same
-		 * sector is not attributed by it. */
-		bool inserted_by_workload = bpf_map_delete_elem(&tracked_inserts, &key) == 0;
-
-		if (!inserted_by_workload && !pg_current_is_tracked())
-			return;
-	}
-	start.ns = bpf_ktime_get_ns();
-	start.bytes = bytes;
-	/* A requeued request is issued again: its latency starts over. */
-	bpf_map_update_elem(&in_flight, &key, &start, BPF_ANY);
+	if (!slot)
+		return;
+	/* In scope when a tracked thread inserted it (marked) or issued it
+	 * before (a requeued request is issued again: its latency starts
+	 * over), or when a tracked thread issues it now. */
+	if (pg_filter_tracked && !pg_slot_holds(slot, key) && !pg_current_is_tracked())
+		return;
+	pg_slot_fill(slot, key, PG_SLOT_STARTED, bpf_ktime_get_ns(), bytes);
 }
 
 static __always_inline void add_device_latency(__u32 dev, __u64 delta)
@@ -177,28 +201,36 @@ static __always_inline void add_device_latency(__u32 dev, __u64 delta)
 	pg_hist_add(device->hist, delta);
 }
 
-static __always_inline void on_complete(struct rq_key key)
+/* Ends key's request: its latency and size, false when it has no start
+ * (only requests issued in scope have one). A request completed in parts
+ * fires once per part; the first part ends its latency. */
+static __always_inline bool end_request(struct pg_slot_key key, __u64 *latency, __u64 *bytes)
+{
+	__u64 start, now;
+
+	if (!pg_slot_take(&in_flight, key, &start, bytes))
+		return false;
+	now = bpf_ktime_get_ns();
+	if (now < start)
+		return false;
+	*latency = now - start;
+	return true;
+}
+
+/* dev: the request's disk, which an address key does not carry; read only
+ * for requests in scope. */
+static __always_inline void add_request(__u32 dev, __u64 latency, __u64 bytes)
 {
 	struct pg_biolat_stats *stats;
-	struct rq_start *start;
-	__u64 delta, bytes;
 	__u32 zero = 0;
 
-	/* Only requests issued in scope have a start. A request completed in
-	 * parts fires once per part; the first part ends its latency. */
-	start = bpf_map_lookup_elem(&in_flight, &key);
-	if (!start)
-		return;
-	delta = bpf_ktime_get_ns() - start->ns;
-	bytes = start->bytes;
-	bpf_map_delete_elem(&in_flight, &key);
 	stats = bpf_map_lookup_elem(&biolat_stats, &zero);
 	if (!stats)
 		return;
 	stats->requests++;
 	stats->bytes += bytes;
-	pg_hist_add(stats->hist, delta);
-	add_device_latency(key.dev, delta);
+	pg_hist_add(stats->hist, latency);
+	add_device_latency(dev, latency);
 }
 
 SEC("tp_btf/block_rq_insert")
@@ -218,7 +250,7 @@ int BPF_PROG(biolat_insert_raw_tp, struct request *rq)
 SEC("tracepoint/block/block_rq_insert")
 int biolat_insert_tracepoint(struct trace_event_raw_block_rq *ctx)
 {
-	on_insert(tracepoint_key(ctx->dev, ctx->sector));
+	on_insert(sector_key(ctx->dev, ctx->sector));
 	return 0;
 }
 
@@ -239,7 +271,7 @@ int BPF_PROG(biolat_issue_raw_tp, struct request *rq)
 SEC("tracepoint/block/block_rq_issue")
 int biolat_issue_tracepoint(struct trace_event_raw_block_rq *ctx)
 {
-	on_issue(tracepoint_key(ctx->dev, ctx->sector), ctx->bytes);
+	on_issue(sector_key(ctx->dev, ctx->sector), ctx->bytes);
 	return 0;
 }
 
@@ -247,21 +279,30 @@ int biolat_issue_tracepoint(struct trace_event_raw_block_rq *ctx)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(biolat_complete_tp_btf, struct request *rq)
 {
-	on_complete(request_key_btf(rq));
+	__u64 latency, bytes;
+
+	if (end_request(request_key_btf(rq), &latency, &bytes))
+		add_request(request_dev_btf(rq), latency, bytes);
 	return 0;
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(biolat_complete_raw_tp, struct request *rq)
 {
-	on_complete(request_key(rq));
+	__u64 latency, bytes;
+
+	if (end_request(request_key(rq), &latency, &bytes))
+		add_request(request_dev(rq), latency, bytes);
 	return 0;
 }
 
 SEC("tracepoint/block/block_rq_complete")
 int biolat_complete_tracepoint(struct trace_event_raw_block_rq_completion *ctx)
 {
-	on_complete(tracepoint_key(ctx->dev, ctx->sector));
+	__u64 latency, bytes;
+
+	if (end_request(sector_key(ctx->dev, ctx->sector), &latency, &bytes))
+		add_request(ctx->dev, latency, bytes);
 	return 0;
 }
 

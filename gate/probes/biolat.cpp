@@ -68,12 +68,12 @@ class BlockLatencyProbe final : public BpfProbe<biolat_bpf> {
             TracepointHook("block", "block_rq_complete", "biolat_complete")};
   }
 
-  // Requests inserted by the workload are only remembered in workload scope
-  // (BpfProbe has set the scope's rodata by now); elsewhere the map stays
-  // empty, so it is shrunk to one entry.
+  // Requests are keyed by address when every hook sees it the same way: the
+  // tracepoint records carry none, and tp_btf and raw_tp programs compute
+  // different numbers from it (see bpf/biolat.bpf.c).
   void Configure(biolat_bpf& skel) override {
-    if (!skel.rodata->pg_filter_tracked && bpf_map__set_max_entries(skel.maps.tracked_inserts, 1) != 0)
-      throw InfraError("probe biolat: shrink the unused map of inserted requests");
+    auto type = plan().CommonType();
+    skel.rodata->key_by_request = type && *type != AttachType::kTracepoint;
   }
 
  private:

@@ -72,8 +72,11 @@ class BpfProbe : public Probe {
 
   // The probe's hooks, each with its variants fastest first.
   virtual std::vector<HookSpec> Hooks() const = 0;
-  // Probe-specific rodata and map sizes, before load.
+  // Probe-specific rodata and map sizes, before load; plan() holds the
+  // variants this load attempt uses.
   virtual void Configure(Skel&) {}
+
+  const HookPlan& plan() const { return *plan_; }
 
   // The scope of the last Attach().
   ProbeScope scope() const { return scope_; }

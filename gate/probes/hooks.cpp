@@ -15,9 +15,13 @@
 namespace perfgate {
 namespace {
 
-bool Allowed(AttachType type, const ProbeOptions& options) {
-  const auto& allowed = options.allowed_attach_types;
+bool Allowed(AttachType type, const std::vector<AttachType>& allowed) {
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), type) != allowed.end();
+}
+
+bool Allowed(AttachType type, const HookSpec& spec, const ProbeOptions& options) {
+  auto forced = options.hook_attach_types.find(spec.event);
+  return Allowed(type, forced != options.hook_attach_types.end() ? forced->second : options.allowed_attach_types);
 }
 
 Feature KernelSupports(const HookVariant& variant, const HookSpec& spec) {
@@ -77,8 +81,8 @@ HookPlan::HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOp
   for (auto& spec : hooks) {
     Hook hook{std::move(spec), {}, {}};
     for (const auto& variant : hook.spec.variants) {
-      Feature feature = Allowed(variant.type, options) ? KernelSupports(variant, hook.spec)
-                                                       : Feature::No("not in the allowed attach types");
+      Feature feature = Allowed(variant.type, hook.spec, options) ? KernelSupports(variant, hook.spec)
+                                                                  : Feature::No("not in the allowed attach types");
       if (feature.supported)
         hook.usable.push_back(variant);
       else
@@ -143,6 +147,16 @@ void HookPlan::Reject(size_t index, const std::string& reason) {
 
 const std::string& HookPlan::ChosenProgram(size_t hook) const { return hooks_.at(hook).usable.front().program; }
 
+std::optional<AttachType> HookPlan::CommonType() const {
+  std::optional<AttachType> common;
+  for (const auto& hook : hooks_) {
+    AttachType type = hook.usable.front().type;
+    if (common && *common != type) return std::nullopt;
+    common = type;
+  }
+  return common;
+}
+
 std::vector<HookChoice> HookPlan::Choices() const {
   std::vector<HookChoice> choices;
   for (const auto& hook : hooks_) {
@@ -206,7 +220,7 @@ void LoadAndAttach(HookPlan& plan, const std::function<bpf_object*()>& open, con
 }
 
 void RequireAllowedAttachType(const ProbeOptions& options, AttachType type, const std::string& probe) {
-  if (!Allowed(type, options))
+  if (!Allowed(type, options.allowed_attach_types))
     throw InfraError("probe " + probe + ", hook " + probe + ": no usable attach type (" + ToString(type) +
                      ": not in the allowed attach types)");
 }

@@ -46,6 +46,8 @@ class HookPlan {
   // The hook whose chosen program libbpf's load log blames.
   std::optional<size_t> HookBlamedBy(const std::string& libbpf_log) const;
   const std::string& ChosenProgram(size_t hook) const;
+  // The attach type of every hook's chosen variant, when they all agree.
+  std::optional<AttachType> CommonType() const;
   // Moves a hook to its next variant; throws InfraError when none is left.
   void Reject(size_t hook, const std::string& reason);
   std::vector<HookChoice> Choices() const;

@@ -3,6 +3,7 @@
 // collects their in-kernel aggregates into metrics afterwards.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct ProbeOptions {
   // When non-empty, only these attach types may be chosen (tests force each
   // type this kernel has, e.g. {kTracepoint}).
   std::vector<AttachType> allowed_attach_types;
+  // Per hook (its tracepoint, e.g. "block_rq_complete"): the attach types
+  // that hook may use, in place of allowed_attach_types. Tests force plans
+  // whose hooks differ, which a kernel gives when a faster type fails on
+  // only some hooks.
+  std::map<std::string, std::vector<AttachType>> hook_attach_types;
   // The probe's parameters from the suite (keys and types already checked
   // against its ProbeInfo::parameters; strings have variables expanded).
   nlohmann::json params = nlohmann::json::object();

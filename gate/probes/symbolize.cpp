@@ -220,16 +220,14 @@ StackSymbolizer::Location StackSymbolizer::Locate(uint32_t tgid, uint64_t ip) {
   return at;
 }
 
-std::string StackSymbolizer::UserFrame(uint32_t tgid, uint64_t ip) {
-  const Location at = Locate(tgid, ip);
+std::string StackSymbolizer::FrameAt(const Location& at) {
   if (at.range == nullptr) return "[unknown]";
   if (at.object == nullptr) return at.range->path;  // "[vdso]"
   if (at.function != nullptr) return FunctionBaseName(Demangle(at.function->symbol));
   return std::filesystem::path(at.range->path).filename().string() + "+" + Hex(at.file_offset);
 }
 
-std::string StackSymbolizer::UserSource(uint32_t tgid, uint64_t ip) {
-  const Location at = Locate(tgid, ip);
+std::string StackSymbolizer::SourceAt(const Location& at) {
   if (at.function == nullptr) return "";
   if (!at.object->lines_read) {
     at.object->lines_read = true;
@@ -239,6 +237,15 @@ std::string StackSymbolizer::UserSource(uint32_t tgid, uint64_t ip) {
   // The line table speaks the object's virtual addresses; the function's
   // symbol gives the offset-to-address shift of its segment.
   return at.object->lines->At(at.file_offset - at.function->file_offset + at.function->address);
+}
+
+std::string StackSymbolizer::UserFrame(uint32_t tgid, uint64_t ip) { return FrameAt(Locate(tgid, ip)); }
+
+std::string StackSymbolizer::UserSource(uint32_t tgid, uint64_t ip) { return SourceAt(Locate(tgid, ip)); }
+
+StackSymbolizer::UserSymbol StackSymbolizer::User(uint32_t tgid, uint64_t ip) {
+  const Location at = Locate(tgid, ip);
+  return {FrameAt(at), SourceAt(at)};
 }
 
 bool IsTruncatedUserStack(const std::vector<std::string>& frames) {
@@ -287,9 +294,9 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
     for (size_t i = 0; i < stack.user_ips.size(); ++i) {
       // Every frame but the innermost is a return address: the call is just before it.
       const uint64_t ip = stack.user_ips[i] - (i > 0 ? 1 : 0);
-      user.push_back(symbolizer.UserFrame(stack.tgid, ip));
-      std::string source = symbolizer.UserSource(stack.tgid, ip);
-      if (!source.empty()) line_weights[FoldedFrame(user.back())][source] += stack.weight;
+      StackSymbolizer::UserSymbol symbol = symbolizer.User(stack.tgid, ip);
+      user.push_back(std::move(symbol.frame));
+      if (!symbol.source.empty()) line_weights[FoldedFrame(user.back())][symbol.source] += stack.weight;
     }
     for (size_t i = 0; i < stack.kernel_ips.size(); ++i)
       kernel.push_back(symbolizer.KernelFrame(stack.kernel_ips[i] - (i > 0 ? 1 : 0)));

@@ -122,6 +122,12 @@ class StackSymbolizer {
   // "src/parse.cpp:42": the line of `ip` in the DWARF line table of the
   // object mapped there; empty when it has none or no symbol covers `ip`.
   std::string UserSource(uint32_t tgid, uint64_t ip);
+  // Both of the above, from one lookup of `ip`.
+  struct UserSymbol {
+    std::string frame;
+    std::string source;
+  };
+  UserSymbol User(uint32_t tgid, uint64_t ip);
   // Objects whose symbols could not be read, with why ("path: reason").
   const std::vector<std::string>& unreadable() const { return unreadable_; }
   // Processes sampled without a recorded map (lived shorter than a poll).
@@ -144,6 +150,8 @@ class StackSymbolizer {
     uint64_t file_offset = 0;
   };
   Location Locate(uint32_t tgid, uint64_t ip);
+  static std::string FrameAt(const Location& at);
+  static std::string SourceAt(const Location& at);
 
   KernelSymbols kernel_;
   std::map<uint32_t, ProcessMaps> maps_;

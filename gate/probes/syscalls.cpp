@@ -5,6 +5,7 @@
 #include "probes/syscalls.h"
 
 #include <bpf/bpf.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -124,16 +125,10 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   }
 
   void Reset() override {
+    // Nothing else to drop: the per-CPU "tracked" answers (bpf/filter.bpf.h)
+    // are tagged with the tracked map's generation, which the tracker's
+    // re-seeding has just changed.
     ZeroPerCpu<pg_syscalls_stats>(StatsFd(), "probe syscalls");
-    // The tracker has just been cleared and re-seeded: drop the threads'
-    // cached "tracked" verdicts. The object is loaded without
-    // bpf_object__load_skeleton, so skel().data is not the map's memory:
-    // write the map.
-    auto data = *skel().data;
-    data.tracked_gen = ++tracked_gen_;
-    const uint32_t zero = 0;
-    if (bpf_map_update_elem(bpf_map__fd(skel().maps.data), &zero, &data, BPF_ANY) != 0)
-      throw InfraError("probe syscalls: bump the tracked generation: " + ErrnoText(errno));
   }
 
   void Collect(double duration_s, MetricSet& out) override {
@@ -165,6 +160,8 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
     // The map left unused still gets created; keep it minimal.
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
     skel.rodata->sample_threshold = (uint64_t{1} << 32) / options_.latency_sample_every;
+    skel.rodata->exit_nr = SYS_exit;
+    skel.rodata->exit_group_nr = SYS_exit_group;
   }
 
  private:
@@ -172,7 +169,6 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
 
   SyscallsProbeOptions options_;
   uint32_t top_ = 0;          // from the suite's `top`, else options_.top
-  uint32_t tracked_gen_ = 1;  // as bpf/syscalls.bpf.c initializes it
 };
 
 }  // namespace

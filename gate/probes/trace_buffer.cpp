@@ -54,9 +54,7 @@ bool ReadThreadStatus(uint32_t tid, TraceThread& out) {
 uint64_t TraceBufferBytes(double records_per_s, int poll_interval_ms) {
   constexpr uint64_t kMin = 1 << 20, kMax = uint64_t{512} << 20;
   constexpr int kPolls = 25;
-  // A record and its ring-buffer header.
-  constexpr double kRecordBytes = sizeof(pg_trace_event) + 8;
-  const double bytes = std::max(0.0, records_per_s) * kRecordBytes * kPolls * poll_interval_ms / 1000.0;
+  const double bytes = std::max(0.0, records_per_s) * kTraceRecordBytes * kPolls * poll_interval_ms / 1000.0;
   if (bytes >= static_cast<double>(kMax)) return kMax;
   return std::clamp(RoundUpToPowerOfTwo(static_cast<uint64_t>(bytes)), kMin, kMax);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +21,9 @@ struct TraceSettings {
   uint64_t long_offcpu_ns = 1'000'000;
   int poll_interval_ms = 10;
 };
+
+// Ring-buffer bytes one record takes: the record and its header.
+inline constexpr uint64_t kTraceRecordBytes = sizeof(pg_trace_event) + BPF_RINGBUF_HDR_SZ;
 
 // Ring buffer bytes for `records_per_s` (a repetition's average): what
 // arrives in 25 poll intervals, a power of two between 1 MiB and 512 MiB.

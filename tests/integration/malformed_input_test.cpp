@@ -39,6 +39,9 @@ struct MalformedCase {
   std::string phrase;  // the message must hold it
 };
 
+// How test listings and failures name a case (not as a dump of its bytes).
+void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.file; }
+
 std::vector<MalformedCase> ReadIndex() {
   std::vector<MalformedCase> cases;
   std::ifstream in(kCorpus / "INDEX.tsv");
@@ -114,14 +117,17 @@ void WriteScript(const fs::path& file, const std::string& body) {
   fs::permissions(file, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
 }
 
+// A fio case's job file: a small one named after the case.
+fs::path FioJob(const fs::path& tool_dir, const std::string& stem) { return tool_dir / (stem + ".fio"); }
+
 // The suite of a tool-output case: one scenario of that kind, no probes
 // (no privilege needed), named like the baseline the test keeps.
 std::string ToolSuite(const MalformedCase& c, const fs::path& tool_dir) {
   const std::string stem = fs::path(c.file).stem().string();
   std::string workload;
   if (c.input == "fio") {
-    // A small job file named after the case; the stand-in fio prints the case.
-    workload = "\"kind\": \"fio\", \"job\": \"" + (tool_dir / (stem + ".fio")).string() + "\"";
+    // The stand-in fio ignores the job and prints the case.
+    workload = "\"kind\": \"fio\", \"job\": \"" + FioJob(tool_dir, stem).string() + "\"";
   } else if (c.input == "gbench") {
     workload = "\"kind\": \"gbench\", \"binary\": \"" + (tool_dir / stem).string() + "\"";
   } else if (c.input == "unixbench") {
@@ -185,7 +191,7 @@ TEST_P(MalformedInput, RejectedWithOneLineNamingFileAndPath) {
     const std::string print = "exec cat '" + file.string() + "'";
     if (c.input == "fio") {
       WriteScript(tool_dir / "fio", print);
-      WriteFile(tool_dir / (stem + ".fio"), "[stand-in]\nrw=read\n");
+      WriteFile(FioJob(tool_dir, stem), "[stand-in]\nrw=read\n");
       path_prefix = tool_dir.string();
     } else if (c.input == "unixbench") {
       WriteScript(tool_dir / "Run", print);

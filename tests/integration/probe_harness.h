@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -77,16 +78,39 @@ inline std::set<uint32_t> LoadedProgramIds() {
   return ids;
 }
 
-// Program ids in `after` but not in `before`, waiting briefly for the kernel
-// to release programs whose last reference was just dropped.
-inline std::set<uint32_t> NewProgramIds(const std::set<uint32_t>& before) {
+// Ids of loaded programs whose (15-character) kernel name starts with
+// `prefix`: only one probe's, whatever other tests load meanwhile.
+inline std::set<uint32_t> ProgramIdsNamed(const std::string& prefix) {
+  if (prefix.empty()) return LoadedProgramIds();
+  std::set<uint32_t> ids;
+  for (uint32_t id : LoadedProgramIds()) {
+    int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t length = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && std::string(info.name).starts_with(prefix)) ids.insert(id);
+    close(fd);
+  }
+  return ids;
+}
+
+// Ids of loaded programs named `prefix`... that are not in `before`.
+// Programs of `before` may be gone meanwhile: the kernel frees an earlier
+// test's programs a little after that test closed them.
+inline std::set<uint32_t> NewProgramIdsNow(const std::set<uint32_t>& before, const std::string& prefix = "") {
   std::set<uint32_t> added;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    added.clear();
-    for (uint32_t id : LoadedProgramIds())
-      if (!before.count(id)) added.insert(id);
-    if (added.empty()) break;
+  for (uint32_t id : ProgramIdsNamed(prefix))
+    if (!before.count(id)) added.insert(id);
+  return added;
+}
+
+// The same, once empty: waits briefly for the kernel to release programs
+// whose last reference was just dropped.
+inline std::set<uint32_t> NewProgramIds(const std::set<uint32_t>& before, const std::string& prefix = "") {
+  std::set<uint32_t> added = NewProgramIdsNow(before, prefix);
+  for (int attempt = 0; attempt < 50 && !added.empty(); ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    added = NewProgramIdsNow(before, prefix);
   }
   return added;
 }
@@ -109,12 +133,15 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
     ProbeOptions options;
     options.scope = scope;
     options.allowed_attach_types = {GetParam()};
+    for (const auto& [hook, type] : forced_hooks_) options.hook_attach_types[hook] = {type};
     options.params = params_;
     return options;
   }
 
   // The probe's suite parameters for the next Measure().
   nlohmann::json params_ = nlohmann::json::object();
+  // Hooks forced to another attach type than the parameter's, by tracepoint.
+  std::map<std::string, AttachType> forced_hooks_;
 
   // Attaches `probe_name` (and the tracker in workload scope), runs `work` in
   // a held child and returns the probe's metrics.
@@ -129,7 +156,10 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
     WorkloadTracker tracker;
     tracker.Attach(Options(scope));
     probe->Attach(Options(scope), &tracker);
-    for (const auto& hook : probe->Report().hooks) EXPECT_EQ(hook.attach_type, ToString(GetParam())) << hook.hook;
+    for (const auto& hook : probe->Report().hooks) {
+      auto forced = forced_hooks_.find(hook.hook);
+      EXPECT_EQ(hook.attach_type, ToString(forced != forced_hooks_.end() ? forced->second : GetParam())) << hook.hook;
+    }
 
     HeldChild child(std::move(work));
     if (scope == ProbeScope::kWorkload) tracker.Track(child.pid());

@@ -315,19 +315,6 @@ INSTANTIATE_TEST_SUITE_P(AttachTypes, MmapLockProbe, ::testing::ValuesIn(TestedA
 
 // ---- both: lifetime, run-time stats, CLI -------------------------------------
 
-std::set<uint32_t> ProgramIdsNamed(const std::string& prefix) {
-  std::set<uint32_t> ids;
-  for (uint32_t id : LoadedProgramIds()) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && std::string(info.name).rfind(prefix, 0) == 0) ids.insert(id);
-    close(fd);
-  }
-  return ids;
-}
-
 class LockProbeLifetime : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LockProbeLifetime, DetachUnloadsEveryProgram) {
@@ -341,18 +328,12 @@ TEST_P(LockProbeLifetime, DetachUnloadsEveryProgram) {
     ASSERT_NE(probe, nullptr);
     probe->Attach({}, &tracker);
     EXPECT_EQ(probe->Report().hooks.size(), 2u);
-    EXPECT_GT(ProgramIdsNamed(prefix).size(), before.size());
+    EXPECT_FALSE(NewProgramIdsNow(before, prefix).empty());
     probe->Detach();
     probe->Detach();              // twice is fine
     probe->Attach({}, &tracker);  // the destructor must clean this one up
   }
-  std::set<uint32_t> after;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    after = ProgramIdsNamed(prefix);
-    if (after == before) break;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_EQ(after, before);
+  EXPECT_EQ(NewProgramIds(before, prefix), std::set<uint32_t>{});
 }
 
 // What the report's overhead accounting reads: events and ns per event.

@@ -450,11 +450,7 @@ TEST_P(PageFaultProbe, CountsMinorFaultsOfFreshPagesTouchedByTrackedChild) {
   EXPECT_GE(faults.value, kFreshPages);
   // The child's own few other faults (its stack, libc pages after fork);
   // under AddressSanitizer also its shadow memory, one page per 8 touched.
-#ifdef __SANITIZE_ADDRESS__
-  constexpr double kShadowPages = kFreshPages / 8.0;
-#else
-  constexpr double kShadowPages = 0;
-#endif
+  constexpr double kShadowPages = testing::kAddressSanitizer ? kFreshPages / 8.0 : 0;
   EXPECT_LT(faults.value, kFreshPages + kShadowPages + 500);
   EXPECT_EQ(faults.unit, "count");
   EXPECT_GE(metrics.at("mm.page_faults.minor").value, kFreshPages);
@@ -584,7 +580,14 @@ INSTANTIATE_TEST_SUITE_P(AttachTypes, PageFaultProbe, ::testing::ValuesIn(Tested
 
 constexpr size_t kDirectFileBytes = 1 * kMiB;
 constexpr int kDirectReads = 256;
-constexpr int kMissedReads = 2;  // see TimesEveryDirectReadOfTrackedChild
+// Completions the kernel does not deliver to the probe: now and then it
+// skips a raw_tp or tp_btf program on block_rq_complete (1 to 13 of 256
+// in about one run in 30 to 120 here) while tracefs sees every event, and
+// counts no recursion miss; a clean-clone CI run once saw 18 missing under
+// the tracepoint variant. A request keyed wrongly would leave almost none
+// counted, so an allowance of one in eight still tells pairing that works
+// from pairing that does not.
+constexpr int kMissedReads = kDirectReads / 8;
 
 class BiolatProbe : public ProbeRun {
  protected:
@@ -629,9 +632,8 @@ TEST_P(BiolatProbe, TimesEveryDirectReadOfTrackedChild) {
   PERFGATE_REQUIRE_ENVIRONMENT(Prepare(why), why);
   MetricSet metrics = Measure("biolat", ProbeScope::kWorkload, Reads(kDirectReads));
   const Metric& requests = metrics.at("block.io");
-  // A completion skipped under a tracepoint program of the tracker is a drop.
-  // Besides, about one run in fifty misses one request without a drop (cause
-  // not found yet): kMissedReads allows for that, not more.
+  // A completion skipped under a tracepoint program of the tracker is a drop;
+  // one the kernel does not deliver at all is not (see kMissedReads).
   EXPECT_GE(requests.value + static_cast<double>(report_.drops), kDirectReads - kMissedReads);
   // Only the child's requests: no writeback or other process is counted.
   EXPECT_LT(requests.value, kDirectReads + 32);
@@ -695,6 +697,36 @@ TEST_P(BiolatProbe, SystemScopeCountsEveryRequest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, BiolatProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+
+// A plan whose hooks use different attach types, as a kernel gives when a
+// faster type fails on only some hooks: the tracepoint records carry no
+// request address, and tp_btf and raw_tp programs compute different numbers
+// from it, so every hook keys requests by (disk, sector) instead. The issue
+// hook, then the completion hook, is forced to the tracepoint: each of this
+// type's programs then meets a tracepoint program's key on the same
+// requests (with address keys, none would pair).
+class BiolatMixedPlan : public BiolatProbe {};
+
+TEST_P(BiolatMixedPlan, KeysBySectorAndTimesEveryDirectReadOfTrackedChild) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  if (IsSkipped()) return;
+  std::string why;
+  PERFGATE_REQUIRE_ENVIRONMENT(Prepare(why), why);
+  for (const char* hook : {"block_rq_issue", "block_rq_complete"}) {
+    SCOPED_TRACE(std::string(hook) + " on tracepoint");
+    forced_hooks_ = {{hook, AttachType::kTracepoint}};
+    MetricSet metrics = Measure("biolat", ProbeScope::kWorkload, Reads(kDirectReads));
+    const double requests = metrics.at("block.io").value;
+    EXPECT_GE(requests + static_cast<double>(report_.drops), kDirectReads - kMissedReads);
+    EXPECT_LT(requests, kDirectReads + 32);
+    EXPECT_EQ(metrics.at("block.io_latency").hist.count(), static_cast<uint64_t>(requests));
+    EXPECT_GT(metrics.at("block.io_latency").hist.Quantile(0.5), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AttachTypes, BiolatMixedPlan, ::testing::Values(AttachType::kTpBtf, AttachType::kRawTp),
+                         AttachTypeName);
 
 // --- irq -------------------------------------------------------------------
 
@@ -761,21 +793,6 @@ TEST(IrqProbeScope, SuiteAskingForWorkloadScopeExitsTwo) {
 
 // --- lifetime --------------------------------------------------------------
 
-// Ids of loaded programs whose (15-character) kernel name starts with
-// `prefix`: only this probe's, whatever other tests load meanwhile.
-std::set<uint32_t> ProgramIdsNamed(const std::string& prefix) {
-  std::set<uint32_t> ids;
-  for (uint32_t id : LoadedProgramIds()) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t length = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && std::string(info.name).starts_with(prefix)) ids.insert(id);
-    close(fd);
-  }
-  return ids;
-}
-
 // ProbeLifetime (probes_test.cpp) covers pagefault; these probes see no
 // event in its short system-scope run (reclaim, biolat) or refuse its
 // workload scope (irq), so their lifetime is checked here, in system scope.
@@ -792,18 +809,12 @@ TEST_P(MmIoProbeLifetime, DetachUnloadsEveryProgramOfTheProbe) {
     ASSERT_NE(probe, nullptr);
     probe->Attach(options, nullptr);
     EXPECT_GT(probe->Report().hooks.size(), 0u);
-    EXPECT_GT(ProgramIdsNamed(prefix).size(), before.size());
+    EXPECT_FALSE(NewProgramIdsNow(before, prefix).empty());
     probe->Detach();
     probe->Detach();                  // twice is fine
     probe->Attach(options, nullptr);  // the destructor must clean this one up
   }
-  std::set<uint32_t> after;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    after = ProgramIdsNamed(prefix);
-    if (after == before) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(after, before);
+  EXPECT_EQ(NewProgramIds(before, prefix), std::set<uint32_t>{});
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, MmIoProbeLifetime, ::testing::Values("reclaim", "pagefault", "biolat", "irq"));

@@ -144,10 +144,21 @@ TEST_P(OffCpuProbe, UninterruptibleWaitIsInTheIoBucket) {
     }
     waitpid(child, nullptr, 0);
   });
-  const Metric& io = metrics.at("sched.offcpu.io");
-  EXPECT_GE(io.hist.count(), 1u);
-  EXPECT_GE(io.hist.Max(), 50 * kMs * 0.97);
-  EXPECT_GE(metrics.at("sched.offcpu_time").value, 50 * kMs);
+  std::string buckets = "drops " + std::to_string(report_.drops);
+  for (const char* name : {"sched.offcpu.sleep", "sched.offcpu.io", "sched.offcpu.preempted"}) {
+    const LogLinearHistogram& h = metrics.at(name).hist;
+    buckets += std::string(", ") + name + ": " + std::to_string(h.count()) + " max " + std::to_string(h.Max());
+  }
+  // A program run the kernel skipped and counted (a tracepoint program while
+  // another BPF program of its kind holds the CPU) may be the parent's
+  // switch: the wait is then not timed. Without a drop it must be.
+  if (report_.drops == 0) {
+    const Metric& io = metrics.at("sched.offcpu.io");
+    EXPECT_GE(io.hist.count(), 1u) << buckets;
+    EXPECT_GE(io.hist.Max(), 50 * kMs * 0.97) << buckets;
+  }
+  // The vfork child's own 50 ms sleep is off-CPU time too.
+  EXPECT_GE(metrics.at("sched.offcpu_time").value, 50 * kMs) << buckets;
 }
 
 // Two busy threads on one CPU take turns: each waits, still runnable, while

