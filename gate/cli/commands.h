@@ -1,5 +1,6 @@
-// The perfgate subcommands. Each returns the process exit code (DESIGN.md);
-// errors arrive as perfgate::Error and main() prints them as one line.
+// The perfgate subcommands. Each returns the process exit code (0 pass, 1 a
+// check failed, 2 bad input, 3 infrastructure); errors arrive as
+// perfgate::Error and main() prints them as one line.
 #pragma once
 
 #include <atomic>
@@ -9,13 +10,10 @@
 
 #include "config/suite.h"
 #include "metrics/results.h"
+#include "pipeline/pipeline.h"
 #include "probes/probe.h"
 
 namespace perfgate {
-
-// What a suite may name: the probe catalog (with each probe's parameters)
-// and the workload adapter table.
-SuiteVocabulary CliVocabulary();
 
 struct RunCommandOptions {
   std::string suite_file;
@@ -27,10 +25,10 @@ struct RunCommandOptions {
   bool strict = false;
   bool fdr = false;
   bool quiet = false;
-  bool require_same_env = false;  // a baseline from another kernel/CPU is an error
+  bool require_same_env = false;          // a baseline from another kernel/CPU is an error
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
-  std::string shard;  // "K/N": run only this runner's share of the scenarios (cli/shard.h)
-  std::string run_as;  // every scenario's workload runs as this user (overrides the suite)
+  std::string shard;                      // "K/N": run only this runner's share of the scenarios (cli/shard.h)
+  std::string run_as;                     // every scenario's workload runs as this user (overrides the suite)
   // --trace: OUT/trace.perfetto-trace of the scenario with the worst check,
   // with syscalls and off-CPU waits of at least trace_min_us as slices.
   bool trace = false;
@@ -39,8 +37,8 @@ struct RunCommandOptions {
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
 struct AbCommandOptions {
-  RunCommandOptions run;  // suite, scenarios, out, reps, strict, fdr, quiet, attach types
-  std::string baseline_cmd, candidate_cmd;               // replace argv of command workloads
+  RunCommandOptions run;                    // suite, scenarios, out, reps, strict, fdr, quiet, attach types
+  std::string baseline_cmd, candidate_cmd;  // replace argv of command workloads
   std::vector<std::string> baseline_set, candidate_set;  // NAME=VALUE for ${NAME} in the suite
 };
 
@@ -55,12 +53,6 @@ struct OverheadCommandOptions {
 };
 
 int RunCommand(const RunCommandOptions& options);
-// --trace: after the measured run, one traced repetition of the scenario with
-// the worst check, written as OUT/trace.perfetto-trace and summed up in its
-// results (records, drops). A failure to trace is said and makes the exit code 3.
-void TraceWorstScenario(const Suite& suite, const RunCommandOptions& options,
-                        const std::vector<AttachType>& attach_types, const std::atomic<bool>* stop,
-                        RunResults& results);
 // Slowdown of each scenario under its probes vs without any (interleaved).
 int OverheadCommand(const OverheadCommandOptions& options);
 // Baseline and candidate of a suite run interleaved in one job, then compared.
@@ -69,15 +61,8 @@ int BaselineRecordCommand(const RunCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict);
 int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict);
-struct MergeCommandOptions {
-  std::vector<std::string> results_files;
-  std::string output_file;
-  std::string baseline_dir;  // when set, re-evaluate every check against it as one run
-  bool strict = false;
-  bool fdr = false;
-};
 // Shards of one suite into one results file, with the reports next to it.
-int MergeCommand(const MergeCommandOptions& options);
+int MergeCommand(const MergeOptions& options);
 struct HistoryAddOptions {
   std::string results_file;
   std::string db_file;
@@ -89,7 +74,7 @@ struct TrendOptions {
   std::string out_dir;
   std::string branch;                   // empty: every branch
   std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
-  double max_p_value = 1e-4;  // stats::ChangePointOptions
+  double max_p_value = 1e-4;            // stats::ChangePointOptions
   size_t min_segment = 5;
 };
 struct ExportOptions {

@@ -87,7 +87,7 @@ int PerfgateMain(int argc, char** argv) {
   report->add_option("--out", report_out, "Output directory")->capture_default_str();
   report->add_flag("--strict", report_strict, "Inconclusive checks fail");
 
-  MergeCommandOptions merge_opts;
+  MergeOptions merge_opts;
   auto* merge =
       app.add_subcommand("merge", "Merge the results of a suite's shards into one results file and its reports");
   merge->add_option("results", merge_opts.results_files, "results.json of each shard")

@@ -10,6 +10,7 @@
 #include "probes/profile_stacks.h"
 #include "probes/symbolize.h"
 #include "run/repetition.h"
+#include "run/schedule.h"
 
 namespace perfgate {
 
@@ -81,8 +82,6 @@ double MedianWallTime(const std::vector<Repetition>& repetitions) {
 
 Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
                             const std::string& reason, double measured_wall_s) {
-  const WorkloadAdapter& adapter = AdapterFor(spec);
-  const std::vector<std::string> argv = adapter.LaunchArgv(spec.workload);
   Evidence evidence;
   evidence.side = side;
   evidence.reason = reason;
@@ -90,17 +89,20 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
   std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
   bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
-  Repetition rep;
   std::vector<ProbeReport> reports;
   std::string event;
-  {
-    ScenarioProbes probes(spec, EvidenceProbes(spec), argv, options);
-    probes.MeasureProbeCost(true);  // the evidence note says what sampling cost
-    ProcessMapsRecorder recorder(probes.tracked_map_fd(), kMapsPollInterval);
-    rep = RunRepetition(spec, adapter, argv, probes, options);
-    maps = recorder.Finish();
-    if (!rep.failure.empty())
-      throw InfraError("scenario \"" + spec.name + "\": evidence repetition: workload " + rep.failure);
+  std::optional<ProcessMapsRecorder> recorder;
+  Schedule schedule;
+  schedule.arms = {{"evidence", &spec, EvidenceProbes(spec)}};
+  schedule.probe_cost = ProbeCostWindow::kAlways;  // the evidence note says what sampling cost
+  schedule.progress = false;
+  schedule.numbered = false;
+  schedule.before_repetition = [&](ScenarioProbes& probes) {
+    recorder.emplace(probes.tracked_map_fd(), kMapsPollInterval);
+  };
+  // Read with the probes still attached: their maps go with them.
+  schedule.after_repetition = [&](size_t, const Repetition&, ScenarioProbes& probes) {
+    maps = recorder->Finish();
     if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
       evidence.frequency_hz = profile->frequency_hz();
       event = profile->sampled_event();
@@ -119,7 +121,10 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
       }
     }
     reports = probes.Reports();
-  }
+  };
+  std::vector<ScenarioResult> ran;
+  RunSchedule(schedule, options, ran);
+  const Repetition& rep = ran[0].repetitions.at(0);
   StackSymbolizer symbolizer(KernelSymbols::Load(), std::move(maps));
   evidence.profiles.push_back(FoldProfile("on-cpu", "samples", on_cpu, symbolizer));
   evidence.profiles.push_back(FoldProfile("off-cpu", "ns", off_cpu, symbolizer));

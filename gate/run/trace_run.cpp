@@ -10,6 +10,7 @@
 #include "metrics/error.h"
 #include "probes/syscalls.h"
 #include "run/repetition.h"
+#include "run/schedule.h"
 
 namespace perfgate {
 
@@ -96,21 +97,23 @@ double ExpectedTraceRate(const ScenarioResult& measured, const TraceSettings& se
 }
 
 TraceCapture TraceRepetition(const ScenarioSpec& spec, const RunOptions& options, const TraceSettings& settings) {
-  const WorkloadAdapter* adapter = FindAdapter(spec.workload.kind);
-  if (!adapter) throw InputError("unknown workload kind \"" + spec.workload.kind + "\"");
-  const std::vector<std::string> argv = adapter->LaunchArgv(spec.workload);
   TraceBuffer buffer(settings);
-  Repetition rep;
   pid_t pid = 0;
+  std::vector<ScenarioResult> ran;
   {
-    ScenarioProbes probes(spec, spec.probes, argv, options, &buffer);
-    buffer.Start();
-    rep = RunRepetition(spec, *adapter, argv, probes, options);
-    pid = probes.workload_pid();
+    Schedule schedule;
+    schedule.arms = {{"traced", &spec, spec.probes}};
+    schedule.trace = &buffer;
+    schedule.probe_cost = ProbeCostWindow::kNever;
+    schedule.progress = false;
+    schedule.numbered = false;
+    schedule.before_repetition = [&](ScenarioProbes&) { buffer.Start(); };
+    schedule.after_repetition = [&](size_t, const Repetition&, ScenarioProbes& probes) { pid = probes.workload_pid(); };
+    RunSchedule(schedule, options, ran);
   }  // probes detached: nothing is produced after the last drain
   TraceCapture capture = buffer.Finish();
-  if (!rep.failure.empty())
-    throw InfraError("scenario \"" + spec.name + "\": traced repetition: workload " + rep.failure);
+  Repetition& rep = ran[0].repetitions.at(0);
+  const std::vector<std::string> argv = LaunchArgv(spec);
   capture.workload_pid = static_cast<uint32_t>(pid);
   capture.phases = std::move(rep.phases);
   // Records from before exec carry perfgate's own name for the workload.

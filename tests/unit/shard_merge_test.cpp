@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/shard.h"
+#include "config/shard.h"
 #include "metrics/error.h"
 #include "metrics/merge.h"
 

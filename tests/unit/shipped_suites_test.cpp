@@ -9,7 +9,7 @@
 #include <string>
 
 #include "baseline/store.h"
-#include "cli/commands.h"
+#include "pipeline/pipeline.h"
 #include "config/suite.h"
 #include "metrics/error.h"
 
@@ -32,7 +32,7 @@ TEST(ShippedSuites, EverySuiteInWorkloadsLoadsAndEveryBaselineMatchesOne) {
   size_t suites = 0;
   for (const fs::path& file : JsonFilesUnder(source / "workloads")) {
     try {
-      Suite suite = LoadSuite(file.string(), CliVocabulary(), {.suite_dir = file.parent_path().string(),
+      Suite suite = LoadSuite(file.string(), GateVocabulary(), {.suite_dir = file.parent_path().string(),
                                                                .perfgate_dir = "/nonexistent"});
       ++suites;
       for (const auto& scenario : suite.scenarios) {

@@ -1,4 +1,4 @@
-#include "cli/shard.h"
+#include "config/shard.h"
 
 #include <algorithm>
 #include <charconv>

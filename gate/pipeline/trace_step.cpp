@@ -1,9 +1,8 @@
-// `perfgate run --trace`: the traced repetition after the measured run, and
-// its Perfetto file next to the other reports.
+#include "pipeline/trace_step.h"
+
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/commands.h"
 #include "metrics/error.h"
 #include "report/perfetto_writer.h"
 #include "run/trace_run.h"
@@ -12,8 +11,8 @@ namespace perfgate {
 
 namespace fs = std::filesystem;
 
-void TraceWorstScenario(const Suite& suite, const RunCommandOptions& o, const std::vector<AttachType>& attach_types,
-                        const std::atomic<bool>* stop, RunResults& results) {
+void TraceWorstScenario(const Suite& suite, const RunOptions& options, double min_us, const std::string& out_dir,
+                        RunResults& results) {
   const std::optional<TraceTarget> target = WorstScenario(results);
   if (!target) {
     std::fprintf(stderr, "perfgate: warning: --trace: no scenario ran, so there is nothing to trace\n");
@@ -27,20 +26,16 @@ void TraceWorstScenario(const Suite& suite, const RunCommandOptions& o, const st
   if (spec == nullptr) return;  // results come from this suite: cannot happen
 
   TraceSettings settings;
-  settings.slow_syscall_ns = settings.long_offcpu_ns = static_cast<uint64_t>(o.trace_min_us * 1000);
+  settings.slow_syscall_ns = settings.long_offcpu_ns = static_cast<uint64_t>(min_us * 1000);
   const double rate = ExpectedTraceRate(scenario, settings);
   settings.buffer_bytes = TraceBufferBytes(rate, settings.poll_interval_ms);
-  RunOptions ro;
-  ro.allowed_attach_types = attach_types;
-  ro.stop = stop;
-  ro.quiet = o.quiet;
   const std::string name = "trace.perfetto-trace";
-  const std::string file = (fs::path(o.out_dir) / name).string();
-  if (!o.quiet)
+  const std::string file = (fs::path(out_dir) / name).string();
+  if (!options.quiet)
     std::fprintf(stderr, "perfgate: %s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
   try {
-    const TraceCapture capture = TraceRepetition(*spec, ro, settings);
-    fs::create_directories(o.out_dir);
+    const TraceCapture capture = TraceRepetition(*spec, options, settings);
+    fs::create_directories(out_dir);
     WritePerfettoTrace(capture, file);
     TraceSummary summary;
     summary.file = name;

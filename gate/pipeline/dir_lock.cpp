@@ -1,4 +1,4 @@
-#include "cli/dir_lock.h"
+#include "pipeline/dir_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

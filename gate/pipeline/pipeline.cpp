@@ -1,0 +1,415 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "adapters/adapter.h"
+#include "baseline/store.h"
+#include "compare/adaptive.h"
+#include "compare/compare.h"
+#include "config/credentials.h"
+#include "config/shard.h"
+#include "metrics/error.h"
+#include "metrics/merge.h"
+#include "metrics/results_json.h"
+#include "pipeline/dir_lock.h"
+#include "pipeline/trace_step.h"
+#include "report/reporter.h"
+#include "run/environment.h"
+#include "run/evidence_run.h"
+#include "run/interleaved.h"
+#include "run/runner.h"
+
+namespace perfgate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool Stopped(const GateOptions& o) { return o.stop != nullptr && o.stop->load(); }
+
+std::string SelfDir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+std::string ResultsText(const RunResults& results) {
+  return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {}) {
+  return LoadSuite(file, GateVocabulary(),
+                   {.suite_dir = "", .perfgate_dir = SelfDir(), .overrides = std::move(overrides)});
+}
+
+// The suite with only this runner's shard of the scenarios (all without --shard).
+Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {}) {
+  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides));
+  if (!o.run_as.empty()) {
+    ResolveUser(o.run_as, "--run-as");
+    for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
+  }
+  if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
+  return suite;
+}
+
+// --baseline-cmd / --candidate-cmd: the command line replaces the argv of
+// every selected scenario, which must run a command workload.
+void ReplaceCommand(Suite& suite, const std::string& command, const std::string& option,
+                    const std::vector<std::string>& selected) {
+  if (command.empty()) return;
+  const std::vector<std::string> argv = SplitCommandLine(command, option);
+  for (ScenarioSpec& s : suite.scenarios) {
+    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
+    if (s.workload.kind != "command") {
+      throw InputError(option + ": scenario \"" + s.name + "\" runs a " + s.workload.kind +
+                       " workload; the option replaces the argv of command workloads (use " +
+                       option.substr(0, option.rfind('-')) + "-set NAME=VALUE with ${NAME} in the suite)");
+    }
+    s.workload.argv = argv;
+    s.workload.shell = false;
+  }
+}
+
+// The runner's options, built once per flow; writes the partial results.json
+// after each scenario, so an interrupted run keeps what it measured.
+RunOptions MeasureOptions(const GateOptions& o) {
+  RunOptions ro;
+  ro.scenarios = o.scenarios;
+  ro.repetitions = o.repetitions;
+  ro.allowed_attach_types = o.attach_types;
+  ro.stop = o.stop;
+  ro.quiet = o.quiet;
+  const std::string out_dir = o.out_dir;
+  ro.on_scenario_done = [out_dir](const RunResults& so_far) {
+    RunResults partial = so_far;
+    partial.partial = true;
+    fs::create_directories(out_dir);
+    WriteFileAtomic((fs::path(out_dir) / "results.json").string(), ResultsText(partial));
+  };
+  return ro;
+}
+
+// The baselines a run is compared with: each scenario's stored result and
+// where they were recorded.
+struct StoredBaselines {
+  std::map<std::string, ScenarioResult> scenarios;
+  std::optional<Environment> environment;  // the first baseline's
+
+  static StoredBaselines From(std::map<std::string, Baseline> baselines) {
+    StoredBaselines out;
+    if (!baselines.empty()) out.environment = baselines.begin()->second.environment;
+    for (auto& [name, b] : baselines) out.scenarios.emplace(name, std::move(b.scenario));
+    return out;
+  }
+};
+
+// Baselines recorded on another kernel, CPU model or CPU count: a warning, or
+// with --require-same-env an error before anything runs.
+void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, Baseline>& baselines,
+                               const GateOptions& o) {
+  const Environment now = CaptureEnvironment();
+  for (const auto& [scenario, baseline] : baselines) {
+    std::vector<std::string> mismatches = EnvironmentMismatches(baseline.environment, now);
+    if (mismatches.empty()) continue;
+    std::string what;
+    for (const auto& m : mismatches) what += (what.empty() ? "" : "; ") + m;
+    const std::string file = BaselinePath(o.baseline_dir, suite.name, scenario);
+    if (o.require_same_env) throw InputError(file + ": recorded on a different machine: " + what);
+    std::fprintf(stderr, "perfgate: warning: %s: recorded on a different machine: %s\n", file.c_str(), what.c_str());
+  }
+}
+
+// Baselines for the scenarios that will run, loaded before anything runs so a
+// corrupt file fails fast (exit 2) instead of after minutes of measuring.
+StoredBaselines LoadSuiteBaselines(const Suite& suite, const GateOptions& o) {
+  std::map<std::string, Baseline> out;
+  {
+    // Not while another perfgate replaces them: all of its baselines or none.
+    DirectoryLock lock(o.baseline_dir, DirectoryLock::Mode::kReadBaselines, "--baseline-dir");
+    for (const auto& s : suite.scenarios) {
+      if (!o.scenarios.empty() && std::find(o.scenarios.begin(), o.scenarios.end(), s.name) == o.scenarios.end())
+        continue;
+      if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, suite.name, s.name))) out.emplace(s.name, std::move(*b));
+    }
+  }
+  CheckBaselineEnvironments(suite, out, o);
+  return StoredBaselines::From(std::move(out));
+}
+
+size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
+  size_t n = 0;
+  for (const auto& s : suite.scenarios) {
+    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
+    for (const auto& c : s.checks) n += c.type == CheckSpec::Type::kRegression;
+  }
+  return n;
+}
+
+// `baselines`: what adaptive scenarios are compared with at each look; none
+// (baseline record) runs them to their maximum.
+RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& ro,
+                   const std::map<std::string, ScenarioResult>* baselines) {
+  RunOptions options = ro;
+  const Environment environment = CaptureEnvironment();
+  CompareOptions co;
+  co.fdr = o.fdr;
+  const size_t family_size = RegressionChecks(suite, o.scenarios);
+  if (baselines != nullptr) {
+    options.more_repetitions = [&](const ScenarioResult& so_far) {
+      auto it = baselines->find(so_far.name);
+      return NeedsMoreRepetitions(so_far, it == baselines->end() ? nullptr : &it->second, environment, co, family_size);
+    };
+  }
+  RunResults results = RunSuite(suite, options);
+  if (Stopped(o)) results.partial = true;
+  return results;
+}
+
+// The checks against `baselines`, the verdict and the exit code.
+void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
+              std::optional<Environment> baseline_env, bool strict, bool fdr) {
+  CompareOptions co;
+  co.fdr = fdr;
+  EvaluateChecks(results, baselines, co);
+  for (ScenarioResult& s : results.scenarios) {
+    if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
+  }
+  results.baseline_environment = std::move(baseline_env);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, strict);
+}
+
+const ScenarioSpec* SpecOf(const Suite& suite, const std::string& name) {
+  for (const auto& s : suite.scenarios) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+// The evidence repetitions, once the verdicts are known: of every scenario
+// whose check failed (`evidence: on-failure`) or of every scenario
+// (`always`). With `baseline_suite` (an interleaved run), the baseline
+// variant gets one too; else a stored baseline's evidence is its side. A
+// repetition that fails is said and leaves the scenario without evidence; the
+// verdict stands.
+void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions& ro, RunResults& results,
+                     const std::map<std::string, ScenarioResult>& stored, const Suite* baseline_suite = nullptr,
+                     const RunResults* baseline_results = nullptr) {
+  if (results.partial) return;
+  for (ScenarioResult& scenario : results.scenarios) {
+    const ScenarioSpec* spec = SpecOf(suite, scenario.name);
+    if (spec == nullptr || Stopped(o)) continue;
+    const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario);
+    if (!reason) continue;
+    if (!o.quiet)
+      std::fprintf(stderr, "perfgate: %s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
+    try {
+      scenario.evidence.push_back(
+          EvidenceRepetition(*spec, ro, "candidate", *reason, MedianWallTime(scenario.repetitions)));
+      if (baseline_suite != nullptr && baseline_results != nullptr) {
+        const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
+        const ScenarioResult* b_result = nullptr;
+        for (const auto& b : baseline_results->scenarios) {
+          if (b.name == scenario.name) b_result = &b;
+        }
+        if (b_spec != nullptr && b_result != nullptr) {
+          if (!o.quiet) std::fprintf(stderr, "perfgate: %s: baseline evidence repetition\n", scenario.name.c_str());
+          scenario.evidence.push_back(
+              EvidenceRepetition(*b_spec, ro, "baseline", *reason, MedianWallTime(b_result->repetitions)));
+        }
+      }
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::kBadInput) throw;
+      std::fprintf(stderr, "perfgate: warning: scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());
+    }
+  }
+  AddBaselineEvidence(results, stored);
+}
+
+// The baselines of the scenarios that ran without error, stored all or none
+// while no other perfgate reads or writes the baseline directory.
+std::vector<std::pair<std::string, size_t>> StoreBaselines(const Suite& suite, const RunResults& results,
+                                                           const std::string& baseline_dir, bool say_skipped) {
+  std::vector<std::pair<std::string, Baseline>> files;
+  for (const auto& s : results.scenarios) {
+    if (!s.error.empty()) {
+      if (say_skipped) std::fprintf(stderr, "perfgate: error: %s (baseline not written)\n", s.error.c_str());
+      continue;
+    }
+    files.push_back({BaselinePath(baseline_dir, suite.name, s.name), {suite.name, results.environment, s}});
+  }
+  std::vector<std::pair<std::string, size_t>> stored;
+  if (files.empty()) return stored;
+  DirectoryLock lock(baseline_dir, DirectoryLock::Mode::kWriteBaselines, "--baseline-dir");
+  try {
+    SaveBaselines(files);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (no baseline was changed)");
+  }
+  for (const auto& [file, b] : files) stored.emplace_back(file, b.scenario.repetitions.size());
+  return stored;
+}
+
+GateOutcome Outcome(RunResults results) {
+  GateOutcome outcome;
+  outcome.exit_code = results.exit_code;
+  outcome.results = std::move(results);
+  return outcome;
+}
+
+}  // namespace
+
+SuiteVocabulary GateVocabulary() {
+  SuiteVocabulary v;
+  for (const auto& p : ProbeCatalog()) {
+    v.probes.push_back(p.name);
+    for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
+  }
+  v.workload_kinds = AdapterKinds();
+  return v;
+}
+
+GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baseline) {
+  const Suite suite = LoadGateSuite(o);
+  DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+  const StoredBaselines stored = LoadSuiteBaselines(suite, o);
+  const RunOptions ro = MeasureOptions(o);
+  RunResults results = Measure(suite, o, ro, &stored.scenarios);
+  Evaluate(results, stored.scenarios, stored.environment, o.strict, o.fdr);
+  CaptureEvidence(suite, o, ro, results, stored.scenarios);
+  if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
+  WriteReports(results, o.out_dir);
+  GateOutcome outcome = Outcome(std::move(results));
+  if (update_baseline && !outcome.results.partial)
+    outcome.stored_baselines = StoreBaselines(suite, outcome.results, o.baseline_dir, false);
+  return outcome;
+}
+
+GateOutcome RecordBaselines(const GateOptions& o) {
+  const Suite suite = LoadGateSuite(o);
+  // Names that cannot be baseline files are refused before anything runs.
+  for (const auto& s : suite.scenarios) BaselinePath(o.baseline_dir, suite.name, s.name);
+  DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+  const RunOptions ro = MeasureOptions(o);
+  RunResults results = Measure(suite, o, ro, nullptr);
+  // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
+  Evaluate(results, {}, std::nullopt, o.strict, o.fdr);
+  CaptureEvidence(suite, o, ro, results, {});  // `evidence: always` stores it with the baseline
+  WriteReports(results, o.out_dir);
+  GateOutcome outcome = Outcome(std::move(results));
+  if (outcome.results.partial) {
+    std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
+    outcome.exit_code = static_cast<int>(ExitCode::kInfra);
+    return outcome;
+  }
+  outcome.stored_baselines = StoreBaselines(suite, outcome.results, o.baseline_dir, true);
+  const bool failed = std::any_of(outcome.results.scenarios.begin(), outcome.results.scenarios.end(),
+                                  [](const ScenarioResult& s) { return !s.error.empty(); });
+  outcome.exit_code = static_cast<int>(failed || outcome.stored_baselines.empty() ? ExitCode::kInfra : ExitCode::kPass);
+  return outcome;
+}
+
+GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
+  Suite baseline = LoadGateSuite(o, variants.baseline_set);
+  Suite candidate = LoadGateSuite(o, variants.candidate_set);
+  ReplaceCommand(baseline, variants.baseline_cmd, "--baseline-cmd", o.scenarios);
+  ReplaceCommand(candidate, variants.candidate_cmd, "--candidate-cmd", o.scenarios);
+  DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+
+  const RunOptions ro = MeasureOptions(o);
+  CompareOptions co;
+  co.fdr = o.fdr;
+  const size_t family_size = RegressionChecks(candidate, o.scenarios);
+  const Environment environment = CaptureEnvironment();
+  InterleavedRun run = RunInterleaved(baseline, candidate, ro, [&](const ScenarioResult& c, const ScenarioResult& b) {
+    return NeedsMoreRepetitions(c, &b, environment, co, family_size);
+  });
+  if (Stopped(o)) run.candidate.partial = run.baseline.partial = true;
+
+  std::map<std::string, ScenarioResult> sides;
+  for (const ScenarioResult& s : run.baseline.scenarios) {
+    if (s.error.empty()) sides.emplace(s.name, s);
+  }
+  Evaluate(run.candidate, sides, run.baseline.environment, o.strict, o.fdr);
+  CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
+  WriteReports(run.candidate, o.out_dir);
+  // The baseline side as a results file of its own, for `perfgate compare`.
+  WriteFileAtomic((fs::path(o.out_dir) / "baseline-results.json").string(), ResultsText(run.baseline));
+  GateOutcome outcome = Outcome(std::move(run.candidate));
+  outcome.baseline = std::move(run.baseline);
+  return outcome;
+}
+
+GateOutcome CompareResultFiles(const std::string& baseline_file, const std::string& results_file,
+                               const std::string& out_dir, bool strict) {
+  RunResults candidate = ReadResultsFile(results_file);
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+  nlohmann::json bj = ReadJsonFile(baseline_file);
+  std::map<std::string, ScenarioResult> baselines;
+  std::optional<Environment> env;
+  if (bj.is_object() && bj.contains("scenario")) {
+    Baseline b = BaselineFromJson(bj, baseline_file);
+    env = b.environment;
+    baselines.emplace(b.scenario.name, std::move(b.scenario));
+  } else {
+    RunResults base = ResultsFromJson(bj, baseline_file);
+    env = base.environment;
+    for (auto& s : base.scenarios) baselines.emplace(s.name, std::move(s));
+  }
+  Evaluate(candidate, baselines, env, strict, false);
+  // Stored results may carry evidence already: the baseline's is its side.
+  AddBaselineEvidence(candidate, baselines);
+  WriteReports(candidate, out_dir);
+  return Outcome(std::move(candidate));
+}
+
+GateOutcome RerenderResults(const std::string& results_file, const std::string& out_dir, bool strict) {
+  RunResults results = ReadResultsFile(results_file);
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, strict);
+  WriteReports(results, out_dir);
+  return Outcome(std::move(results));
+}
+
+GateOutcome MergeResultFiles(const MergeOptions& o) {
+  std::vector<ShardResults> shards;
+  for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
+  RunResults merged = MergeShards(shards, o.strict);
+  std::string out_dir = fs::path(o.output_file).parent_path().string();
+  if (out_dir.empty()) out_dir = ".";
+  DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "-o");
+  if (!o.baseline_dir.empty()) {
+    // One family of tests across all shards, as if the suite had run on one runner.
+    std::map<std::string, Baseline> baselines;
+    {
+      DirectoryLock baseline_lock(o.baseline_dir, DirectoryLock::Mode::kReadBaselines, "--baseline-dir");
+      for (const auto& s : merged.scenarios) {
+        auto b = LoadBaseline(BaselinePath(o.baseline_dir, merged.suite, s.name));
+        if (b) baselines.emplace(s.name, std::move(*b));
+      }
+    }
+    const StoredBaselines stored = StoredBaselines::From(std::move(baselines));
+    Evaluate(merged, stored.scenarios, stored.environment, o.strict, o.fdr);
+    AddBaselineEvidence(merged, stored.scenarios);
+  }
+  WriteReports(merged, out_dir);
+  // WriteReports wrote results.json; another name gets its own copy.
+  if (fs::path(o.output_file).filename() != "results.json") WriteFileAtomic(o.output_file, ResultsText(merged));
+  return Outcome(std::move(merged));
+}
+
+std::vector<OverheadResult> MeasureSuiteOverhead(const GateOptions& o, const OverheadOptions& overhead) {
+  const Suite suite = LoadSuiteFile(o.suite_file);
+  RunOptions ro;
+  ro.scenarios = o.scenarios;
+  ro.allowed_attach_types = o.attach_types;
+  ro.stop = o.stop;
+  ro.quiet = o.quiet;
+  return MeasureOverhead(suite, ro, overhead);
+}
+
+}  // namespace perfgate

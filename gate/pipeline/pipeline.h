@@ -1,0 +1,92 @@
+// The gate's pipeline: load a suite, measure it (its scenarios one after the
+// other, or a baseline and a candidate variant interleaved), evaluate the
+// checks, capture evidence, trace, write the reports, store baselines. Each
+// flow returns the results and their verdict; the commands (gate/cli/) map
+// their options onto it and turn the outcome into an exit code, and a loop (a
+// confirmation round, a bisection) reads the verdict, not a process's exit code.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/suite.h"
+#include "metrics/results.h"
+#include "probes/probe.h"
+#include "run/overhead.h"
+
+namespace perfgate {
+
+// What a suite may name: the probe catalog (with each probe's parameters)
+// and the workload adapter table.
+SuiteVocabulary GateVocabulary();
+
+// How a suite is measured and judged; the flags of run, baseline record and ab.
+struct GateOptions {
+  std::string suite_file;
+  std::vector<std::string> scenarios;  // empty: all
+  std::string baseline_dir = "baselines";
+  std::string out_dir = "perfgate-out";
+  std::optional<int> repetitions;  // overrides the suite
+  bool strict = false;             // inconclusive checks fail
+  bool fdr = false;                // false discovery rate instead of family-wise error
+  bool quiet = false;
+  bool require_same_env = false;         // a baseline from another kernel/CPU is an error
+  std::vector<AttachType> attach_types;  // restrict the loader (testing, debugging)
+  std::string shard;                     // "K/N": this runner's share of the scenarios
+  std::string run_as;                    // every scenario's workload runs as this user
+  // OUT/trace.perfetto-trace of the scenario with the worst check, with
+  // syscalls and off-CPU waits of at least trace_min_us as slices.
+  bool trace = false;
+  double trace_min_us = 1000;
+  const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
+};
+
+// What differs between the two variants of an interleaved A/B run.
+struct AbVariants {
+  std::string baseline_cmd, candidate_cmd;                         // replace the argv of command workloads
+  std::map<std::string, std::string> baseline_set, candidate_set;  // ${NAME} in the suite
+};
+
+struct GateOutcome {
+  RunResults results;                  // checks evaluated, evidence, trace; verdict and exit code
+  std::optional<RunResults> baseline;  // an interleaved run's baseline side, as measured
+  // Baseline files written, with their repetitions.
+  std::vector<std::pair<std::string, size_t>> stored_baselines;
+  int exit_code = 0;  // results.exit_code, except where the flow says otherwise
+};
+
+// perfgate run: against the baselines stored in options.baseline_dir; with
+// `update_baseline`, a complete run then replaces them.
+GateOutcome GateAgainstStoredBaselines(const GateOptions& options, bool update_baseline);
+// perfgate baseline record: measure and store every scenario that ran
+// without error (all or none). Exit code 3 when a scenario failed or nothing
+// was stored; budgets are evaluated but do not fail it.
+GateOutcome RecordBaselines(const GateOptions& options);
+// perfgate ab: both variants interleaved in one job, then compared; the
+// baseline side is written as OUT/baseline-results.json too.
+GateOutcome GateInterleaved(const GateOptions& options, const AbVariants& variants);
+// perfgate compare: stored results against a baseline file (one scenario's
+// baseline or a whole results file).
+GateOutcome CompareResultFiles(const std::string& baseline_file, const std::string& results_file,
+                               const std::string& out_dir, bool strict);
+// perfgate report: the verdict of stored results again, and their reports.
+GateOutcome RerenderResults(const std::string& results_file, const std::string& out_dir, bool strict);
+
+struct MergeOptions {
+  std::vector<std::string> results_files;
+  std::string output_file;
+  std::string baseline_dir;  // when set, re-evaluate every check against it as one run
+  bool strict = false;
+  bool fdr = false;
+};
+// perfgate merge: shards of one suite into one results file, reports next to it.
+GateOutcome MergeResultFiles(const MergeOptions& options);
+
+// perfgate overhead: each selected scenario bare and under its probes, interleaved.
+std::vector<OverheadResult> MeasureSuiteOverhead(const GateOptions& options, const OverheadOptions& overhead);
+
+}  // namespace perfgate

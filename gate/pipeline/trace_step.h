@@ -1,0 +1,19 @@
+// `--trace`: after the measured run, one traced repetition of the scenario
+// with the worst check, written as OUT/trace.perfetto-trace and summed up in
+// its results (records, drops).
+#pragma once
+
+#include <string>
+
+#include "config/suite.h"
+#include "metrics/results.h"
+#include "run/runner.h"
+
+namespace perfgate {
+
+// Syscalls and off-CPU waits of at least `min_us` become slices. A failure
+// to trace is said and makes the exit code 3; the verdict stands.
+void TraceWorstScenario(const Suite& suite, const RunOptions& options, double min_us, const std::string& out_dir,
+                        RunResults& results);
+
+}  // namespace perfgate
