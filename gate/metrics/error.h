@@ -1,4 +1,4 @@
-// Errors carry the exit code DESIGN.md assigns and a message that already
+// Errors carry their exit code (docs/ARCHITECTURE.md) and a message that already
 // names the file, JSON path, probe or tracepoint; the CLI prints it as one line.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The metrics model: every number perfgate measures is one Metric of one
-// repetition. Names follow DESIGN.md: "<source>.<name>", lower case.
+// repetition. Names are "<source>.<name>", lower case (docs/ARCHITECTURE.md).
 #pragma once
 
 #include <map>

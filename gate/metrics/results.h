@@ -167,7 +167,7 @@ struct RunResults {
   int exit_code = 0;
 };
 
-// Overall verdict of a run and its exit code (DESIGN.md): error → 3,
+// Overall verdict of a run and its exit code (docs/ARCHITECTURE.md): error → 3,
 // regression → 1, inconclusive → 1 only when strict.
 int ExitCodeFor(const RunResults& results, bool strict);
 Verdict OverallVerdict(const RunResults& results);

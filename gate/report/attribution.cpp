@@ -99,7 +99,7 @@ std::optional<KernelShift> ShiftOf(const std::string& metric, const std::string&
 }  // namespace
 
 bool IsOutcomeMetric(const std::string& metric) {
-  // Sources the probes own (DESIGN.md "Metric names") and the host's load;
+  // Sources the probes own (docs/ARCHITECTURE.md, "Metric names") and the host's load;
   // everything else comes from the workload or its adapter.
   static constexpr std::array<std::string_view, 10> kKernelSources = {"sched", "syscalls", "mm",   "block", "irq",
                                                                       "ufunc", "proc",     "host", "lock",  "tcp"};
