@@ -73,15 +73,21 @@ void ReplaceCommand(Suite& suite, const std::string& command, const std::string&
   }
 }
 
-// The runner's options, built once per flow; writes the partial results.json
-// after each scenario, so an interrupted run keeps what it measured.
-RunOptions MeasureOptions(const GateOptions& o) {
+// The runner's options, built once per flow.
+RunOptions RunOptionsOf(const GateOptions& o) {
   RunOptions ro;
   ro.scenarios = o.scenarios;
   ro.repetitions = o.repetitions;
   ro.allowed_attach_types = o.attach_types;
   ro.stop = o.stop;
   ro.quiet = o.quiet;
+  return ro;
+}
+
+// ... for a flow that measures a suite: it writes the partial results.json
+// after each scenario, so an interrupted run keeps what it measured.
+RunOptions MeasureOptions(const GateOptions& o) {
+  RunOptions ro = RunOptionsOf(o);
   const std::string out_dir = o.out_dir;
   ro.on_scenario_done = [out_dir](const RunResults& so_far) {
     RunResults partial = so_far;
@@ -403,13 +409,7 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
 }
 
 std::vector<OverheadResult> MeasureSuiteOverhead(const GateOptions& o, const OverheadOptions& overhead) {
-  const Suite suite = LoadSuiteFile(o.suite_file);
-  RunOptions ro;
-  ro.scenarios = o.scenarios;
-  ro.allowed_attach_types = o.attach_types;
-  ro.stop = o.stop;
-  ro.quiet = o.quiet;
-  return MeasureOverhead(suite, ro, overhead);
+  return MeasureOverhead(LoadSuiteFile(o.suite_file), RunOptionsOf(o), overhead);
 }
 
 }  // namespace perfgate
