@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 
 bash ci/install-deps.sh
 
-BUILD_DIR="${BUILD_DIR:-build}"
+# A build dir of its own: the test command's build (build/) has tests and
+# benchmarks on, and either command may run first, second or alone.
+BUILD_DIR="${BUILD_DIR:-build-main}"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target perfgate pg-smoke pg-camera pg-micro
 
