@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
+  # perfgate(1) from --help, and the Debian package (CPack, dpkg-shlibdeps).
+  help2man dpkg-dev file
   clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
   # libFuzzer and the sanitizer runtimes for clang (ci/fuzz.sh).
   libclang-rt-14-dev

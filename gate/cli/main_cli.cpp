@@ -1,4 +1,6 @@
 // Command-line parsing: every option is declared here, once, with its help.
+#include <bpf/libbpf.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -37,13 +39,20 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
                 "A baseline recorded on another kernel, CPU model or CPU count is an error (exit 2)");
 }
 
+// "perfgate 0.1.0 (commit 1a2b3c4d5e6f, libbpf v1.1)": what a bug report needs.
+std::string VersionText() {
+  std::string commit = PerfgateGitCommit();
+  return std::string("perfgate ") + PerfgateVersion() + " (commit " + (commit.empty() ? "unknown" : commit) +
+         ", libbpf " + libbpf_version_string() + ")";
+}
+
 }  // namespace
 
 int PerfgateMain(int argc, char** argv) {
   PrepareProcessForWorkloads();
   CLI::App app{"perfgate: a performance-regression gate for CI, on eBPF", "perfgate"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(PerfgateVersion()));
+  app.set_version_flag("--version", VersionText());
 
   RunCommandOptions run_opts;
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");

@@ -29,10 +29,16 @@ namespace {
 
 bool Stopped(const GateOptions& o) { return o.stop != nullptr && o.stop->load(); }
 
-std::string SelfDir() {
+// ${perfgate_dir}: where the workload programs perfgate ships are. In a build
+// dir they sit next to the binary; installed, in the libexec directory at
+// PERFGATE_LIBEXEC_FROM_BIN (relative to the binary's directory).
+std::string WorkloadProgramsDir() {
   std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : self.parent_path().string();
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return ".";
+  const fs::path installed = (self.parent_path() / PERFGATE_LIBEXEC_FROM_BIN).lexically_normal();
+  if (fs::is_directory(installed, ec)) return installed.string();
+  return self.parent_path().string();
 }
 
 std::string ResultsText(const RunResults& results) {
@@ -41,7 +47,7 @@ std::string ResultsText(const RunResults& results) {
 
 Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {}) {
   return LoadSuite(file, GateVocabulary(),
-                   {.suite_dir = "", .perfgate_dir = SelfDir(), .overrides = std::move(overrides)});
+                   {.suite_dir = "", .perfgate_dir = WorkloadProgramsDir(), .overrides = std::move(overrides)});
 }
 
 // The suite with only this runner's shard of the scenarios (all without --shard).

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The Debian package, as a user gets it: built with CPack from BUILD_DIR,
+# installed with dpkg, then perfgate --version, perfgate(1), bash completion,
+# doctor, probes and the shipped smoke suite (a baseline recorded here, then
+# a run against it) from the installed files only — another working
+# directory, no build or source tree on PATH — and removed again.
+#   tests/package/install_test.sh BUILD_DIR
+# Exit 77 (skip) without root or dpkg, or when a perfgate package is
+# installed already (it is not ours to remove); under CI=true those fail.
+set -euo pipefail
+build_dir=$(cd "$1" && pwd)
+
+skip() {
+  echo "skipped: $1"
+  if [ "${CI:-}" = true ]; then exit 1; fi
+  exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
+command -v dpkg >/dev/null || skip "no dpkg on this machine"
+if dpkg-query -W -f='${Status}' perfgate 2>/dev/null | grep -q "install ok installed"; then
+  skip "a perfgate package is installed already"
+fi
+
+scratch=$(mktemp -d)
+cleanup() {
+  dpkg -r perfgate >/dev/null 2>&1 || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+(cd "$build_dir" && cpack -G DEB -B "$scratch/package" >"$scratch/cpack.log" 2>&1) || {
+  cat "$scratch/cpack.log"
+  exit 1
+}
+deb=$(ls "$scratch"/package/perfgate_*.deb)
+echo "package: $(basename "$deb")"
+dpkg-deb --field "$deb" Depends | grep -q libbpf || { echo "Depends names no libbpf: $(dpkg-deb --field "$deb" Depends)"; exit 1; }
+dpkg -i "$deb"
+
+# From here on only what the package installed: a clean environment in an
+# empty directory.
+mkdir "$scratch/work" "$scratch/baselines"
+cd "$scratch/work"
+run() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$scratch" "$@"; }
+
+[ "$(run sh -c 'command -v perfgate')" = /usr/bin/perfgate ]
+run perfgate --version | grep -E '^perfgate [0-9.]+ \(commit ([0-9a-f]+|unknown), libbpf v[0-9.]+\)$'
+run man -w perfgate | grep -q '/usr/share/man/man1/perfgate.1'
+run bash -c 'source /usr/share/bash-completion/completions/perfgate && COMP_WORDS=(perfgate baseline re) && COMP_CWORD=2 && _perfgate && [ "${COMPREPLY[*]}" = record ]'
+run perfgate doctor
+run perfgate probes >"$scratch/probes.txt"
+grep -q '^ *runqlat ' "$scratch/probes.txt" || { cat "$scratch/probes.txt"; exit 1; }
+
+suite=/usr/share/perfgate/suites/examples/smoke.json
+[ -x /usr/libexec/perfgate/pg-smoke ]
+run perfgate baseline record "$suite" --baseline-dir "$scratch/baselines" --out "$scratch/record" --reps 3 --quiet
+set +e
+run perfgate run "$suite" --baseline-dir "$scratch/baselines" --out "$scratch/out" --reps 3 --quiet
+status=$?
+set -e
+# A verdict (pass, or a check that failed or was inconclusive on a busy
+# host), never bad input or an infrastructure failure.
+[ "$status" -le 1 ] || { echo "perfgate run exited $status"; exit 1; }
+[ -f "$scratch/out/junit.xml" ] && [ -f "$scratch/out/report/index.html" ]
+
+dpkg -r perfgate
+[ ! -e /usr/bin/perfgate ] && [ ! -e /usr/libexec/perfgate ] && [ ! -e /usr/share/perfgate ]
+echo "package installed, used and removed"
