@@ -8,8 +8,8 @@
 #include "probes/futex_contention.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/profile_stacks.h"
-#include "probes/symbolize.h"
 #include "run/repetition.h"
+#include "symbolize/symbolize.h"
 
 namespace perfgate {
 
