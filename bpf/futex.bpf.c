@@ -16,6 +16,7 @@
 #include "filter.bpf.h"
 #include "futex.h"
 #include "hist.bpf.h"
+#include "stacks.bpf.h"
 
 /* The syscall number at sys_exit, from the saved user registers: read
  * directly through BTF (tp_btf) or with a probe read (raw_tp). */
@@ -83,13 +84,7 @@ struct {
 	__type(value, struct pg_futex_drops);
 } futex_drops SEC(".maps");
 
-/* Sized by user space when stacks are captured. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PG_FUTEX_STACK_DEPTH * sizeof(__u64));
-} futex_stacks SEC(".maps");
+PG_STACK_MAP(futex_stacks);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -139,7 +134,7 @@ static __always_inline void on_enter(void *ctx, long id, unsigned long arg0, uns
 	start.tgid = id_tgid >> 32;
 	start.user_stack = -1;
 	if (capture_stacks) {
-		start.user_stack = bpf_get_stackid(ctx, &futex_stacks, BPF_F_USER_STACK);
+		start.user_stack = pg_user_stack(ctx, &futex_stacks);
 		if (start.user_stack < 0 && (lost = drops()))
 			lost->stacks++;
 	}
@@ -156,11 +151,7 @@ static __always_inline void add_to_address(const struct futex_start *start, __u6
 	key.uaddr = start->uaddr;
 	key.tgid = start->tgid;
 	key.user_stack = start->user_stack;
-	total = bpf_map_lookup_elem(&futex_by_address, &key);
-	if (!total) {
-		bpf_map_update_elem(&futex_by_address, &key, &zero, BPF_NOEXIST);
-		total = bpf_map_lookup_elem(&futex_by_address, &key);
-	}
+	total = pg_stack_sum(&futex_by_address, &key, &zero);
 	if (!total) {
 		if ((lost = drops()))
 			lost->addresses++;

@@ -10,9 +10,6 @@
 
 #include "histogram.h"
 
-/* Frames kept per user stack (the kernel's default perf_event_max_stack). */
-#define PG_FUTEX_STACK_DEPTH 127
-
 /* Per CPU, slot 0. */
 struct pg_futex_stats {
 	__u64 waits;                 /* futex waits that returned */

@@ -9,6 +9,7 @@
 #include "filter.bpf.h"
 #include "hist.bpf.h"
 #include "offcpu.h"
+#include "stacks.bpf.h"
 #include "task_state.bpf.h"
 #include "trace_events.bpf.h"
 
@@ -38,11 +39,9 @@ const volatile bool capture_stacks = false;
 #define OFFCPU_MAX 16384
 
 struct offcpu_start {
-	__u64 ts;          /* ktime at switch-out */
-	__u32 reason;      /* PG_OFFCPU_* */
-	__u32 tgid;
-	__s32 kernel_stack;
-	__s32 user_stack;
+	__u64 ts;                  /* ktime at switch-out */
+	__u32 reason;              /* PG_OFFCPU_* */
+	struct pg_stack_key stack; /* tgid, and the stacks when captured */
 };
 
 struct {
@@ -66,18 +65,12 @@ struct {
 	__type(value, struct pg_offcpu_drops);
 } offcpu_drops SEC(".maps");
 
-/* Sized by user space when stacks are captured. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PG_OFFCPU_STACK_DEPTH * sizeof(__u64));
-} offcpu_stacks SEC(".maps");
+PG_STACK_MAP(offcpu_stacks);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, struct pg_offcpu_stack_key);
+	__type(key, struct pg_stack_key);
 	__type(value, struct pg_offcpu_stack_total);
 } offcpu_by_stack SEC(".maps");
 
@@ -139,14 +132,13 @@ static __always_inline void on_leave(void *ctx, __u32 tid, int reason, __u64 now
 
 	start.ts = now;
 	start.reason = reason == PG_OFFCPU_SLEEP && current_in_iowait() ? PG_OFFCPU_IO : reason;
-	start.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
-	start.kernel_stack = -1;
-	start.user_stack = -1;
+	start.stack.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
+	start.stack.kernel_stack = -1;
+	start.stack.user_stack = -1;
 	if (capture_stacks) {
-		start.kernel_stack = bpf_get_stackid(ctx, &offcpu_stacks, 0);
-		/* Fails for kernel threads, which have no user stack: not a drop. */
-		start.user_stack = bpf_get_stackid(ctx, &offcpu_stacks, BPF_F_USER_STACK);
-		if (start.kernel_stack < 0 && (lost = drops()))
+		/* A user stack fails for kernel threads, which have none: not a drop. */
+		pg_capture_stacks(ctx, &offcpu_stacks, &start.stack);
+		if (start.stack.kernel_stack < 0 && (lost = drops()))
 			lost->stacks++;
 	}
 	if (bpf_map_update_elem(&offcpu_since, &tid, &start, BPF_ANY) != 0 && (lost = drops()))
@@ -155,20 +147,13 @@ static __always_inline void on_leave(void *ctx, __u32 tid, int reason, __u64 now
 
 static __always_inline void add_to_stack(const struct offcpu_start *start, __u64 delta)
 {
-	struct pg_offcpu_stack_key key = {};
+	struct pg_stack_key key = start->stack;
 	struct pg_offcpu_stack_total *total, zero = {};
 	struct pg_offcpu_drops *lost;
 
-	if (start->kernel_stack < 0 && start->user_stack < 0)
+	if (key.kernel_stack < 0 && key.user_stack < 0)
 		return;
-	key.tgid = start->tgid;
-	key.kernel_stack = start->kernel_stack;
-	key.user_stack = start->user_stack;
-	total = bpf_map_lookup_elem(&offcpu_by_stack, &key);
-	if (!total) {
-		bpf_map_update_elem(&offcpu_by_stack, &key, &zero, BPF_NOEXIST);
-		total = bpf_map_lookup_elem(&offcpu_by_stack, &key);
-	}
+	total = pg_stack_sum(&offcpu_by_stack, &key, &zero);
 	if (!total) {
 		if ((lost = drops()))
 			lost->stack_sums++;
@@ -204,7 +189,7 @@ static __always_inline void on_return(__u32 tid, __u64 now)
 	if (capture_stacks)
 		add_to_stack(start, delta);
 	if (pg_trace_enabled && delta >= pg_trace_long_offcpu_ns)
-		pg_trace_emit(PG_TRACE_OFFCPU, reason, start->tgid, tid, start->ts, delta);
+		pg_trace_emit(PG_TRACE_OFFCPU, reason, start->stack.tgid, tid, start->ts, delta);
 	bpf_map_delete_elem(&offcpu_since, &tid);
 }
 

@@ -10,6 +10,7 @@
 #endif
 
 #include "histogram.h"
+#include "stacks.h"
 
 /* Why a thread left the CPU, from its state at switch-out; the key of the
  * per-CPU stats array. */
@@ -18,9 +19,6 @@
 #define PG_OFFCPU_PREEMPTED 2 /* still runnable: preempted, or yielded the CPU */
 #define PG_OFFCPU_OTHER 3     /* stopped, traced, parked, frozen */
 #define PG_OFFCPU_REASONS 4
-
-/* Frames kept per stack (the kernel's default perf_event_max_stack). */
-#define PG_OFFCPU_STACK_DEPTH 127
 
 /* One per reason and CPU. Four histograms do not fit one per-CPU value (32 KiB
  * at most), hence one array slot per reason. */
@@ -36,14 +34,8 @@ struct pg_offcpu_drops {
 	__u64 stack_sums;  /* waits not added to a stack: too many distinct stacks */
 };
 
-/* With `stacks`: off-CPU time per process and (kernel, user) stack pair. */
-struct pg_offcpu_stack_key {
-	__u32 tgid;
-	__s32 kernel_stack; /* id in the stack map; negative when not captured */
-	__s32 user_stack;   /* negative for kernel threads and unwalkable stacks */
-	__u32 pad;
-};
-
+/* With `stacks`: off-CPU time per process and (kernel, user) stack pair
+ * (struct pg_stack_key). */
 struct pg_offcpu_stack_total {
 	__u64 time_ns;
 	__u64 count;

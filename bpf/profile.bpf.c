@@ -8,21 +8,16 @@
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
 #include "profile.h"
+#include "stacks.bpf.h"
 
 #define PG_EEXIST 17
 
-/* Sized by user space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PG_PROFILE_STACK_DEPTH * sizeof(__u64));
-} profile_stacks SEC(".maps");
+PG_STACK_MAP(profile_stacks);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, struct pg_profile_key);
+	__type(key, struct pg_stack_key);
 	__type(value, __u64);
 } profile_by_stack SEC(".maps");
 
@@ -36,7 +31,7 @@ struct {
 SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
-	struct pg_profile_key key = {};
+	struct pg_stack_key key = {};
 	struct pg_profile_counts *counts;
 	__u64 *total, zero = 0, id;
 	__u32 slot = 0;
@@ -52,15 +47,10 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	key.tgid = id >> 32;
 	/* -EFAULT (nothing to walk: a sample in user mode has no kernel stack, a
 	 * kernel thread no user stack) is not a loss; a collision is. */
-	key.kernel_stack = bpf_get_stackid(ctx, &profile_stacks, 0);
-	key.user_stack = bpf_get_stackid(ctx, &profile_stacks, BPF_F_USER_STACK);
+	pg_capture_stacks(ctx, &profile_stacks, &key);
 	if (key.kernel_stack == -PG_EEXIST || key.user_stack == -PG_EEXIST)
 		counts->stacks++;
-	total = bpf_map_lookup_elem(&profile_by_stack, &key);
-	if (!total) {
-		bpf_map_update_elem(&profile_by_stack, &key, &zero, BPF_NOEXIST);
-		total = bpf_map_lookup_elem(&profile_by_stack, &key);
-	}
+	total = pg_stack_sum(&profile_by_stack, &key, &zero);
 	if (!total) {
 		counts->stack_sums++;
 		return 0;

@@ -8,16 +8,10 @@
 #include <linux/types.h>
 #endif
 
-/* Frames kept per stack (the kernel's default perf_event_max_stack). */
-#define PG_PROFILE_STACK_DEPTH 127
+#include "stacks.h"
 
-/* Samples per process and (kernel, user) stack pair. */
-struct pg_profile_key {
-	__u32 tgid;
-	__s32 kernel_stack; /* id in the stack map; negative when not captured (user mode) */
-	__s32 user_stack;   /* negative for kernel threads and unwalkable stacks */
-	__u32 pad;
-};
+/* Samples are summed per process and (kernel, user) stack pair: struct
+ * pg_stack_key. */
 
 /* Per CPU, slot 0. */
 struct pg_profile_counts {

@@ -50,9 +50,7 @@ class BpfProbe : public Probe {
   }
 
   ProbeReport Report() const override {
-    ProbeReport report;
-    report.name = name_;
-    report.scope = scope_ == ProbeScope::kWorkload ? "workload" : "system";
+    ProbeReport report = UnattachedReport(name_, scope_);
     if (!plan_ || !skeleton_.loaded()) return report;
     report.hooks = plan_->Choices();
     ProgramRunStats stats = ReadRunStats(skeleton_.ProgramFds());

@@ -147,6 +147,13 @@ std::string ToString(ProbeParameterType type) {
   return "unknown";
 }
 
+ProbeReport UnattachedReport(const std::string& name, ProbeScope scope) {
+  ProbeReport report;
+  report.name = name;
+  report.scope = scope == ProbeScope::kWorkload ? "workload" : "system";
+  return report;
+}
+
 std::string ToString(AttachType type) {
   switch (type) {
     case AttachType::kFentry:

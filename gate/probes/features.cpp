@@ -14,10 +14,11 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "probes/fd.h"
 #include "probes/probe.h"
+#include "probes/process_maps.h"
 
 namespace perfgate {
 namespace {
@@ -189,23 +190,10 @@ Feature UprobeSupported() {
   if (type < 0) return Feature::No("no uprobe PMU in /sys/bus/event_source/devices");
   // File offset of our own function: its address minus its mapping's start plus the mapping's offset.
   auto address = reinterpret_cast<uintptr_t>(&PerfgateUprobeTarget);
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  uint64_t offset = 0;
-  bool found = false;
-  while (!found && std::getline(maps, line)) {
-    std::istringstream fields(line);
-    uintptr_t start = 0, end = 0;
-    char dash = 0;
-    std::string perms;
-    uint64_t map_offset = 0;
-    fields >> std::hex >> start >> dash >> end >> perms >> map_offset;
-    if (address >= start && address < end) {
-      offset = address - start + map_offset;
-      found = true;
-    }
-  }
-  if (!found) return Feature::No("cannot locate perfgate's own text in /proc/self/maps");
+  const std::optional<ProcessMaps> maps = ReadProcessMaps(getpid());
+  const MappedRange* text = maps ? maps->Find(address) : nullptr;
+  if (text == nullptr) return Feature::No("cannot locate perfgate's own text in /proc/self/maps");
+  const uint64_t offset = address - text->start + text->offset;
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = static_cast<uint32_t>(type);

@@ -21,6 +21,7 @@
 #include "probes/hist_read.h"
 #include "probes/map_keys.h"
 #include "probes/percpu.h"
+#include "probes/stack_map.h"
 
 namespace perfgate {
 
@@ -75,7 +76,7 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
     ZeroPerCpu<pg_futex_stats>(StatsFd(), kWhat);
     ZeroPerCpu<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
     ClearMap<pg_futex_address_key>(bpf_map__fd(skel().maps.futex_by_address));
-    if (stacks_) ClearMap<uint32_t>(bpf_map__fd(skel().maps.futex_stacks));
+    if (stacks_) ClearStacks(StacksFd());
   }
 
   void Collect(double duration_s, MetricSet& out) override {
@@ -89,15 +90,12 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   }
 
   std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
-    int sums_fd = bpf_map__fd(skel().maps.futex_by_address);
     std::vector<FutexWaitSum> sums;
-    for (const auto& key : MapKeys<pg_futex_address_key>(sums_fd)) {
-      pg_futex_address_total total{};
-      if (bpf_map_lookup_elem(sums_fd, &key, &total) != 0) continue;  // deleted meanwhile
+    for (const auto& [key, total] :
+         MapEntries<pg_futex_address_key, pg_futex_address_total>(bpf_map__fd(skel().maps.futex_by_address)))
       sums.push_back({key.tgid, key.uaddr, key.user_stack, total.time_ns, total.count});
-    }
     std::vector<ContendedFutex> top = MostContendedFutexes(sums, n);
-    for (auto& futex : top) futex.user_ips = Frames(futex.user_stack_id);
+    for (auto& futex : top) futex.user_ips = ReadStack(StacksFd(), futex.user_stack_id);
     return top;
   }
 
@@ -115,17 +113,7 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.futex_stats); }
-
-  // The instruction pointers of a stack id, innermost first; empty for a
-  // negative id (not captured) or an id since evicted.
-  std::vector<uint64_t> Frames(int32_t id) const {
-    if (id < 0) return {};
-    std::vector<uint64_t> ips(PG_FUTEX_STACK_DEPTH);
-    uint32_t key = static_cast<uint32_t>(id);
-    if (bpf_map_lookup_elem(bpf_map__fd(skel().maps.futex_stacks), &key, ips.data()) != 0) return {};
-    ips.erase(std::find(ips.begin(), ips.end(), 0), ips.end());
-    return ips;
-  }
+  int StacksFd() const { return bpf_map__fd(skel().maps.futex_stacks); }
 
   bool stacks_ = false;
 };

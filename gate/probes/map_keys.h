@@ -4,6 +4,7 @@
 
 #include <bpf/bpf.h>
 
+#include <utility>
 #include <vector>
 
 namespace perfgate {
@@ -18,6 +19,18 @@ std::vector<Key> MapKeys(int map_fd) {
     previous = &keys.back();
   }
   return keys;
+}
+
+// Every (key, value) of a BPF hash map; an entry deleted between reading the
+// keys and reading its value is left out.
+template <class Key, class Value>
+std::vector<std::pair<Key, Value>> MapEntries(int map_fd) {
+  std::vector<std::pair<Key, Value>> entries;
+  for (const Key& key : MapKeys<Key>(map_fd)) {
+    Value value{};
+    if (bpf_map_lookup_elem(map_fd, &key, &value) == 0) entries.emplace_back(key, value);
+  }
+  return entries;
 }
 
 // Deletes every key of a hash or stack map; a key deleted meanwhile (ENOENT)

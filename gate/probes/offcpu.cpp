@@ -12,14 +12,15 @@
 #include <vector>
 
 #include "metrics/error.h"
-#include "offcpu.skel.h"
 #include "metrics/metric.h"
+#include "offcpu.skel.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/map_keys.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/percpu.h"
+#include "probes/stack_map.h"
 
 namespace perfgate {
 
@@ -90,8 +91,8 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
     for (uint32_t key = 0; key < PG_OFFCPU_REASONS; ++key) ZeroSlot<pg_offcpu_stats>(StatsFd(), key);
     ZeroPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat);
     if (stacks_) {
-      ClearMap<pg_offcpu_stack_key>(bpf_map__fd(skel().maps.offcpu_by_stack));
-      ClearMap<uint32_t>(bpf_map__fd(skel().maps.offcpu_stacks));
+      ClearMap<pg_stack_key>(bpf_map__fd(skel().maps.offcpu_by_stack));
+      ClearStacks(StacksFd());
     }
   }
 
@@ -117,28 +118,21 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
 
   std::vector<OffCpuStack> TopOffCpuStacks(size_t n) const override {
     if (!stacks_) return {};
-    int sums_fd = bpf_map__fd(skel().maps.offcpu_by_stack);
     std::vector<OffCpuStack> stacks;
-    pg_offcpu_stack_key key{};
-    const void* previous = nullptr;
-    pg_offcpu_stack_key current{};
-    while (bpf_map_get_next_key(sums_fd, previous, &key) == 0) {
-      current = key;
-      previous = &current;
-      pg_offcpu_stack_total total{};
-      if (bpf_map_lookup_elem(sums_fd, &current, &total) != 0) continue;  // deleted meanwhile
+    for (const auto& [key, total] :
+         MapEntries<pg_stack_key, pg_offcpu_stack_total>(bpf_map__fd(skel().maps.offcpu_by_stack))) {
       OffCpuStack stack;
-      stack.tgid = current.tgid;
+      stack.tgid = key.tgid;
       stack.time_ns = total.time_ns;
       stack.count = total.count;
-      stack.kernel_stack_id = current.kernel_stack;
-      stack.user_stack_id = current.user_stack;
+      stack.kernel_stack_id = key.kernel_stack;
+      stack.user_stack_id = key.user_stack;
       stacks.push_back(std::move(stack));
     }
     stacks = MostOffCpuTime(std::move(stacks), n);
     for (auto& stack : stacks) {
-      stack.kernel_ips = Frames(stack.kernel_stack_id);
-      stack.user_ips = Frames(stack.user_stack_id);
+      stack.kernel_ips = ReadStack(StacksFd(), stack.kernel_stack_id);
+      stack.user_ips = ReadStack(StacksFd(), stack.user_stack_id);
     }
     return stacks;
   }
@@ -157,17 +151,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.offcpu_stats); }
-
-  // The instruction pointers of a stack id, innermost first; empty for a
-  // negative id (not captured) or an id since evicted.
-  std::vector<uint64_t> Frames(int32_t id) const {
-    if (id < 0) return {};
-    std::vector<uint64_t> ips(PG_OFFCPU_STACK_DEPTH);
-    uint32_t key = static_cast<uint32_t>(id);
-    if (bpf_map_lookup_elem(bpf_map__fd(skel().maps.offcpu_stacks), &key, ips.data()) != 0) return {};
-    ips.erase(std::find(ips.begin(), ips.end(), 0), ips.end());
-    return ips;
-  }
+  int StacksFd() const { return bpf_map__fd(skel().maps.offcpu_stacks); }
 
   bool stacks_ = false;
 };

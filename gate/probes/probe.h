@@ -23,6 +23,11 @@ class TraceBuffer;
 enum class AttachType { kFentry, kTpBtf, kRawTp, kTracepoint, kKprobe, kUprobe, kPerfEvent };
 std::string ToString(AttachType type);
 
+// The report of the probe `name` in `scope` with nothing attached: what
+// Probe::Report() says before Attach(), and what it adds the hooks and
+// run-time statistics of an attached probe to.
+ProbeReport UnattachedReport(const std::string& name, ProbeScope scope);
+
 struct ProbeOptions {
   ProbeScope scope = ProbeScope::kWorkload;
   // When non-empty, only these attach types may be chosen (tests force each

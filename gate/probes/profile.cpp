@@ -32,6 +32,7 @@
 #include "probes/map_keys.h"
 #include "probes/percpu.h"
 #include "probes/profile_stacks.h"
+#include "probes/stack_map.h"
 #include "probes/tracker.h"
 #include "profile.skel.h"
 
@@ -98,8 +99,8 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   }
 
   void Reset() override {
-    ClearMap<pg_profile_key>(bpf_map__fd(skel().maps.profile_by_stack));
-    ClearMap<uint32_t>(bpf_map__fd(skel().maps.profile_stacks));
+    ClearMap<pg_stack_key>(bpf_map__fd(skel().maps.profile_by_stack));
+    ClearStacks(StacksFd());
     ZeroPerCpu<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kWhat);
   }
 
@@ -110,9 +111,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   }
 
   ProbeReport Report() const override {
-    ProbeReport report;
-    report.name = kName;
-    report.scope = scope_ == ProbeScope::kWorkload ? "workload" : "system";
+    ProbeReport report = UnattachedReport(kName, scope_);
     if (skel_ == nullptr) return report;
     HookChoice hook;
     hook.hook = "profile";
@@ -137,16 +136,14 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   }
 
   std::vector<SampledStack> SampledStacks() const override {
-    int sums_fd = bpf_map__fd(skel().maps.profile_by_stack);
     std::vector<SampledStack> stacks;
-    for (const auto& key : MapKeys<pg_profile_key>(sums_fd)) {
-      uint64_t samples = 0;
-      if (bpf_map_lookup_elem(sums_fd, &key, &samples) != 0 || samples == 0) continue;
+    for (const auto& [key, samples] : MapEntries<pg_stack_key, uint64_t>(bpf_map__fd(skel().maps.profile_by_stack))) {
+      if (samples == 0) continue;
       SampledStack stack;
       stack.tgid = key.tgid;
       stack.samples = samples;
-      stack.kernel_ips = Frames(key.kernel_stack);
-      stack.user_ips = Frames(key.user_stack);
+      stack.kernel_ips = ReadStack(StacksFd(), key.kernel_stack);
+      stack.user_ips = ReadStack(StacksFd(), key.user_stack);
       stacks.push_back(std::move(stack));
     }
     return stacks;
@@ -160,6 +157,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
     if (skel_ == nullptr) throw InfraError(std::string(kWhat) + ": used before Attach()");
     return *skel_;
   }
+  int StacksFd() const { return bpf_map__fd(skel().maps.profile_stacks); }
 
   void Load(const WorkloadTracker* tracker) {
     skel_ = profile_bpf__open();
@@ -206,17 +204,6 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
     std::string why;
     for (const auto& r : rejected_) why += (why.empty() ? "" : "; ") + r;
     throw InfraError("probe profile, hook profile: no usable sampling event (" + why + ")");
-  }
-
-  // The instruction pointers of a stack id, innermost first; empty for a
-  // negative id (not captured) or an id since evicted.
-  std::vector<uint64_t> Frames(int32_t id) const {
-    if (id < 0) return {};
-    std::vector<uint64_t> ips(PG_PROFILE_STACK_DEPTH);
-    uint32_t key = static_cast<uint32_t>(id);
-    if (bpf_map_lookup_elem(bpf_map__fd(skel().maps.profile_stacks), &key, ips.data()) != 0) return {};
-    ips.erase(std::find(ips.begin(), ips.end(), 0), ips.end());
-    return ips;
   }
 
   profile_bpf* skel_ = nullptr;

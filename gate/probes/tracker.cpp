@@ -92,9 +92,7 @@ void ScopeTrackedMaps(bpf_map* tracked, bpf_map* gen, const WorkloadTracker* tra
 size_t WorkloadTracker::TrackedCount() const { return MapKeys<uint32_t>(map_fd()).size(); }
 
 ProbeReport WorkloadTracker::Report() const {
-  ProbeReport report;
-  report.name = kName;
-  report.scope = "workload";
+  ProbeReport report = UnattachedReport(kName, ProbeScope::kWorkload);
   if (!plan_ || !skeleton_.loaded()) return report;
   report.hooks = plan_->Choices();
   ProgramRunStats stats = ReadRunStats(skeleton_.ProgramFds());

@@ -234,9 +234,7 @@ class UfuncProbe final : public Probe {
   }
 
   ProbeReport Report() const override {
-    ProbeReport report;
-    report.name = kName;
-    report.scope = scope_ == ProbeScope::kWorkload ? "workload" : "system";
+    ProbeReport report = UnattachedReport(kName, scope_);
     if (skel_ == nullptr) return report;
     HookChoice hook;
     size_t n = functions_.size();

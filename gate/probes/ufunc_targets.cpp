@@ -22,7 +22,7 @@
 #include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/features.h"
-#include "probes/symbolize.h"
+#include "probes/process_maps.h"
 
 extern char** environ;
 

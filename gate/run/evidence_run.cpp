@@ -8,9 +8,9 @@
 #include "probes/futex_contention.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/profile_stacks.h"
-#include "probes/symbolize.h"
 #include "run/repetition.h"
 #include "run/schedule.h"
+#include "symbolize/symbolize.h"
 
 namespace perfgate {
 

@@ -7,10 +7,11 @@
 
 #include "config/suite.h"
 #include "metrics/error.h"
-#include "probes/dwarf_lines.h"
 #include "probes/elf_symbols.h"
-#include "probes/symbolize.h"
+#include "probes/process_maps.h"
 #include "run/evidence_run.h"
+#include "symbolize/dwarf_lines.h"
+#include "symbolize/symbolize.h"
 
 namespace perfgate {
 namespace {

@@ -10,8 +10,6 @@
 // beside the stacks (FoldedProfile::sources).
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -19,14 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "metrics/evidence.h"
-#include "probes/dwarf_lines.h"
 #include "probes/elf_symbols.h"
+#include "probes/process_maps.h"
+#include "symbolize/dwarf_lines.h"
 
 namespace perfgate {
 
@@ -54,25 +52,6 @@ class KernelSymbols {
 };
 
 // ---- user -----------------------------------------------------------------
-
-struct MappedRange {
-  uint64_t start = 0;
-  uint64_t end = 0;
-  uint64_t offset = 0;  // file offset of `start`
-  std::string path;     // file, or "[vdso]"-style pseudo path
-};
-
-// The executable mappings of one process, sorted by address.
-struct ProcessMaps {
-  std::vector<MappedRange> ranges;
-  const MappedRange* Find(uint64_t ip) const;
-};
-
-// Executable file mappings of a /proc/PID/maps listing (the symbolizer's,
-// and the ufunc probe's list of a process's mapped objects).
-ProcessMaps ParseProcessMaps(std::istream& maps);
-// /proc/PID/maps; nullopt once the process is gone (or a zombie: no mappings left).
-std::optional<ProcessMaps> ReadProcessMaps(pid_t pid);
 
 // Reads the maps of the workload's processes while they run: every
 // `interval`, the processes in the tracker's thread map (bpf/filter.bpf.h)

@@ -1,4 +1,4 @@
-#include "probes/dwarf_lines.h"
+#include "symbolize/dwarf_lines.h"
 
 #include <elfutils/libdwfl.h>
 
