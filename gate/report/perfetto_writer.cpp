@@ -9,7 +9,7 @@
 
 #include "gate/report/perfetto_trace.pb.h"
 #include "metrics/error.h"
-#include "metrics/results_json.h"
+#include "metrics/atomic_file.h"
 
 namespace perfgate {
 

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "metrics/error.h"
-#include "metrics/results_json.h"
+#include "metrics/atomic_file.h"
 #include "report/evidence_files.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"
