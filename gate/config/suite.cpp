@@ -14,9 +14,9 @@
 #include "config/credentials.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/error.h"
-#include "metrics/metric.h"
 #include "metrics/json_reader.h"
 #include "metrics/json_text.h"
+#include "metrics/metric.h"
 
 namespace perfgate {
 

@@ -68,6 +68,8 @@ void CommitStagedFile(const std::string& staged, const std::string& file) {
   }
 }
 
-void WriteFileAtomic(const std::string& file, const std::string& text) { CommitStagedFile(StageFile(file, text), file); }
+void WriteFileAtomic(const std::string& file, const std::string& text) {
+  CommitStagedFile(StageFile(file, text), file);
+}
 
 }  // namespace perfgate

@@ -31,8 +31,10 @@ size_t LineTooDeep(const std::string& text) {
       ++line;
     } else if (c == '"') {
       for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-        else if (text[i] == '\n') ++line;  // invalid JSON; the parser says so
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n')
+          ++line;  // invalid JSON; the parser says so
       }
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       i = text.find('\n', i);
@@ -55,8 +57,8 @@ size_t LineTooDeep(const std::string& text) {
 
 json ParseJsonText(const std::string& text, const std::string& file) {
   if (const size_t line = LineTooDeep(text); line != 0) {
-    throw InputError(file + ": invalid JSON: line " + std::to_string(line) + ": arrays and objects nested deeper than " +
-                     std::to_string(kMaxJsonDepth) + " levels");
+    throw InputError(file + ": invalid JSON: line " + std::to_string(line) +
+                     ": arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
   try {
     return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);

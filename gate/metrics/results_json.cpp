@@ -397,9 +397,11 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
   const json& probes = r.ArrayOrEmpty("probes");
-  for (size_t i = 0; i < probes.size(); ++i) s.probes.push_back(ProbeReportFromJson(probes[i], file, r.At("probes", i)));
+  for (size_t i = 0; i < probes.size(); ++i)
+    s.probes.push_back(ProbeReportFromJson(probes[i], file, r.At("probes", i)));
   const json& checks = r.ArrayOrEmpty("checks");
-  for (size_t i = 0; i < checks.size(); ++i) s.checks.push_back(CheckResultFromJson(checks[i], file, r.At("checks", i)));
+  for (size_t i = 0; i < checks.size(); ++i)
+    s.checks.push_back(CheckResultFromJson(checks[i], file, r.At("checks", i)));
   return s;
 }
 

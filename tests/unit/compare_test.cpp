@@ -427,7 +427,8 @@ TEST(Compare, BudgetOverMaxIsARegressionAndCountsRepetitions) {
   EvaluateChecks(run, {}, {});
   const CheckResult& check = run.scenarios[0].checks[0];
   EXPECT_EQ(check.verdict, Verdict::kRegression);
-  EXPECT_EQ(check.message, "mm.page_alloc rate 91.2k count/s > budget 80.0k count/s (median of 5 repetitions; 4 above)");
+  EXPECT_EQ(check.message,
+            "mm.page_alloc rate 91.2k count/s > budget 80.0k count/s (median of 5 repetitions; 4 above)");
 }
 
 TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
@@ -437,7 +438,8 @@ TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
   EvaluateChecks(run, {}, {});
   const CheckResult& check = run.scenarios[0].checks[0];
   EXPECT_EQ(check.verdict, Verdict::kPass);
-  EXPECT_EQ(check.message, "mm.page_alloc rate 71.0k count/s <= budget 80.0k count/s (median of 5 repetitions; 1 above)");
+  EXPECT_EQ(check.message,
+            "mm.page_alloc rate 71.0k count/s <= budget 80.0k count/s (median of 5 repetitions; 1 above)");
 }
 
 TEST(Compare, BudgetMinimum) {

@@ -1,12 +1,13 @@
 // The one JSON object reader of suites, baselines and results: messages name
 // the file and JSON path; closed objects reject unknown keys and null, open
 // ones ignore other keys and read null as "no value".
+#include "metrics/json_reader.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "metrics/error.h"
-#include "metrics/json_reader.h"
 #include "metrics/quantity.h"
 
 namespace perfgate {
@@ -30,7 +31,9 @@ const std::string kFile = "f.json";
 
 TEST(JsonObjectReader, ClosedObjectRejectsAnUnknownKeyWithAHint) {
   const json j = {{"warmpu", 1}};
-  EXPECT_EQ(ErrorOf([&] { JsonObjectReader(j, kFile, "$.s", {"warmup", "name"}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              JsonObjectReader(j, kFile, "$.s", {"warmup", "name"});
+            }),
             "f.json: $.s.warmpu: unknown key \"warmpu\" (did you mean \"warmup\"?)");
 }
 
