@@ -21,6 +21,7 @@
 
 namespace perfgate {
 
+// Keeps references to `j` and `file`: both must outlive the reader.
 class JsonObjectReader {
  public:
   // Closed: only `keys` may appear.
@@ -42,6 +43,7 @@ class JsonObjectReader {
   double Number(const std::string& key) const;
   double Number(const std::string& key, double fallback) const;
   std::optional<double> OptionalNumber(const std::string& key) const;
+  // Required and within [lo, hi]: "value 1 out of range [2, 10000]".
   double Number(const std::string& key, double lo, double hi) const;
   int64_t Integer(const std::string& key) const;
   int64_t Integer(const std::string& key, int64_t fallback) const;

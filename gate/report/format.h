@@ -1,6 +1,7 @@
-// Numbers as reports print them: a few significant digits, a readable unit
-// (1.23 ms rather than 1234567 ns), signed percentages. Output is plain text;
-// callers escape it like any other text.
+// Numbers as reports print them: quantities with a readable unit
+// (metrics/quantity.h, shared with the check messages), signed percentages,
+// intervals and thresholds. Output is plain text; callers escape it like any
+// other text.
 #pragma once
 
 #include <optional>
