@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "metrics/error.h"
-#include "metrics/results_json.h"
+#include "metrics/json_text.h"
 
 namespace perfgate {
 

@@ -11,7 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/atomic_file.h"
 #include "metrics/error.h"
+#include "metrics/json_reader.h"
+#include "metrics/json_text.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -42,25 +45,22 @@ Baseline ParseBaseline(const std::string& text, const std::string& file) {
 }
 
 Baseline BaselineFromJson(const json& j, const std::string& file) {
-  if (!j.is_object()) throw InputError(file + ": $: expected an object");
-  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer()) {
-    throw InputError(file + ": $.schema_version: missing or not an integer");
-  }
-  if (j["schema_version"].get<int64_t>() != kBaselineSchemaVersion) {
-    throw InputError(file + ": $.schema_version: unsupported baseline schema version " +
-                     std::to_string(j["schema_version"].get<int64_t>()) + " (this perfgate reads " +
-                     std::to_string(kBaselineSchemaVersion) + ")");
+  JsonObjectReader r(j, file, "$");
+  // Compared before narrowing: 2^32 + 1 must not read as version 1.
+  const int64_t schema_version = r.Integer("schema_version");
+  if (schema_version != kBaselineSchemaVersion) {
+    r.Fail(r.At("schema_version"), "unsupported baseline schema version " + std::to_string(schema_version) +
+                                       " (this perfgate reads " + std::to_string(kBaselineSchemaVersion) + ")");
   }
   Baseline b;
-  if (!j.contains("suite") || !j["suite"].is_string()) throw InputError(file + ": $.suite: missing or not a string");
-  b.suite = j["suite"].get<std::string>();
-  if (!j.contains("scenario")) throw InputError(file + ": $: missing key \"scenario\"");
-  b.scenario = ScenarioFromJson(j["scenario"], file, "$.scenario");
-  if (j.contains("environment")) b.environment = EnvironmentFromJson(j["environment"], file, "$.environment");
-  if (b.scenario.repetitions.empty()) throw InputError(file + ": $.scenario.repetitions: a baseline needs repetitions");
+  b.suite = r.String("suite");
+  b.scenario = ScenarioFromJson(r.Get("scenario"), file, r.At("scenario"));
+  if (r.Has("environment")) b.environment = EnvironmentFromJson(r.Get("environment"), file, r.At("environment"));
+  if (b.scenario.repetitions.empty()) r.Fail(r.At("scenario") + ".repetitions", "a baseline needs repetitions");
   for (size_t i = 0; i < b.scenario.repetitions.size(); ++i) {
     if (!b.scenario.repetitions[i].failure.empty()) {
-      throw InputError(file + ": $.scenario.repetitions[" + std::to_string(i) + "]: a baseline holds only successful repetitions");
+      r.Fail(r.At("scenario") + ".repetitions[" + std::to_string(i) + "]",
+             "a baseline holds only successful repetitions");
     }
   }
   return b;

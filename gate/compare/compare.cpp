@@ -9,6 +9,7 @@
 
 #include "compare/adaptive.h"
 #include "metrics/did_you_mean.h"
+#include "metrics/quantity.h"
 #include "stats/descriptive.h"
 #include "stats/kolmogorov_smirnov.h"
 #include "stats/mann_whitney.h"
@@ -75,18 +76,6 @@ std::string Printf(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, value);
   return buffer;
-}
-
-std::string FormatNumber(double value) {
-  const bool integral = std::fabs(value) < 1e15 && value == std::round(value);
-  return Printf(integral || std::fabs(value) >= 1e4 ? "%.0f" : "%.4g", value);
-}
-
-// "0.512 s", "91234/s" for a counted unit ("count/s"), "3 /op".
-std::string FormatQuantity(double value, const std::string& unit) {
-  if (unit.empty()) return FormatNumber(value);
-  if (unit.rfind("count", 0) == 0) return FormatNumber(value) + unit.substr(5);
-  return FormatNumber(value) + " " + unit;
 }
 
 std::string FormatSignedPct(double pct) { return Printf("%+.1f", pct); }

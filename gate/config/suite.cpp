@@ -14,8 +14,9 @@
 #include "config/credentials.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/error.h"
+#include "metrics/json_reader.h"
+#include "metrics/json_text.h"
 #include "metrics/metric.h"
-#include "metrics/results_json.h"
 
 namespace perfgate {
 
@@ -23,77 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-// Validates one JSON object of the suite: known keys only, typed getters that
-// name the JSON path.
-class SuiteObject {
- public:
-  SuiteObject(const json& j, const std::string& file, std::string path, std::vector<std::string> keys)
-      : j_(j), file_(file), path_(std::move(path)) {
-    if (!j_.is_object()) Fail(path_, "expected an object, got " + std::string(j_.type_name()));
-    for (const auto& [key, value] : j_.items()) {
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      Fail(At(key), "unknown key \"" + key + "\"" + DidYouMeanHint(key, keys));
-    }
-  }
-
-  [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
-    throw InputError(file_ + ": " + path + ": " + what);
-  }
-  std::string At(const std::string& key) const { return path_ + "." + key; }
-  bool Has(const std::string& key) const { return j_.contains(key); }
-  const json& Get(const std::string& key) const {
-    if (!j_.contains(key)) Fail(path_, "missing required key \"" + key + "\"");
-    return j_.at(key);
-  }
-  std::string String(const std::string& key) const {
-    const json& v = Get(key);
-    if (!v.is_string()) Fail(At(key), "expected a string, got " + std::string(v.type_name()));
-    return v.get<std::string>();
-  }
-  double Number(const std::string& key, double lo, double hi) const {
-    const json& v = Get(key);
-    if (!v.is_number()) Fail(At(key), "expected a number, got " + std::string(v.type_name()));
-    double d = v.get<double>();
-    if (!std::isfinite(d) || d < lo || d > hi) {
-      std::ostringstream os;
-      os << "value " << d << " out of range [" << lo << ", " << hi << "]";
-      Fail(At(key), os.str());
-    }
-    return d;
-  }
-  int Integer(const std::string& key, int lo, int hi) const {
-    const json& v = Get(key);
-    if (!v.is_number_integer()) Fail(At(key), "expected an integer, got " + std::string(v.type_name()));
-    // Unsigned values beyond int64 would wrap to negative ones in the message.
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
-      Fail(At(key), "value " + std::to_string(v.get<uint64_t>()) + " out of range [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]");
-    }
-    int64_t i = v.get<int64_t>();
-    if (i < lo || i > hi) {
-      Fail(At(key), "value " + std::to_string(i) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    }
-    return static_cast<int>(i);
-  }
-  bool Bool(const std::string& key) const {
-    const json& v = Get(key);
-    if (!v.is_boolean()) Fail(At(key), "expected true or false, got " + std::string(v.type_name()));
-    return v.get<bool>();
-  }
-  const json& Array(const std::string& key) const {
-    const json& v = Get(key);
-    if (!v.is_array()) Fail(At(key), "expected an array, got " + std::string(v.type_name()));
-    return v;
-  }
-  const json& raw() const { return j_; }
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
-
- private:
-  const json& j_;
-  const std::string& file_;
-  std::string path_;
-};
+// Suite objects list their keys: an unknown one is an error with a "did you mean" hint.
+using SuiteObject = JsonObjectReader;
 
 std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 

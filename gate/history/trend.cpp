@@ -7,8 +7,8 @@
 #include <map>
 #include <system_error>
 
+#include "metrics/atomic_file.h"
 #include "metrics/error.h"
-#include "metrics/results_json.h"
 #include "metrics/version.h"
 #include "report/escape.h"
 #include "report/format.h"

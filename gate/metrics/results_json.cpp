@@ -1,19 +1,10 @@
 #include "metrics/results_json.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <limits>
-#include <sstream>
 
 #include "metrics/error.h"
+#include "metrics/json_reader.h"
 
 namespace perfgate {
 
@@ -21,91 +12,11 @@ using nlohmann::json;
 
 namespace {
 
-// Reads typed fields of one JSON object and names file + path on any mismatch.
-class ObjectReader {
- public:
-  ObjectReader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {
-    if (!j_.is_object()) Fail(path_, "expected an object");
-  }
-
-  [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
-    throw InputError(file_ + ": " + path + ": " + what);
-  }
-  std::string At(const std::string& key) const { return path_ + "." + key; }
-  bool Has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-  const json& Get(const std::string& key) const {
-    if (!j_.contains(key)) Fail(path_, "missing key \"" + key + "\"");
-    return j_.at(key);
-  }
-
-  std::string String(const std::string& key, const std::string& fallback = {}) const {
-    if (!Has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_string()) Fail(At(key), "expected a string");
-    return v.get<std::string>();
-  }
-  std::string RequiredString(const std::string& key) const {
-    Get(key);
-    return String(key);
-  }
-  double Number(const std::string& key, double fallback = 0) const {
-    if (!Has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_number()) Fail(At(key), "expected a number");
-    double d = v.get<double>();
-    if (!std::isfinite(d)) Fail(At(key), "number is not finite");
-    return d;
-  }
-  std::optional<double> OptionalNumber(const std::string& key) const {
-    if (!Has(key)) return std::nullopt;
-    return Number(key);
-  }
-  int64_t Integer(const std::string& key, int64_t fallback = 0) const {
-    if (!Has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_number_integer()) Fail(At(key), "expected an integer");
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      Fail(At(key), "integer " + std::to_string(v.get<uint64_t>()) + " out of range");
-    }
-    return v.get<int64_t>();
-  }
-  // An integer that must fit an int (counts, indexes, exit codes): a larger
-  // one is an error, not silently narrowed.
-  int Int(const std::string& key, int fallback = 0) const {
-    const int64_t v = Integer(key, fallback);
-    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
-      Fail(At(key), "integer " + std::to_string(v) + " out of range");
-    }
-    return static_cast<int>(v);
-  }
-  bool Bool(const std::string& key, bool fallback = false) const {
-    if (!Has(key)) return fallback;
-    const json& v = j_.at(key);
-    if (!v.is_boolean()) Fail(At(key), "expected true or false");
-    return v.get<bool>();
-  }
-  const json& Array(const std::string& key) const {
-    static const json kEmpty = json::array();
-    if (!Has(key)) return kEmpty;
-    const json& v = j_.at(key);
-    if (!v.is_array()) Fail(At(key), "expected an array");
-    return v;
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  const json& j_;
-  const std::string& file_;
-  std::string path_;
-};
-
-std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
-
-std::vector<double> NumberArray(const ObjectReader& r, const std::string& key) {
+std::vector<double> NumberArray(const JsonObjectReader& r, const std::string& key) {
   std::vector<double> out;
-  const json& a = r.Array(key);
+  const json& a = r.ArrayOrEmpty(key);
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) r.Fail(Index(r.At(key), i), "expected a finite number");
+    if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) r.Fail(r.At(key, i), "expected a finite number");
     out.push_back(a[i].get<double>());
   }
   return out;
@@ -123,14 +34,14 @@ json ToJson(const CheckSpec& s) {
 }
 
 CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   CheckSpec s;
-  std::string type = r.RequiredString("type");
+  std::string type = r.String("type");
   if (type == "budget") s.type = CheckSpec::Type::kBudget;
   else if (type == "regression") s.type = CheckSpec::Type::kRegression;
   else r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
-  s.metric = r.RequiredString("metric");
-  s.statistic = r.String("statistic");
+  s.metric = r.String("metric");
+  s.statistic = r.String("statistic", "");
   s.name = r.String("name", s.metric);
   s.max_regression_pct = r.Number("max_regression_pct", s.max_regression_pct);
   s.max = r.OptionalNumber("max");
@@ -158,28 +69,28 @@ json ToJson(const CheckResult& c) {
 }
 
 CheckResult CheckResultFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   CheckResult c;
   c.spec = CheckSpecFromJson(r.Get("spec"), file, r.At("spec"));
-  c.statistic = r.String("statistic");
-  c.unit = r.String("unit");
+  c.statistic = r.String("statistic", "");
+  c.unit = r.String("unit", "");
   auto better = ParseBetter(r.String("better", "lower"));
   if (!better) r.Fail(r.At("better"), "expected lower, higher or none");
   c.better = *better;
-  auto verdict = ParseVerdict(r.RequiredString("verdict"));
+  auto verdict = ParseVerdict(r.String("verdict"));
   if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
   c.verdict = *verdict;
   c.baseline_values = NumberArray(r, "baseline_values");
   c.candidate_values = NumberArray(r, "candidate_values");
-  c.baseline_median = r.Number("baseline_median");
-  c.candidate_median = r.Number("candidate_median");
-  c.change_pct = r.Number("change_pct");
+  c.baseline_median = r.Number("baseline_median", 0);
+  c.candidate_median = r.Number("candidate_median", 0);
+  c.change_pct = r.Number("change_pct", 0);
   c.change_ci_low_pct = r.OptionalNumber("change_ci_low_pct");
   c.change_ci_high_pct = r.OptionalNumber("change_ci_high_pct");
   c.p_value = r.OptionalNumber("p_value");
   c.p_adjusted = r.OptionalNumber("p_adjusted");
   c.min_detectable_pct = r.OptionalNumber("min_detectable_pct");
-  c.message = r.String("message");
+  c.message = r.String("message", "");
   return c;
 }
 
@@ -194,26 +105,26 @@ json ToJson(const ProbeReport& p) {
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   ProbeReport p;
-  p.name = r.RequiredString("name");
+  p.name = r.String("name");
   p.scope = r.String("scope", "workload");
-  const json& hooks = r.Array("hooks");
+  const json& hooks = r.ArrayOrEmpty("hooks");
   for (size_t i = 0; i < hooks.size(); ++i) {
-    ObjectReader h(hooks[i], file, Index(r.At("hooks"), i));
-    HookChoice c{h.String("hook"), h.String("attach_type"), h.String("target"), {}};
-    const json& rejected = h.Array("rejected");
+    JsonObjectReader h(hooks[i], file, r.At("hooks", i));
+    HookChoice c{h.String("hook", ""), h.String("attach_type", ""), h.String("target", ""), {}};
+    const json& rejected = h.ArrayOrEmpty("rejected");
     for (size_t k = 0; k < rejected.size(); ++k) {
-      if (!rejected[k].is_string()) h.Fail(Index(h.At("rejected"), k), "expected a string");
+      if (!rejected[k].is_string()) h.Fail(h.At("rejected", k), "expected a string");
       c.rejected.push_back(rejected[k].get<std::string>());
     }
     p.hooks.push_back(std::move(c));
   }
-  p.run_count = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_count")));
-  p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns")));
-  p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops")));
-  p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns")));
-  p.not_attached = r.String("not_attached");
+  p.run_count = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_count", 0)));
+  p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns", 0)));
+  p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops", 0)));
+  p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns", 0)));
+  p.not_attached = r.String("not_attached", "");
   return p;
 }
 
@@ -242,33 +153,31 @@ json ToJson(const Metric& m) {
 }
 
 Metric MetricFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   Metric m;
-  auto kind = ParseMetricKind(r.RequiredString("kind"));
+  auto kind = ParseMetricKind(r.String("kind"));
   if (!kind) r.Fail(r.At("kind"), "expected scalar, counter or histogram");
   m.kind = *kind;
-  m.unit = r.String("unit");
+  m.unit = r.String("unit", "");
   auto better = ParseBetter(r.String("better", "lower"));
   if (!better) r.Fail(r.At("better"), "expected lower, higher or none");
   m.better = *better;
   switch (m.kind) {
     case MetricKind::kScalar:
-      r.Get("value");
       m.value = r.Number("value");
       break;
     case MetricKind::kCounter:
-      r.Get("count");
       m.value = r.Number("count");
-      m.duration_s = r.Number("duration_s");
+      m.duration_s = r.Number("duration_s", 0);
       m.ops = r.OptionalNumber("ops");
       break;
     case MetricKind::kHistogram: {
-      const json& buckets = r.Array("buckets");
+      const json& buckets = r.ArrayOrEmpty("buckets");
       for (size_t i = 0; i < buckets.size(); ++i) {
         const json& b = buckets[i];
         if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
             b[0].get<uint64_t>() >= LogLinearHistogram::kBucketCount) {
-          r.Fail(Index(r.At("buckets"), i), "expected [bucket index, count] with a valid index");
+          r.Fail(r.At("buckets", i), "expected [bucket index, count] with a valid index");
         }
         m.hist.AddBucket(b[0].get<unsigned>(), b[1].get<uint64_t>());
       }
@@ -289,15 +198,15 @@ json ToJson(const Environment& e) {
 }
 
 Environment EnvironmentFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   Environment e;
-  e.kernel = r.String("kernel");
-  e.cpu_model = r.String("cpu_model");
-  e.cpu_count = r.Int("cpu_count");
-  e.perfgate_version = r.String("perfgate_version");
-  e.git_commit = r.String("git_commit");
-  e.hostname = r.String("hostname");
-  e.timestamp = r.String("timestamp");
+  e.kernel = r.String("kernel", "");
+  e.cpu_model = r.String("cpu_model", "");
+  e.cpu_count = r.Int("cpu_count", 0);
+  e.perfgate_version = r.String("perfgate_version", "");
+  e.git_commit = r.String("git_commit", "");
+  e.hostname = r.String("hostname", "");
+  e.timestamp = r.String("timestamp", "");
   return e;
 }
 
@@ -316,20 +225,20 @@ json ToJson(const std::vector<Repetition>& repetitions) {
   return reps;
 }
 
-std::vector<Repetition> RepetitionsFromJson(const ObjectReader& r, const char* key, const std::string& file) {
+std::vector<Repetition> RepetitionsFromJson(const JsonObjectReader& r, const char* key, const std::string& file) {
   std::vector<Repetition> out;
-  const json& reps = r.Array(key);
+  const json& reps = r.ArrayOrEmpty(key);
   for (size_t i = 0; i < reps.size(); ++i) {
-    std::string rp = Index(r.At(key), i);
-    ObjectReader rr(reps[i], file, rp);
+    std::string rp = r.At(key, i);
+    JsonObjectReader rr(reps[i], file, rp);
     Repetition rep;
     rep.index = rr.Int("index", static_cast<int>(i));
-    rep.exit_status = rr.Int("exit_status");
-    rep.failure = rr.String("failure");
+    rep.exit_status = rr.Int("exit_status", 0);
+    rep.failure = rr.String("failure", "");
     if (rr.Has("warnings")) {
-      const json& warnings = rr.Array("warnings");
+      const json& warnings = rr.ArrayOrEmpty("warnings");
       for (size_t w = 0; w < warnings.size(); ++w) {
-        if (!warnings[w].is_string()) rr.Fail(Index(rr.At("warnings"), w), "expected a string");
+        if (!warnings[w].is_string()) rr.Fail(rr.At("warnings", w), "expected a string");
         rep.warnings.push_back(warnings[w].get<std::string>());
       }
     }
@@ -364,45 +273,45 @@ json ToJson(const Evidence& e) {
           {"slowdown", e.slowdown}, {"notes", e.notes},   {"profiles", profiles}};
 }
 
-uint64_t Count(const ObjectReader& r, const std::string& key) {
-  const int64_t n = r.Integer(key);
+uint64_t Count(const JsonObjectReader& r, const std::string& key) {
+  const int64_t n = r.Integer(key, 0);
   if (n < 0) r.Fail(r.At(key), "expected a non-negative integer");
   return static_cast<uint64_t>(n);
 }
 
-std::vector<std::string> StringArray(const ObjectReader& r, const std::string& key) {
+std::vector<std::string> StringArray(const JsonObjectReader& r, const std::string& key) {
   std::vector<std::string> out;
-  const json& a = r.Array(key);
+  const json& a = r.ArrayOrEmpty(key);
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_string()) r.Fail(Index(r.At(key), i), "expected a string");
+    if (!a[i].is_string()) r.Fail(r.At(key, i), "expected a string");
     out.push_back(a[i].get<std::string>());
   }
   return out;
 }
 
 Evidence EvidenceFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   Evidence e;
-  e.side = r.RequiredString("side");
+  e.side = r.String("side");
   if (e.side != "baseline" && e.side != "candidate") r.Fail(r.At("side"), "expected \"baseline\" or \"candidate\"");
-  e.reason = r.String("reason");
-  const int64_t hz = r.Integer("frequency_hz");
+  e.reason = r.String("reason", "");
+  const int64_t hz = r.Integer("frequency_hz", 0);
   if (hz < 0 || hz > 100000) r.Fail(r.At("frequency_hz"), "expected 0..100000");
   e.frequency_hz = static_cast<int>(hz);
-  e.slowdown = r.Number("slowdown");
+  e.slowdown = r.Number("slowdown", 0);
   e.notes = StringArray(r, "notes");
-  const json& profiles = r.Array("profiles");
+  const json& profiles = r.ArrayOrEmpty("profiles");
   for (size_t i = 0; i < profiles.size(); ++i) {
-    ObjectReader pr(profiles[i], file, Index(r.At("profiles"), i));
+    JsonObjectReader pr(profiles[i], file, r.At("profiles", i));
     FoldedProfile p;
-    p.kind = pr.RequiredString("kind");
+    p.kind = pr.String("kind");
     if (p.kind != "on-cpu" && p.kind != "off-cpu" && p.kind != "futex")
       pr.Fail(pr.At("kind"), "expected \"on-cpu\", \"off-cpu\" or \"futex\"");
-    p.unit = pr.String("unit");
+    p.unit = pr.String("unit", "");
     p.total = Count(pr, "total");
     p.samples = Count(pr, "samples");
     p.truncated_user_stacks = Count(pr, "truncated_user_stacks");
-    p.file = pr.String("file");
+    p.file = pr.String("file", "");
     if (pr.Has("stacks")) {
       const json& stacks = pr.Get("stacks");
       if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");
@@ -453,44 +362,46 @@ json ToJson(const ScenarioResult& s) {
 }
 
 ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  JsonObjectReader r(j, file, path);
   ScenarioResult s;
-  s.name = r.RequiredString("name");
-  s.workload_kind = r.String("workload_kind");
-  s.error = r.String("error");
-  s.duration_s = r.Number("duration_s");
-  s.timestamp = r.String("timestamp");
+  s.name = r.String("name");
+  s.workload_kind = r.String("workload_kind", "");
+  s.error = r.String("error", "");
+  s.duration_s = r.Number("duration_s", 0);
+  s.timestamp = r.String("timestamp", "");
   if (r.Has("adaptive")) {
-    ObjectReader a(r.Get("adaptive"), file, r.At("adaptive"));
+    JsonObjectReader a(r.Get("adaptive"), file, r.At("adaptive"));
     AdaptiveRepetitions adaptive;
-    adaptive.min = a.Int("min");
-    adaptive.max = a.Int("max");
-    adaptive.paired = a.Bool("paired");
+    adaptive.min = a.Int("min", 0);
+    adaptive.max = a.Int("max", 0);
+    adaptive.paired = a.Bool("paired", false);
     if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
     s.adaptive = adaptive;
   }
   if (r.Has("trace")) {
-    ObjectReader t(r.Get("trace"), file, r.At("trace"));
+    JsonObjectReader t(r.Get("trace"), file, r.At("trace"));
     TraceSummary trace;
-    trace.file = t.RequiredString("file");
-    trace.reason = t.String("reason");
+    trace.file = t.String("file");
+    trace.reason = t.String("reason", "");
     trace.produced = Count(t, "produced");
     trace.received = Count(t, "received");
     trace.dropped = Count(t, "dropped");
     trace.buffer_bytes = Count(t, "buffer_bytes");
-    trace.expected_rate = t.Number("expected_rate");
+    trace.expected_rate = t.Number("expected_rate", 0);
     s.trace = trace;
   }
-  const json& evidence = r.Array("evidence");
+  const json& evidence = r.ArrayOrEmpty("evidence");
   for (size_t i = 0; i < evidence.size(); ++i)
-    s.evidence.push_back(EvidenceFromJson(evidence[i], file, Index(r.At("evidence"), i)));
+    s.evidence.push_back(EvidenceFromJson(evidence[i], file, r.At("evidence", i)));
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
-  const json& probes = r.Array("probes");
-  for (size_t i = 0; i < probes.size(); ++i) s.probes.push_back(ProbeReportFromJson(probes[i], file, Index(r.At("probes"), i)));
-  const json& checks = r.Array("checks");
-  for (size_t i = 0; i < checks.size(); ++i) s.checks.push_back(CheckResultFromJson(checks[i], file, Index(r.At("checks"), i)));
+  const json& probes = r.ArrayOrEmpty("probes");
+  for (size_t i = 0; i < probes.size(); ++i)
+    s.probes.push_back(ProbeReportFromJson(probes[i], file, r.At("probes", i)));
+  const json& checks = r.ArrayOrEmpty("checks");
+  for (size_t i = 0; i < checks.size(); ++i)
+    s.checks.push_back(CheckResultFromJson(checks[i], file, r.At("checks", i)));
   return s;
 }
 
@@ -510,9 +421,8 @@ json ToJson(const RunResults& res) {
 }
 
 RunResults ResultsFromJson(const json& j, const std::string& file) {
-  ObjectReader r(j, file, "$");
+  JsonObjectReader r(j, file, "$");
   RunResults res;
-  r.Get("schema_version");
   // Compared before narrowing: 2^32 + 1 must not read as version 1.
   const int64_t schema_version = r.Integer("schema_version");
   if (schema_version != kResultsSchemaVersion) {
@@ -520,146 +430,24 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
                                        " (this perfgate reads " + std::to_string(kResultsSchemaVersion) + ")");
   }
   res.schema_version = kResultsSchemaVersion;
-  res.suite = r.RequiredString("suite");
-  res.suite_file = r.String("suite_file");
+  res.suite = r.String("suite");
+  res.suite_file = r.String("suite_file", "");
   if (r.Has("environment")) res.environment = EnvironmentFromJson(r.Get("environment"), file, r.At("environment"));
   if (r.Has("baseline_environment")) {
     res.baseline_environment = EnvironmentFromJson(r.Get("baseline_environment"), file, r.At("baseline_environment"));
   }
-  const json& scenarios = r.Array("scenarios");
+  const json& scenarios = r.ArrayOrEmpty("scenarios");
   for (size_t i = 0; i < scenarios.size(); ++i) {
-    res.scenarios.push_back(ScenarioFromJson(scenarios[i], file, Index(r.At("scenarios"), i)));
+    res.scenarios.push_back(ScenarioFromJson(scenarios[i], file, r.At("scenarios", i)));
   }
-  res.partial = r.Bool("partial");
+  res.partial = r.Bool("partial", false);
   auto verdict = ParseVerdict(r.String("verdict", "pass"));
   if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
   res.verdict = *verdict;
-  res.exit_code = r.Int("exit_code");
+  res.exit_code = r.Int("exit_code", 0);
   return res;
 }
 
-std::string JsonErrorWithLine(const std::string& what, const std::string& text) {
-  std::string message = what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
-  const size_t open = message.find('\''), close = message.rfind('\'');
-  if (open == std::string::npos || close <= open + 1) return message;
-  const size_t at = text.find(message.substr(open + 1, close - open - 1));
-  if (at == std::string::npos) return message;
-  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-  return "line " + std::to_string(line) + ": " + message;
-}
-
-size_t LineTooDeep(const std::string& text) {
-  size_t depth = 0;
-  size_t line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\n') {
-      ++line;
-    } else if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
-        else if (text[i] == '\n') ++line;  // invalid JSON; the parser says so
-      }
-    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      i = text.find('\n', i);
-      if (i == std::string::npos) break;
-      ++line;
-    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
-      const size_t end = text.find("*/", i + 2);
-      const size_t stop = end == std::string::npos ? text.size() : end + 1;
-      line += static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
-                                             text.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
-      i = stop;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return line;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return 0;
-}
-
-json ParseJsonText(const std::string& text, const std::string& file) {
-  if (const size_t line = LineTooDeep(text); line != 0) {
-    throw InputError(file + ": invalid JSON: line " + std::to_string(line) + ": arrays and objects nested deeper than " +
-                     std::to_string(kMaxJsonDepth) + " levels");
-  }
-  try {
-    return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries the line and column.
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw InputError(file + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
-  } catch (const json::exception& e) {
-    // A number beyond double's range: "number overflow parsing '1e400'", without a position.
-    throw InputError(file + ": invalid JSON: " + JsonErrorWithLine(e.what(), text));
-  }
-}
-
-json ReadJsonFile(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file + ": cannot open: " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseJsonText(buffer.str(), file);
-}
-
 RunResults ReadResultsFile(const std::string& file) { return ResultsFromJson(ReadJsonFile(file), file); }
-
-std::string StageFile(const std::string& file, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path target(file);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
-  if (fd < 0) throw InfraError(file + ": cannot create temporary file: " + std::strerror(errno));
-  auto fail = [&](const char* what) {
-    int err = errno;
-    close(fd);
-    unlink(name.data());
-    throw InfraError(file + ": " + what + ": " + std::strerror(err));
-  };
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write failed");
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (fchmod(fd, 0644) != 0) fail("chmod failed");
-  if (fsync(fd) != 0) fail("fsync failed");
-  if (close(fd) != 0) {
-    int err = errno;
-    unlink(name.data());
-    throw InfraError(file + ": close failed: " + std::strerror(err));
-  }
-  return std::string(name.data());
-}
-
-void CommitStagedFile(const std::string& staged, const std::string& file) {
-  namespace fs = std::filesystem;
-  if (rename(staged.c_str(), file.c_str()) != 0) {
-    int err = errno;
-    unlink(staged.c_str());
-    throw InfraError(file + ": rename failed: " + std::strerror(err));
-  }
-  // Make the rename itself durable.
-  fs::path target(file);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
-}
-
-void WriteFileAtomic(const std::string& file, const std::string& text) { CommitStagedFile(StageFile(file, text), file); }
 
 }  // namespace perfgate

@@ -1,19 +1,17 @@
-// Numbers as reports print them: a few significant digits, a readable unit
-// (1.23 ms rather than 1234567 ns), signed percentages. Output is plain text;
-// callers escape it like any other text.
+// Numbers as reports print them: quantities with a readable unit
+// (metrics/quantity.h, shared with the check messages), signed percentages,
+// intervals and thresholds. Output is plain text; callers escape it like any
+// other text.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "metrics/quantity.h"  // FormatQuantity, FormatNumber
 #include "metrics/results.h"
 
 namespace perfgate {
 
-// "1.23 ms", "4.10 MiB", "80.0k count/s", "3.20 count/op"; "n/a" for NaN/inf.
-std::string FormatQuantity(double value, const std::string& unit);
-// A bare number with about three significant digits: "0.0123", "12.3", "1234".
-std::string FormatNumber(double value);
 // Signed percentage: "+30.0%", "-2.5%".
 std::string FormatPercent(double pct);
 // "[+25.1%, +35.2%]", or "" when either bound is missing.

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gate/report/perfetto_trace.pb.h"
+#include "metrics/atomic_file.h"
 #include "metrics/error.h"
-#include "metrics/results_json.h"
 
 namespace perfgate {
 

@@ -145,7 +145,7 @@ TEST(Compare, MessageCarriesTheNumbersThatDecided) {
   ASSERT_TRUE(check.change_ci_low_pct && check.change_ci_high_pct);
   EXPECT_GT(*check.change_ci_low_pct, 25);
   EXPECT_LT(*check.change_ci_high_pct, 36);
-  EXPECT_EQ(check.message.rfind("workload.wall_time value: 0.512 s → 0.668 s (+30.5 %, 90 % CI +", 0), 0u)
+  EXPECT_EQ(check.message.rfind("workload.wall_time value: 512 ms → 668 ms (+30.5 %, 90 % CI +", 0), 0u)
       << check.message;
   EXPECT_NE(check.message.find(" %), p=0.004 (Holm 0.004) > threshold 10 %"), std::string::npos) << check.message;
 }
@@ -306,7 +306,7 @@ TEST(Compare, HigherIsBetterDropIsARegression) {
   const CheckResult& check = run.scenarios[0].checks[0];
   EXPECT_EQ(check.verdict, Verdict::kRegression) << check.message;
   EXPECT_LT(check.change_pct, -30);
-  EXPECT_NE(check.message.find("18010/s → 12010/s"), std::string::npos) << check.message;
+  EXPECT_NE(check.message.find("18.0k count/s → 12.0k count/s"), std::string::npos) << check.message;
 }
 
 TEST(Compare, LargeSignificantSpeedupIsAnImprovement) {
@@ -427,7 +427,8 @@ TEST(Compare, BudgetOverMaxIsARegressionAndCountsRepetitions) {
   EvaluateChecks(run, {}, {});
   const CheckResult& check = run.scenarios[0].checks[0];
   EXPECT_EQ(check.verdict, Verdict::kRegression);
-  EXPECT_EQ(check.message, "mm.page_alloc rate 91234/s > budget 80000/s (median of 5 repetitions; 4 above)");
+  EXPECT_EQ(check.message,
+            "mm.page_alloc rate 91.2k count/s > budget 80.0k count/s (median of 5 repetitions; 4 above)");
 }
 
 TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
@@ -437,7 +438,8 @@ TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
   EvaluateChecks(run, {}, {});
   const CheckResult& check = run.scenarios[0].checks[0];
   EXPECT_EQ(check.verdict, Verdict::kPass);
-  EXPECT_EQ(check.message, "mm.page_alloc rate 71000/s <= budget 80000/s (median of 5 repetitions; 1 above)");
+  EXPECT_EQ(check.message,
+            "mm.page_alloc rate 71.0k count/s <= budget 80.0k count/s (median of 5 repetitions; 1 above)");
 }
 
 TEST(Compare, BudgetMinimum) {
@@ -446,7 +448,7 @@ TEST(Compare, BudgetMinimum) {
   run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", std::nullopt, 500)));
   EvaluateChecks(run, {}, {});
   EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression);
-  EXPECT_EQ(run.scenarios[0].checks[0].message, "mm.page_alloc rate 100/s < budget 500/s");
+  EXPECT_EQ(run.scenarios[0].checks[0].message, "mm.page_alloc rate 100 count/s < budget 500 count/s");
 }
 
 TEST(Compare, BudgetWithoutBoundsIsAnError) {
