@@ -40,6 +40,7 @@ struct AbCommandOptions {
   RunCommandOptions run;                    // suite, scenarios, out, reps, strict, fdr, quiet, attach types
   std::string baseline_cmd, candidate_cmd;  // replace argv of command workloads
   std::vector<std::string> baseline_set, candidate_set;  // NAME=VALUE for ${NAME} in the suite
+  std::string baseline_label, candidate_label;           // what each side is, for the reports
 };
 
 struct OverheadCommandOptions {

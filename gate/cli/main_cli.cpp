@@ -74,6 +74,10 @@ int PerfgateMain(int argc, char** argv) {
   ab->add_option("--baseline-set", ab_opts.baseline_set, "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
   ab->add_option("--candidate-set", ab_opts.candidate_set,
                  "NAME=VALUE for ${NAME} in the suite, candidate side (repeatable)");
+  ab->add_option("--baseline-label", ab_opts.baseline_label,
+                 "What the baseline side is, for the reports (e.g. \"merge base 1a2b3c\")");
+  ab->add_option("--candidate-label", ab_opts.candidate_label,
+                 "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
 
   RunCommandOptions record_opts;
   auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");

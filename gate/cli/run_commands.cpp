@@ -95,6 +95,8 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
       }
     }
   }
+  std::printf("perfgate: compared against %s\n",
+              r.baseline_source.empty() ? "no baseline (budgets only)" : OneLine(r.baseline_source).c_str());
   std::printf("perfgate: %s%s — %d passed, %d regressed, %d improved, %d inconclusive, %d errors; reports in %s\n",
               ToString(r.verdict).c_str(), r.partial ? " (partial run)" : "", counts[0], counts[1], counts[2],
               counts[3], counts[4], out_dir.c_str());
@@ -125,6 +127,8 @@ int AbCommand(const AbCommandOptions& o) {
   variants.candidate_cmd = o.candidate_cmd;
   variants.baseline_set = ParseAssignments(o.baseline_set, "--baseline-set");
   variants.candidate_set = ParseAssignments(o.candidate_set, "--candidate-set");
+  if (!o.baseline_label.empty()) variants.baseline_label = o.baseline_label;
+  if (!o.candidate_label.empty()) variants.candidate_label = o.candidate_label;
   InstallStopHandlers();
   const GateOutcome outcome = GateInterleaved(GateOptionsOf(o.run), variants);
   PrintSummary(outcome.results, o.run.out_dir);

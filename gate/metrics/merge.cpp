@@ -29,6 +29,7 @@ RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict) {
     }
     merged.partial |= shard.results.partial;
     if (!merged.baseline_environment) merged.baseline_environment = shard.results.baseline_environment;
+    if (merged.baseline_source.empty()) merged.baseline_source = shard.results.baseline_source;
   }
   merged.verdict = OverallVerdict(merged);
   merged.exit_code = ExitCodeFor(merged, strict);

@@ -161,6 +161,11 @@ struct RunResults {
   std::string suite_file;
   Environment environment;
   std::optional<Environment> baseline_environment;
+  // What the checks were compared against, in words: "merge base 1a2b3c,
+  // run interleaved with head 4d5e6f in this job on host1", "stored
+  // baselines in baselines/, recorded on host2 (...) at ...". Empty when
+  // nothing was compared (a baseline recording: budgets only).
+  std::string baseline_source;
   std::vector<ScenarioResult> scenarios;
   bool partial = false;   // the run was interrupted; what is here was measured
   Verdict verdict = Verdict::kPass;

@@ -104,16 +104,36 @@ RunOptions MeasureOptions(const GateOptions& o) {
   return ro;
 }
 
+// Where numbers were recorded: "host1 (6.1.0 x86_64, AMD EPYC x 2) at
+// 2026-11-25T10:00:00Z, commit 1a2b3c".
+std::string RecordedOn(const Environment& e) {
+  std::string text = (e.hostname.empty() ? std::string("an unnamed host") : e.hostname) + " (" + e.kernel + ", " +
+                     e.cpu_model + " x " + std::to_string(e.cpu_count) + ")";
+  if (!e.timestamp.empty()) text += " at " + e.timestamp;
+  if (!e.git_commit.empty()) text += ", commit " + e.git_commit;
+  return text;
+}
+
+// A stored baseline's provenance, and whether it is this machine's.
+std::string StoredSource(const std::string& what, const Environment& recorded) {
+  const bool here = EnvironmentMismatches(recorded, CaptureEnvironment()).empty();
+  return what + ", recorded on " + RecordedOn(recorded) +
+         (here ? "" : " — another machine than this one: its numbers are not this host's");
+}
+
 // The baselines a run is compared with: each scenario's stored result and
 // where they were recorded.
 struct StoredBaselines {
   std::map<std::string, ScenarioResult> scenarios;
   std::optional<Environment> environment;  // the first baseline's
+  std::string source;                      // RunResults::baseline_source
 
-  static StoredBaselines From(std::map<std::string, Baseline> baselines) {
+  static StoredBaselines From(std::map<std::string, Baseline> baselines, const std::string& dir) {
     StoredBaselines out;
     if (!baselines.empty()) out.environment = baselines.begin()->second.environment;
     for (auto& [name, b] : baselines) out.scenarios.emplace(name, std::move(b.scenario));
+    out.source =
+        out.environment ? StoredSource("stored baselines in " + dir, *out.environment) : "no stored baseline in " + dir;
     return out;
   }
 };
@@ -148,7 +168,7 @@ StoredBaselines LoadSuiteBaselines(const Suite& suite, const GateOptions& o) {
     }
   }
   CheckBaselineEnvironments(suite, out, o);
-  return StoredBaselines::From(std::move(out));
+  return StoredBaselines::From(std::move(out), o.baseline_dir);
 }
 
 size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
@@ -180,9 +200,10 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
   return results;
 }
 
-// The checks against `baselines`, the verdict and the exit code.
+// The checks against `baselines` (whose provenance is `source`), the verdict
+// and the exit code.
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
-              std::optional<Environment> baseline_env, bool strict, bool fdr) {
+              std::optional<Environment> baseline_env, const std::string& source, bool strict, bool fdr) {
   CompareOptions co;
   co.fdr = fdr;
   EvaluateChecks(results, baselines, co);
@@ -190,6 +211,7 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
     if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
   }
   results.baseline_environment = std::move(baseline_env);
+  results.baseline_source = source;
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
 }
@@ -290,7 +312,7 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   const StoredBaselines stored = LoadSuiteBaselines(suite, o);
   const RunOptions ro = MeasureOptions(o);
   RunResults results = Measure(suite, o, ro, &stored.scenarios);
-  Evaluate(results, stored.scenarios, stored.environment, o.strict, o.fdr);
+  Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, o.fdr);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
   WriteReports(results, o.out_dir);
@@ -308,7 +330,7 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   const RunOptions ro = MeasureOptions(o);
   RunResults results = Measure(suite, o, ro, nullptr);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
-  Evaluate(results, {}, std::nullopt, o.strict, o.fdr);
+  Evaluate(results, {}, std::nullopt, "", o.strict, o.fdr);
   CaptureEvidence(suite, o, ro, results, {});  // `evidence: always` stores it with the baseline
   WriteReports(results, o.out_dir);
   GateOutcome outcome = Outcome(std::move(results));
@@ -345,7 +367,10 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   for (const ScenarioResult& s : run.baseline.scenarios) {
     if (s.error.empty()) sides.emplace(s.name, s);
   }
-  Evaluate(run.candidate, sides, run.baseline.environment, o.strict, o.fdr);
+  const std::string host = run.baseline.environment.hostname.empty() ? "this host" : run.baseline.environment.hostname;
+  Evaluate(run.candidate, sides, run.baseline.environment,
+           variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
+           o.strict, o.fdr);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteReports(run.candidate, o.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
@@ -371,7 +396,7 @@ GateOutcome CompareResultFiles(const std::string& baseline_file, const std::stri
     env = base.environment;
     for (auto& s : base.scenarios) baselines.emplace(s.name, std::move(s));
   }
-  Evaluate(candidate, baselines, env, strict, false);
+  Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env), strict, false);
   // Stored results may carry evidence already: the baseline's is its side.
   AddBaselineEvidence(candidate, baselines);
   WriteReports(candidate, out_dir);
@@ -404,8 +429,8 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
         if (b) baselines.emplace(s.name, std::move(*b));
       }
     }
-    const StoredBaselines stored = StoredBaselines::From(std::move(baselines));
-    Evaluate(merged, stored.scenarios, stored.environment, o.strict, o.fdr);
+    const StoredBaselines stored = StoredBaselines::From(std::move(baselines), o.baseline_dir);
+    Evaluate(merged, stored.scenarios, stored.environment, stored.source, o.strict, o.fdr);
     AddBaselineEvidence(merged, stored.scenarios);
   }
   WriteReports(merged, out_dir);

@@ -49,6 +49,9 @@ struct GateOptions {
 struct AbVariants {
   std::string baseline_cmd, candidate_cmd;                         // replace the argv of command workloads
   std::map<std::string, std::string> baseline_set, candidate_set;  // ${NAME} in the suite
+  // What each side is, for the reports' "compared against": "merge base 1a2b3c".
+  std::string baseline_label = "the baseline variant";
+  std::string candidate_label = "the candidate variant";
 };
 
 struct GateOutcome {

@@ -92,6 +92,8 @@ std::string Banner(const RunResults& results) {
   if (!results.environment.timestamp.empty()) meta.push_back(results.environment.timestamp);
   std::string joined;
   for (const std::string& m : meta) joined += (joined.empty() ? "" : " \u00b7 ") + m;
+  html += "<p class=\"meta baseline-source\">Compared against: " +
+          Esc(results.baseline_source.empty() ? "no baseline (budgets only)" : results.baseline_source) + "</p>\n";
   html += "<p class=\"meta\">" + Esc(joined) + "</p>\n";
   if (results.partial) html += "<p class=\"partial\">The run was interrupted: these results are partial.</p>\n";
 

@@ -189,7 +189,8 @@ Properties ScenarioProperties(const RunResults& results, const ScenarioResult& s
           {"cpu_model", env.cpu_model},
           {"cpu_count", std::to_string(env.cpu_count)},
           {"perfgate_version", env.perfgate_version},
-          {"git_commit", env.git_commit}};
+          {"git_commit", env.git_commit},
+          {"baseline_source", results.baseline_source.empty() ? "none" : results.baseline_source}};
 }
 
 std::string Testsuite(const RunResults& results, const ScenarioResult& scenario) {

@@ -90,6 +90,8 @@ std::string Header(const RunResults& results) {
   }
   text += ".";
   if (results.partial) text += " **The run was interrupted; results are partial.**";
+  text += "\n\nCompared against: " + (results.baseline_source.empty() ? std::string("no baseline (budgets only).")
+                                                                      : Cell(results.baseline_source) + ".");
   if (results.baseline_environment) {
     for (const std::string& m : EnvironmentMismatches(*results.baseline_environment, results.environment)) {
       text += "\n\n> **Baseline from a different machine:** " + Cell(m);
