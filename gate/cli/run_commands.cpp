@@ -287,6 +287,7 @@ SuiteVocabulary CliVocabulary() {
     for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
   }
   v.workload_kinds = AdapterKinds();
+  v.workload_keys = AdapterKeys();
   return v;
 }
 
