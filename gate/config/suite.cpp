@@ -140,11 +140,12 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   if (raw.is_object()) {
     for (const auto& [name, value] : raw.items()) present.push_back(name);
   }
-  const SuiteObject any(raw, parent.file(), parent.At(key), present);
+  const SuiteObject unchecked(raw, parent.file(), parent.At(key), present);
   WorkloadSpec w;
-  if (any.Has("kind")) w.kind = any.String("kind");
+  if (unchecked.Has("kind")) w.kind = unchecked.String("kind");
   if (std::find(vocab.workload_kinds.begin(), vocab.workload_kinds.end(), w.kind) == vocab.workload_kinds.end()) {
-    any.Fail(any.At("kind"), "unknown workload kind \"" + w.kind + "\"" + DidYouMeanHint(w.kind, vocab.workload_kinds));
+    unchecked.Fail(unchecked.At("kind"),
+                   "unknown workload kind \"" + w.kind + "\"" + DidYouMeanHint(w.kind, vocab.workload_kinds));
   }
   auto found = vocab.workload_keys.find(w.kind);
   const WorkloadKeys declared = found == vocab.workload_keys.end() ? WorkloadKeys{} : found->second;
