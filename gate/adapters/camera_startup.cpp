@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 
 #include "adapters/command.h"
 #include "adapters/tool_output.h"
@@ -10,10 +11,25 @@
 
 namespace perfgate {
 
+const WorkloadKeys& CameraStartupAdapter::keys() const {
+  static const WorkloadKeys kKeys{
+      .argv = false,
+      .args = true,
+      .shell = false,
+      .keys = {
+          {"binary", WorkloadKeyType::kString, "", false, "the simulator (default: pg-camera in perfgate's directory)"},
+          {"scratch_dir", WorkloadKeyType::kString, "", false, "its cache directory for the app's files (--cache-dir)"},
+          {"memory_limit_mb", WorkloadKeyType::kInteger, "", false,
+           "run in a new memory cgroup with this limit in MiB (needs root)"},
+          {"antagonist", WorkloadKeyType::kBoolean, "false", false,
+           "a background allocator in the same cgroup (needs memory_limit_mb)"},
+      }};
+  return kKeys;
+}
+
 std::vector<std::string> CameraStartupAdapter::LaunchArgv(const WorkloadSpec& spec) const {
-  RequireOnlyOptions(spec, {"binary", "scratch_dir", "memory_limit_mb", "antagonist"});
-  std::string binary = PerfgateDir() + "/pg-camera";
-  if (auto it = spec.options.find("binary"); it != spec.options.end()) binary = it->second;
+  const WorkloadOptions options = Options(spec);
+  const std::string binary = options.Find("binary").value_or(PerfgateDir() + "/pg-camera");
   std::filesystem::path path = binary;
   if (path.is_relative() && !spec.cwd.empty()) path = std::filesystem::path(spec.cwd) / path;
   if (access(path.c_str(), X_OK) != 0 || std::filesystem::is_directory(path)) {
@@ -21,13 +37,11 @@ std::vector<std::string> CameraStartupAdapter::LaunchArgv(const WorkloadSpec& sp
                      " not found or not executable (build the pg-camera target, or set \"binary\")");
   }
   std::vector<std::string> argv = {binary};
-  if (auto it = spec.options.find("scratch_dir"); it != spec.options.end()) {
-    argv.insert(argv.end(), {"--cache-dir", it->second});
-  }
-  auto limit = spec.options.find("memory_limit_mb");
-  if (limit != spec.options.end()) argv.insert(argv.end(), {"--memory-limit-mb", limit->second});
-  if (auto it = spec.options.find("antagonist"); it != spec.options.end() && it->second == "true") {
-    if (limit == spec.options.end()) {
+  if (auto dir = options.Find("scratch_dir")) argv.insert(argv.end(), {"--cache-dir", *dir});
+  const std::optional<std::string> limit = options.Find("memory_limit_mb");
+  if (limit) argv.insert(argv.end(), {"--memory-limit-mb", *limit});
+  if (options.Flag("antagonist")) {
+    if (!limit) {
       throw InputError("camera-startup workload: \"antagonist\" needs \"memory_limit_mb\" (the cgroup it shares)");
     }
     argv.push_back("--antagonist");
@@ -37,14 +51,14 @@ std::vector<std::string> CameraStartupAdapter::LaunchArgv(const WorkloadSpec& sp
 }
 
 WorkloadOutput CameraStartupAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
-  auto binary = spec.options.find("binary");
-  const std::string source =
-      "camera simulator output (" + (binary == spec.options.end() ? std::string("pg-camera") : binary->second) + ")";
+  const std::string source = "camera simulator output (" + Options(spec).Find("binary").value_or("pg-camera") + ")";
   WorkloadOutput out = ParseCommandJsonLines(stdout_text, source);
   if (!out.metrics.count("camera.time_to_first_frame")) {
     throw InfraError(source + ": no camera.time_to_first_frame line; is it the camera simulator?");
   }
   return out;
 }
+
+std::unique_ptr<WorkloadAdapter> MakeCameraStartupAdapter() { return std::make_unique<CameraStartupAdapter>(); }
 
 }  // namespace perfgate

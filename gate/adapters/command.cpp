@@ -1,6 +1,7 @@
 #include "adapters/command.h"
 
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,8 @@ std::vector<std::string> CommandAdapter::LaunchArgv(const WorkloadSpec& spec) co
 WorkloadOutput CommandAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
   return ParseCommandJsonLines(stdout_text, "output of " + (spec.argv.empty() ? std::string("command") : spec.argv[0]));
 }
+
+std::unique_ptr<WorkloadAdapter> MakeCommandAdapter() { return std::make_unique<CommandAdapter>(); }
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 
 #include "adapters/tool_output.h"
@@ -35,8 +36,6 @@ constexpr const char* kWrapper =
 
 // An argument may hold at most 128 KiB (MAX_ARG_STRLEN); job files are small.
 constexpr size_t kMaxJobFileBytes = 100u << 10;
-
-constexpr const char* kDefaultScratchBase = "/var/tmp";
 
 double Number(const json& object, const std::string& key, const std::string& where) {
   if (!object.contains(key)) throw InfraError(where + ": missing \"" + key + "\"");
@@ -99,9 +98,22 @@ std::string FioPercentileName(const std::string& key) {
   return "p" + q;
 }
 
+const WorkloadKeys& FioAdapter::keys() const {
+  static const WorkloadKeys kKeys{
+      .argv = false,
+      .args = true,
+      .shell = false,
+      .keys = {
+          {"job", WorkloadKeyType::kString, "", true, "the fio job file"},
+          {"scratch_dir", WorkloadKeyType::kString, "/var/tmp", false,
+           "where each repetition's scratch directory is made; on a disk file system, not tmpfs"},
+      }};
+  return kKeys;
+}
+
 std::vector<std::string> FioAdapter::LaunchArgv(const WorkloadSpec& spec) const {
-  RequireOnlyOptions(spec, {"job", "scratch_dir"});
-  const std::string& job = RequiredOption(spec, "job");
+  const WorkloadOptions options = Options(spec);
+  const std::string job = options.Required("job");
   std::filesystem::path job_path = job;
   if (job_path.is_relative() && !spec.cwd.empty()) job_path = std::filesystem::path(spec.cwd) / job_path;
   if (!std::filesystem::is_regular_file(job_path)) throw InputError("fio workload: job file " + job + " not found");
@@ -109,8 +121,7 @@ std::vector<std::string> FioAdapter::LaunchArgv(const WorkloadSpec& spec) const 
   if (fio.empty()) {
     throw InfraError("fio workload: fio is not installed (not in PATH); install the fio package (ci/install-deps.sh)");
   }
-  auto scratch = spec.options.find("scratch_dir");
-  const std::string base = scratch == spec.options.end() ? kDefaultScratchBase : scratch->second;
+  const std::string base = options.Find("scratch_dir").value();  // declared with a default
   RequireDiskDirectory(base, "fio workload: scratch_dir");
   std::ifstream in(job_path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -126,8 +137,7 @@ std::vector<std::string> FioAdapter::LaunchArgv(const WorkloadSpec& spec) const 
 }
 
 WorkloadOutput FioAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
-  auto job = spec.options.find("job");
-  return ParseFioJson(stdout_text, "fio output (job file " + (job == spec.options.end() ? "?" : job->second) + ")");
+  return ParseFioJson(stdout_text, "fio output (job file " + Options(spec).Find("job").value_or("?") + ")");
 }
 
 WorkloadOutput ParseFioJson(const std::string& text, const std::string& source) {
@@ -189,5 +199,7 @@ WorkloadOutput ParseFioJson(const std::string& text, const std::string& source) 
   out.ops = ios;
   return out;
 }
+
+std::unique_ptr<WorkloadAdapter> MakeFioAdapter() { return std::make_unique<FioAdapter>(); }
 
 }  // namespace perfgate

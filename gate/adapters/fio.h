@@ -1,10 +1,9 @@
 // The `fio` adapter: runs real fio on a job file in a fresh scratch directory
 // and reads its JSON output.
 //
-// Keys: "job" (the job file, required), "scratch_dir" (where the scratch
-// directory is made, default /var/tmp; it must be on a disk file system, not
-// tmpfs), "args" (more fio options, placed before the job file, so the job
-// file's own settings win). Each repetition runs in a new directory
+// Keys: declared in keys() (job, scratch_dir), and "args" (more fio options,
+// placed before the job file, so the job file's own settings win). Each
+// repetition runs in a new directory
 // <scratch_dir>/perfgate-fio.XXXXXX that a small /bin/sh wrapper removes when
 // fio exits or is stopped (SIGTERM, SIGINT), so every repetition lays out
 // fresh files and none are left behind.
@@ -32,6 +31,7 @@ namespace perfgate {
 class FioAdapter : public WorkloadAdapter {
  public:
   std::string kind() const override { return "fio"; }
+  const WorkloadKeys& keys() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };

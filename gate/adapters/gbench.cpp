@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -81,9 +82,21 @@ struct Series {
 
 }  // namespace
 
+const WorkloadKeys& GbenchAdapter::keys() const {
+  static const WorkloadKeys kKeys{
+      .argv = false,
+      .args = true,
+      .shell = false,
+      .keys = {
+          {"binary", WorkloadKeyType::kString, "", true, "the Google Benchmark binary"},
+          {"filter", WorkloadKeyType::kString, "", false, "the benchmarks to run (--benchmark_filter)"},
+      }};
+  return kKeys;
+}
+
 std::vector<std::string> GbenchAdapter::LaunchArgv(const WorkloadSpec& spec) const {
-  RequireOnlyOptions(spec, {"binary", "filter"});
-  const std::string& binary = RequiredOption(spec, "binary");
+  const WorkloadOptions options = Options(spec);
+  const std::string binary = options.Required("binary");
   std::filesystem::path path = binary;
   if (binary.find('/') == std::string::npos) {
     path = FindExecutable(binary);
@@ -94,17 +107,14 @@ std::vector<std::string> GbenchAdapter::LaunchArgv(const WorkloadSpec& spec) con
     throw InfraError("gbench workload: benchmark binary " + binary + " not found or not executable");
   }
   std::vector<std::string> argv = {binary, "--benchmark_format=json"};
-  if (auto filter = spec.options.find("filter"); filter != spec.options.end()) {
-    argv.push_back("--benchmark_filter=" + filter->second);
-  }
+  if (auto filter = options.Find("filter")) argv.push_back("--benchmark_filter=" + *filter);
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   return argv;
 }
 
 WorkloadOutput GbenchAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
-  auto binary = spec.options.find("binary");
-  WorkloadOutput out = ParseGbenchJson(
-      stdout_text, "Google Benchmark output of " + (binary == spec.options.end() ? "?" : binary->second));
+  WorkloadOutput out =
+      ParseGbenchJson(stdout_text, "Google Benchmark output of " + Options(spec).Find("binary").value_or("?"));
   // The runner has no channel for warnings yet; say them where its progress goes.
   for (const auto& w : out.warnings) std::fprintf(stderr, "perfgate: warning: %s\n", w.c_str());
   return out;
@@ -199,5 +209,7 @@ WorkloadOutput ParseGbenchJson(const std::string& text, const std::string& sourc
   }
   return out;
 }
+
+std::unique_ptr<WorkloadAdapter> MakeGbenchAdapter() { return std::make_unique<GbenchAdapter>(); }
 
 }  // namespace perfgate

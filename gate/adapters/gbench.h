@@ -3,8 +3,8 @@
 // stddev, BigO — are ignored: perfgate's repetitions are fresh processes, and
 // repetitions inside one process are not independent samples).
 //
-// Keys: "binary" (required), "filter" (--benchmark_filter), "args" (more
-// arguments, e.g. "--benchmark_min_time=0.2").
+// Keys: declared in keys() (binary, filter), and "args" (more arguments,
+// e.g. "--benchmark_min_time=0.2").
 //
 // Metrics, per benchmark; <benchmark> is the benchmark's name with characters
 // a metric-name segment does not allow ('.', spaces, commas, parentheses,
@@ -29,6 +29,7 @@ namespace perfgate {
 class GbenchAdapter : public WorkloadAdapter {
  public:
   std::string kind() const override { return "gbench"; }
+  const WorkloadKeys& keys() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };

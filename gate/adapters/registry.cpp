@@ -1,25 +1,30 @@
 #include <memory>
 
 #include "adapters/adapter.h"
-#include "adapters/camera_startup.h"
-#include "adapters/command.h"
-#include "adapters/fio.h"
-#include "adapters/gbench.h"
-#include "adapters/unixbench.h"
 
 namespace perfgate {
 
+// The one table of workload kinds, in the order AdapterKinds() lists them:
+// one line per adapter, naming the Make<Name>Adapter() its .cpp defines.
+#define PERFGATE_WORKLOAD_ADAPTERS(ADAPTER) \
+  ADAPTER(Command)                          \
+  ADAPTER(CameraStartup)                    \
+  ADAPTER(Fio)                              \
+  ADAPTER(UnixBench)                        \
+  ADAPTER(Gbench)
+
+#define PERFGATE_DECLARE_ADAPTER(name) std::unique_ptr<WorkloadAdapter> Make##name##Adapter();
+PERFGATE_WORKLOAD_ADAPTERS(PERFGATE_DECLARE_ADAPTER)
+#undef PERFGATE_DECLARE_ADAPTER
+
 namespace {
 
-// The one table of workload kinds.
 const std::vector<std::unique_ptr<WorkloadAdapter>>& Adapters() {
   static const auto* table = [] {
     auto* t = new std::vector<std::unique_ptr<WorkloadAdapter>>();
-    t->push_back(std::make_unique<CommandAdapter>());
-    t->push_back(std::make_unique<CameraStartupAdapter>());
-    t->push_back(std::make_unique<FioAdapter>());
-    t->push_back(std::make_unique<UnixBenchAdapter>());
-    t->push_back(std::make_unique<GbenchAdapter>());
+#define PERFGATE_MAKE_ADAPTER(name) t->push_back(Make##name##Adapter());
+    PERFGATE_WORKLOAD_ADAPTERS(PERFGATE_MAKE_ADAPTER)
+#undef PERFGATE_MAKE_ADAPTER
     return t;
   }();
   return *table;
@@ -38,6 +43,12 @@ std::vector<std::string> AdapterKinds() {
   std::vector<std::string> kinds;
   for (const auto& a : Adapters()) kinds.push_back(a->kind());
   return kinds;
+}
+
+std::map<std::string, WorkloadKeys> AdapterKeys() {
+  std::map<std::string, WorkloadKeys> keys;
+  for (const auto& a : Adapters()) keys[a->kind()] = a->keys();
+  return keys;
 }
 
 }  // namespace perfgate

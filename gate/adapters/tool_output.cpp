@@ -133,25 +133,6 @@ std::string SnakeCase(std::string_view name) {
   return out.empty() ? "_" : out;
 }
 
-void RequireOnlyOptions(const WorkloadSpec& spec, const std::vector<std::string>& allowed) {
-  for (const auto& [key, value] : spec.options) {
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    std::string keys;
-    for (const auto& k : allowed) keys += (keys.empty() ? "" : ", ") + k;
-    throw InputError(spec.kind + " workload: \"" + key + "\" does not apply to this kind (it takes " +
-                     (keys.empty() ? std::string("none") : keys) + ")");
-  }
-  if (spec.shell) throw InputError(spec.kind + " workload: \"shell\" applies to command workloads only");
-}
-
-const std::string& RequiredOption(const WorkloadSpec& spec, const std::string& key) {
-  auto it = spec.options.find(key);
-  if (it == spec.options.end() || it->second.empty()) {
-    throw InputError(spec.kind + " workload: missing required key \"" + key + "\"");
-  }
-  return it->second;
-}
-
 std::string FindExecutable(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");

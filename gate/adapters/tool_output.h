@@ -1,14 +1,12 @@
 // Reading what benchmark tools print: the JSON document inside their stdout,
-// metric-name segments from the tools' own names, and the option checks the
-// tool adapters share.
+// metric-name segments from the tools' own names, and finding the tools and
+// the directories they need.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "config/suite.h"
 
 namespace perfgate {
 
@@ -28,13 +26,6 @@ std::string MetricSegment(std::string_view name);
 // Lower-case words joined by '_' ("Pipe-based Context Switching" ->
 // "pipe_based_context_switching"), for names meant to be typed in checks.
 std::string SnakeCase(std::string_view name);
-
-// Throws InputError when the workload sets an option outside `allowed`
-// (suites accept every adapter's keys; each adapter says which are its own).
-void RequireOnlyOptions(const WorkloadSpec& spec, const std::vector<std::string>& allowed);
-
-// The value of a required option; InputError naming the kind when missing.
-const std::string& RequiredOption(const WorkloadSpec& spec, const std::string& key);
 
 // `name` as exec would find it in PATH (or itself, when it has a '/'); empty
 // when it is not there or not executable.

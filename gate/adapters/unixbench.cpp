@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 #include <sstream>
 
@@ -58,11 +59,28 @@ double LineNumber(const std::string& digits, const std::string& source, size_t l
 
 }  // namespace
 
+const WorkloadKeys& UnixBenchAdapter::keys() const {
+  static const WorkloadKeys kKeys{
+      .argv = false,
+      .args = true,
+      .shell = false,
+      .keys = {
+          {"dir", WorkloadKeyType::kString, "", false,
+           "the UnixBench directory holding Run (default: the UNIXBENCH_DIR environment variable)"},
+          {"tests", WorkloadKeyType::kString, "", false,
+           "test names separated by spaces or commas (default: UnixBench's index set)"},
+          {"iterations", WorkloadKeyType::kInteger, "", false, "runs of each test (-i)"},
+          {"copies", WorkloadKeyType::kInteger, "1", false,
+           "with C > 1: a single-copy run and a C-copy run (-c 1 -c C)"},
+      }};
+  return kKeys;
+}
+
 std::vector<std::string> UnixBenchAdapter::LaunchArgv(const WorkloadSpec& spec) const {
-  RequireOnlyOptions(spec, {"dir", "tests", "iterations", "copies"});
+  const WorkloadOptions options = Options(spec);
   std::string dir;
-  if (auto it = spec.options.find("dir"); it != spec.options.end()) {
-    dir = it->second;
+  if (auto from_suite = options.Find("dir")) {
+    dir = *from_suite;
   } else if (auto env = spec.env.find("UNIXBENCH_DIR"); env != spec.env.end()) {
     dir = env->second;
   } else if (const char* from_env = std::getenv("UNIXBENCH_DIR")) {
@@ -78,16 +96,13 @@ std::vector<std::string> UnixBenchAdapter::LaunchArgv(const WorkloadSpec& spec) 
     throw InfraError("unixbench workload: no executable Run in " + dir + ". " + how);
   }
   std::vector<std::string> argv = {"/bin/sh", "-c", kWrapper, "perfgate-unixbench", path.string()};
-  if (auto it = spec.options.find("iterations"); it != spec.options.end()) {
-    argv.insert(argv.end(), {"-i", it->second});
-  }
-  int copies = 1;
-  if (auto it = spec.options.find("copies"); it != spec.options.end()) copies = std::stoi(it->second);
+  if (auto iterations = options.Find("iterations")) argv.insert(argv.end(), {"-i", *iterations});
+  const int copies = options.Integer("copies").value();  // declared with a default
   argv.insert(argv.end(), {"-c", "1"});
   if (copies > 1) argv.insert(argv.end(), {"-c", std::to_string(copies)});
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
-  if (auto it = spec.options.find("tests"); it != spec.options.end()) {
-    std::string tests = it->second;
+  if (auto listed = options.Find("tests")) {
+    std::string tests = *listed;
     for (char& c : tests) {
       if (c == ',') c = ' ';
     }
@@ -98,9 +113,8 @@ std::vector<std::string> UnixBenchAdapter::LaunchArgv(const WorkloadSpec& spec) 
 }
 
 WorkloadOutput UnixBenchAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
-  auto dir = spec.options.find("dir");
-  return ParseUnixBenchText(stdout_text,
-                            "UnixBench output" + (dir == spec.options.end() ? std::string() : " of " + dir->second));
+  const std::optional<std::string> dir = Options(spec).Find("dir");
+  return ParseUnixBenchText(stdout_text, "UnixBench output" + (dir ? " of " + *dir : std::string()));
 }
 
 WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& source) {
@@ -182,5 +196,7 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
   close_section(sections.back());
   return out;
 }
+
+std::unique_ptr<WorkloadAdapter> MakeUnixBenchAdapter() { return std::make_unique<UnixBenchAdapter>(); }
 
 }  // namespace perfgate

@@ -1,11 +1,8 @@
 // The `unixbench` adapter: runs a user-provided byte-unixbench (it is not
 // packaged for Debian) and reads the results text its Run script prints.
 //
-// Keys: "dir" (the UnixBench directory holding Run; default: the
-// UNIXBENCH_DIR environment variable), "tests" (test names separated by
-// spaces or commas, e.g. "dhry2reg syscall"; default: UnixBench's index set),
-// "iterations" (-i), "copies" (with C > 1: a single-copy run and a C-copy
-// run, -c 1 -c C; default 1), "args" (more Run arguments).
+// Keys: declared in keys() (dir, tests, iterations, copies), and "args"
+// (more Run arguments).
 //
 // Metrics, for the single-copy run; the C-copy run has the same names under
 // unixbench.<C>copy. (e.g. unixbench.2copy.index). <test> is the test's title
@@ -24,6 +21,7 @@ namespace perfgate {
 class UnixBenchAdapter : public WorkloadAdapter {
  public:
   std::string kind() const override { return "unixbench"; }
+  const WorkloadKeys& keys() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };

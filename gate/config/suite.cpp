@@ -37,19 +37,51 @@ std::string Lookup(const std::string& name, const SuiteVariables& vars) {
   return v ? std::string(v) : std::string("\x01unset");
 }
 
-// Adapter kinds that take their input from keys other than argv.
-bool NeedsArgv(const std::string& kind) { return kind == "command"; }
+// The keys a workload of this declaration may name in the suite.
+std::vector<std::string> AcceptedKeys(const WorkloadKeys& declared) {
+  std::vector<std::string> keys = {"kind"};
+  if (declared.argv) keys.push_back("argv");
+  if (declared.args) keys.push_back("args");
+  // Named by mistake for the other one: each has an error of its own below.
+  if (!declared.argv && declared.args) keys.push_back("argv");
+  if (declared.argv && !declared.args) keys.push_back("args");
+  if (declared.env) keys.push_back("env");
+  if (declared.cwd) keys.push_back("cwd");
+  if (declared.shell) keys.push_back("shell");
+  for (const auto& key : declared.keys) keys.push_back(key.name);
+  return keys;
+}
+
+std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const SuiteVariables& vars) {
+  switch (key.type) {
+    case WorkloadKeyType::kString:
+      return ExpandVariables(o.String(key.name), vars, o.file() + ": " + o.At(key.name));
+    case WorkloadKeyType::kInteger:
+      return std::to_string(o.Integer(key.name, 1, 1 << 20));
+    case WorkloadKeyType::kBoolean:
+      return o.Bool(key.name) ? "true" : "false";
+  }
+  return "";
+}
 
 WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, const SuiteVocabulary& vocab,
                            const SuiteVariables& vars) {
-  SuiteObject o(parent.Get(key), parent.file(), parent.At(key),
-                {"kind", "argv", "env", "cwd", "shell", "job", "dir", "tests", "iterations", "copies", "binary",
-                 "filter", "antagonist", "memory_limit_mb", "args", "scratch_dir"});
-  WorkloadSpec w;
-  w.kind = o.Has("kind") ? o.String("kind") : "command";
-  if (std::find(vocab.workload_kinds.begin(), vocab.workload_kinds.end(), w.kind) == vocab.workload_kinds.end()) {
-    o.Fail(o.At("kind"), "unknown workload kind \"" + w.kind + "\"" + DidYouMeanHint(w.kind, vocab.workload_kinds));
+  // The kind decides which keys are known, so it is read before they are checked.
+  const json& raw = parent.Get(key);
+  std::vector<std::string> present;
+  if (raw.is_object()) {
+    for (const auto& [name, value] : raw.items()) present.push_back(name);
   }
+  const SuiteObject unchecked(raw, parent.file(), parent.At(key), present);
+  WorkloadSpec w;
+  if (unchecked.Has("kind")) w.kind = unchecked.String("kind");
+  if (std::find(vocab.workload_kinds.begin(), vocab.workload_kinds.end(), w.kind) == vocab.workload_kinds.end()) {
+    unchecked.Fail(unchecked.At("kind"),
+                   "unknown workload kind \"" + w.kind + "\"" + DidYouMeanHint(w.kind, vocab.workload_kinds));
+  }
+  auto found = vocab.workload_keys.find(w.kind);
+  const WorkloadKeys declared = found == vocab.workload_keys.end() ? WorkloadKeys{} : found->second;
+  const SuiteObject o(raw, parent.file(), parent.At(key), AcceptedKeys(declared));
   if (o.Has("argv")) {
     const json& argv = o.Array("argv");
     for (size_t i = 0; i < argv.size(); ++i) {
@@ -58,15 +90,15 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
       w.argv.push_back(ExpandVariables(argv[i].get<std::string>(), vars, parent.file() + ": " + where));
     }
   }
-  if (NeedsArgv(w.kind) && w.argv.empty()) o.Fail(o.At("argv"), "a command workload needs a non-empty argv");
-  if (!NeedsArgv(w.kind) && o.Has("argv")) {
+  if (declared.argv && w.argv.empty()) o.Fail(o.At("argv"), "a " + w.kind + " workload needs a non-empty argv");
+  if (!declared.argv && o.Has("argv")) {
     o.Fail(o.At("argv"), "argv is the command line of a command workload; a " + w.kind +
                              " workload takes extra tool arguments in \"args\"");
   }
-  // Other kinds build their own command line; "args" are appended to it, and
-  // reach the adapter as WorkloadSpec::argv.
+  // A kind that builds its own command line appends "args" to it; they reach
+  // the adapter as WorkloadSpec::argv.
   if (o.Has("args")) {
-    if (NeedsArgv(w.kind)) o.Fail(o.At("args"), "a command workload takes its whole command line in \"argv\"");
+    if (!declared.args) o.Fail(o.At("args"), "a " + w.kind + " workload takes its whole command line in \"argv\"");
     const json& args = o.Array("args");
     for (size_t i = 0; i < args.size(); ++i) {
       std::string where = Index(o.At("args"), i);
@@ -85,13 +117,15 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   }
   if (o.Has("cwd")) w.cwd = ExpandVariables(o.String("cwd"), vars, parent.file() + ": " + o.At("cwd"));
   if (o.Has("shell")) w.shell = o.Bool("shell");
-  for (const char* opt : {"job", "dir", "tests", "binary", "filter", "scratch_dir"}) {
-    if (o.Has(opt)) w.options[opt] = ExpandVariables(o.String(opt), vars, parent.file() + ": " + o.At(opt));
+  for (const WorkloadKey& declared_key : declared.keys) {
+    if (o.Has(declared_key.name)) {
+      w.options[declared_key.name] = ParseWorkloadKey(o, declared_key, vars);
+    } else if (declared_key.required) {
+      o.Get(declared_key.name);  // throws "missing required key", naming the workload's path
+    } else if (!declared_key.default_value.empty()) {
+      w.options[declared_key.name] = declared_key.default_value;
+    }
   }
-  for (const char* opt : {"iterations", "copies", "memory_limit_mb"}) {
-    if (o.Has(opt)) w.options[opt] = std::to_string(o.Integer(opt, 1, 1 << 20));
-  }
-  if (o.Has("antagonist")) w.options["antagonist"] = o.Bool("antagonist") ? "true" : "false";
   return w;
 }
 
@@ -242,6 +276,13 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
 }
 
 }  // namespace
+
+const WorkloadKey* WorkloadKeys::Find(const std::string& name) const {
+  for (const auto& key : keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
 
 std::string ToString(EvidenceMode mode) {
   switch (mode) {

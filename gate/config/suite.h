@@ -21,8 +21,39 @@ struct WorkloadSpec {
   std::map<std::string, std::string> env;
   std::string cwd;
   bool shell = false;  // argv[0] is a shell command line run by /bin/sh -c
-  // Adapter-specific keys (e.g. fio "job", unixbench "dir"), validated by the adapter.
+  // The kind's own keys (e.g. fio "job", unixbench "dir") as text, declared
+  // by its adapter in WorkloadKeys: integers in decimal, booleans "true" or
+  // "false", declared defaults filled in by the suite parser.
   std::map<std::string, std::string> options;
+};
+
+enum class WorkloadKeyType {
+  kString,   // ${variables} expanded
+  kInteger,  // 1 to 2^20
+  kBoolean,
+};
+
+// One key of a workload kind, declared by its adapter (adapters/adapter.h).
+struct WorkloadKey {
+  std::string name;
+  WorkloadKeyType type = WorkloadKeyType::kString;
+  std::string default_value = {};  // as kept in WorkloadSpec::options; empty: none
+  bool required = false;
+  std::string help = {};
+};
+
+// What a workload kind takes in a suite besides "kind". The defaults describe
+// a command line: the whole of it in "argv", "shell", "env" and "cwd".
+struct WorkloadKeys {
+  bool argv = true;   // its command line in "argv", required and not empty
+  bool args = false;  // extra arguments in "args" for the command line the adapter builds (WorkloadSpec::argv)
+  bool shell = true;  // "shell": argv run by /bin/sh -c
+  bool env = true;    // "env": the workload's extra environment
+  bool cwd = true;    // "cwd": its working directory
+  std::vector<WorkloadKey> keys = {};
+
+  // The declaration of `name`, or nullptr.
+  const WorkloadKey* Find(const std::string& name) const;
 };
 
 struct ProbeSpec {
@@ -68,6 +99,9 @@ struct SuiteVocabulary {
   // Per probe: its parameter names and what each must be ("string",
   // "strings" = array of strings, "integer" >= 0, "boolean").
   std::map<std::string, std::map<std::string, std::string>> probe_parameters = {};
+  // Per workload kind: the keys its adapter declares. A kind without an entry
+  // takes a command line (WorkloadKeys' defaults).
+  std::map<std::string, WorkloadKeys> workload_keys = {};
 };
 
 // Variables usable in argv, env and cwd as ${name} or ${name:-default}: the

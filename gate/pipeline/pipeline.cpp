@@ -62,14 +62,16 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
 }
 
 // --baseline-cmd / --candidate-cmd: the command line replaces the argv of
-// every selected scenario, which must run a command workload.
+// every selected scenario, which must be of a kind that takes its command
+// line in argv (a command workload).
 void ReplaceCommand(Suite& suite, const std::string& command, const std::string& option,
                     const std::vector<std::string>& selected) {
   if (command.empty()) return;
   const std::vector<std::string> argv = SplitCommandLine(command, option);
   for (ScenarioSpec& s : suite.scenarios) {
     if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
-    if (s.workload.kind != "command") {
+    const WorkloadAdapter* adapter = FindAdapter(s.workload.kind);
+    if (!adapter || !adapter->keys().argv) {
       throw InputError(option + ": scenario \"" + s.name + "\" runs a " + s.workload.kind +
                        " workload; the option replaces the argv of command workloads (use " +
                        option.substr(0, option.rfind('-')) + "-set NAME=VALUE with ${NAME} in the suite)");
@@ -303,6 +305,7 @@ SuiteVocabulary GateVocabulary() {
     for (const auto& param : p.parameters) v.probe_parameters[p.name][param.name] = ToString(param.type);
   }
   v.workload_kinds = AdapterKinds();
+  v.workload_keys = AdapterKeys();
   return v;
 }
 

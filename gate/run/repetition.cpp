@@ -143,6 +143,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
                          ScenarioProbes& probes, const RunOptions& options) {
   std::optional<Credentials> as;
   if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
+  adapter.PrepareLaunch(spec.workload);
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();

@@ -69,8 +69,9 @@ class ScenarioProbes {
   pid_t workload_pid_ = 0;
 };
 
-// One fresh process run of the workload under the attached probes. A failed
-// run has Repetition::failure set (crash, timeout, non-zero exit).
+// One fresh process run of the workload under the attached probes, after the
+// adapter's PrepareLaunch. A failed run has Repetition::failure set (crash,
+// timeout, non-zero exit).
 Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
                          ScenarioProbes& probes, const RunOptions& options);
 

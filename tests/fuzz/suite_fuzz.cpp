@@ -18,6 +18,7 @@ perfgate::SuiteVocabulary Vocabulary() {
   v.probe_parameters["kmem"] = {{"frees", "boolean"}};
   v.probe_parameters["ufunc"] = {{"functions", "strings"}, {"binary", "string"}, {"pid", "integer"}};
   v.workload_kinds = perfgate::AdapterKinds();
+  v.workload_keys = perfgate::AdapterKeys();
   return v;
 }
 

@@ -1,7 +1,12 @@
-// How a suite's workload keys reach the tool adapters: "args" become the
-// extra arguments (WorkloadSpec::argv) of the tool's command line, while
-// "argv" stays the whole command line of command workloads.
+// How a suite's workload keys reach the adapters: each adapter declares its
+// kind's keys (types, defaults, required), the suite parser checks scenarios
+// against that declaration and the adapter reads them through it; "args"
+// become the extra arguments (WorkloadSpec::argv) of a tool's command line,
+// while "argv" stays the whole command line of command workloads.
 #include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
 
 #include "adapters/adapter.h"
 #include "config/suite.h"
@@ -10,7 +15,7 @@
 namespace perfgate {
 namespace {
 
-SuiteVocabulary Vocabulary() { return {{"runqlat"}, AdapterKinds()}; }
+SuiteVocabulary Vocabulary() { return {{"runqlat"}, AdapterKinds(), {}, AdapterKeys()}; }
 
 Suite Parse(const std::string& workload) {
   return ParseSuite(R"({"name": "s", "scenarios": [{"name": "a", "workload": )" + workload + "}]}", "s.json",
@@ -52,6 +57,119 @@ TEST(WorkloadKeys, CameraKeysAreTypedAndKept) {
   EXPECT_EQ(w.options.at("antagonist"), "true");
   EXPECT_NE(ErrorOf(R"({"kind": "camera-startup", "antagonist": "yes"})").find("expected true or false"),
             std::string::npos);
+}
+
+TEST(WorkloadKeys, DeclaredDefaultsAreFilledIn) {
+  EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio"})").scenarios[0].workload.options,
+            (std::map<std::string, std::string>{{"job", "j.fio"}, {"scratch_dir", "/var/tmp"}}));
+  EXPECT_EQ(Parse(R"({"kind": "unixbench"})").scenarios[0].workload.options.at("copies"), "1");
+  EXPECT_EQ(Parse(R"({"kind": "camera-startup"})").scenarios[0].workload.options,
+            (std::map<std::string, std::string>{{"antagonist", "false"}}));
+  // A value in the suite wins over the default.
+  EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio", "scratch_dir": "/data"})")
+                .scenarios[0]
+                .workload.options.at("scratch_dir"),
+            "/data");
+}
+
+TEST(WorkloadKeys, UnknownKeyIsRejectedWithAHintFromTheKindsOwnKeys) {
+  EXPECT_NE(
+      ErrorOf(R"({"kind": "fio", "job": "j.fio", "scratch_dri": "/d"})")
+          .find("$.scenarios[0].workload.scratch_dri: unknown key \"scratch_dri\" (did you mean \"scratch_dir\"?)"),
+      std::string::npos);
+  // Another kind's key is unknown to this one; the hint does not offer it.
+  const std::string gbench = ErrorOf(R"({"kind": "gbench", "binary": "b", "jobs": "x.fio"})");
+  EXPECT_NE(gbench.find("$.scenarios[0].workload.jobs: unknown key \"jobs\""), std::string::npos) << gbench;
+  EXPECT_EQ(gbench.find("did you mean \"job\""), std::string::npos) << gbench;
+  EXPECT_NE(ErrorOf(R"({"argv": ["t"], "filter": "BM_.*"})").find("workload.filter: unknown key \"filter\""),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"kind": "fio", "job": "j.fio", "shell": true})").find("unknown key \"shell\""),
+            std::string::npos);
+}
+
+TEST(WorkloadKeys, RequiredKeysAndTypesComeFromTheDeclaration) {
+  EXPECT_NE(ErrorOf(R"({"kind": "gbench", "filter": "x"})")
+                .find("s.json: $.scenarios[0].workload: missing required key \"binary\""),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(R"({"kind": "unixbench", "copies": "2"})").find("$.scenarios[0].workload.copies: expected an integer"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"kind": "unixbench", "copies": 0})").find("out of range [1, 1048576]"), std::string::npos);
+}
+
+// The parser knows no kind by name: a kind is what the vocabulary declares.
+TEST(WorkloadKeys, AKindDeclaredInTheVocabularyNeedsNothingElse) {
+  SuiteVocabulary vocabulary{{"runqlat"}, {"command", "toy"}};
+  vocabulary.workload_keys["toy"] = {.argv = false,
+                                     .args = true,
+                                     .shell = false,
+                                     .keys = {{"level", WorkloadKeyType::kInteger, "3", false, "how hard"},
+                                              {"name", WorkloadKeyType::kString, "", true, "what to call it"}}};
+  auto parse = [&](const std::string& workload) {
+    return ParseSuite(R"({"name": "s", "scenarios": [{"name": "a", "workload": )" + workload + "}]}", "s.json",
+                      vocabulary, {"/suites", "/opt/perfgate"})
+        .scenarios[0]
+        .workload;
+  };
+  WorkloadSpec w = parse(R"({"kind": "toy", "name": "${suite_dir}/t", "args": ["-v"]})");
+  EXPECT_EQ(w.options, (std::map<std::string, std::string>{{"level", "3"}, {"name", "/suites/t"}}));
+  EXPECT_EQ(w.argv, (std::vector<std::string>{"-v"}));
+  EXPECT_EQ(parse(R"({"kind": "toy", "name": "t", "level": 7})").options.at("level"), "7");
+  try {
+    parse(R"({"kind": "toy", "name": "t", "levle": 7})");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "s.json: $.scenarios[0].workload.levle: unknown key \"levle\" (did you mean \"level\"?)");
+  }
+  // A kind without a declaration takes a command line.
+  EXPECT_EQ(parse(R"({"kind": "command", "argv": ["t"], "shell": true})").shell, true);
+}
+
+TEST(WorkloadOptions, AdaptersReadDefaultsAndTypesThroughTheDeclaration) {
+  const WorkloadKeys declared{.argv = false,
+                              .args = true,
+                              .shell = false,
+                              .keys = {{"level", WorkloadKeyType::kInteger, "3", false, ""},
+                                       {"loud", WorkloadKeyType::kBoolean, "", false, ""},
+                                       {"name", WorkloadKeyType::kString, "", true, ""}}};
+  WorkloadSpec spec;
+  spec.kind = "toy";
+  EXPECT_EQ(WorkloadOptions(declared, spec).Integer("level"), 3);
+  EXPECT_FALSE(WorkloadOptions(declared, spec).Flag("loud"));
+  EXPECT_EQ(WorkloadOptions(declared, spec).Find("name"), std::nullopt);
+  try {
+    WorkloadOptions(declared, spec).Required("name");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_STREQ(e.what(), "toy workload: missing required key \"name\"");
+  }
+  spec.options = {{"level", "12"}, {"loud", "true"}, {"name", "n"}};
+  EXPECT_EQ(WorkloadOptions(declared, spec).Integer("level"), 12);
+  EXPECT_TRUE(WorkloadOptions(declared, spec).Flag("loud"));
+  EXPECT_EQ(WorkloadOptions(declared, spec).Required("name"), "n");
+  spec.options["colour"] = "red";
+  try {
+    WorkloadOptions(declared, spec);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_STREQ(e.what(), "toy workload: \"colour\" does not apply to this kind (it takes level, loud, name)");
+  }
+}
+
+TEST(WorkloadOptions, EveryAdapterDeclaresWhatItsKindTakes) {
+  const std::map<std::string, WorkloadKeys> keys = AdapterKeys();
+  ASSERT_EQ(keys.size(), AdapterKinds().size());
+  EXPECT_TRUE(keys.at("command").argv);
+  EXPECT_TRUE(keys.at("command").keys.empty());
+  for (const char* tool : {"camera-startup", "fio", "unixbench", "gbench"}) {
+    EXPECT_FALSE(keys.at(tool).argv) << tool;
+    EXPECT_TRUE(keys.at(tool).args) << tool;
+    for (const auto& key : keys.at(tool).keys) EXPECT_FALSE(key.help.empty()) << tool << " " << key.name;
+  }
+  EXPECT_TRUE(keys.at("fio").Find("job")->required);
+  EXPECT_EQ(keys.at("fio").Find("scratch_dir")->default_value, "/var/tmp");
 }
 
 }  // namespace
