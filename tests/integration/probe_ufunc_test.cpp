@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
-#include "privilege.h"
-#include "probe_harness.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
 #include "probes/ufunc_probe.h"

@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_harness.h"
-#include "fault_harness.h"
-#include "privilege.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/fault.h"
 
 namespace perfgate::testing {
 namespace {
