@@ -110,6 +110,15 @@ inline void TouchAndUnmap(size_t bytes) {
   munmap(memory, bytes);
 }
 
+// The probe `name`, attached in system scope.
+inline std::unique_ptr<Probe> AttachedInSystemScope(const std::string& name) {
+  auto probe = CreateProbe(name);
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  probe->Attach(options, nullptr);
+  return probe;
+}
+
 inline std::vector<AttachType> TestedAttachTypes() {
   return {AttachType::kTpBtf, AttachType::kRawTp, AttachType::kTracepoint};
 }

@@ -319,10 +319,7 @@ TEST_P(LockProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe(GetParam());
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope(GetParam());
   {
     Noise futex(TimedFutexWait);
     Noise maps(MapAndUnmap);

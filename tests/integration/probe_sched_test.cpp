@@ -410,10 +410,7 @@ TEST(LifecycleProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe("lifecycle");
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope("lifecycle");
   ForkChildren(2);
   ProbeReport report = probe->Report();
   EXPECT_EQ(report.scope, "system");

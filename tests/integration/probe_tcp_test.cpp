@@ -594,10 +594,7 @@ TEST(TcpProbeCost, ReportsRunTimeStatsOfItsPrograms) {
   PERFGATE_REQUIRE_ENVIRONMENT(link != nullptr, why);
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe("tcp");
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope("tcp");
   HeldChild child([&link] { ClientServer(*link, 2, 64 * kKiB); });
   ASSERT_TRUE(child.RunToCompletion());
   ProbeReport report = probe->Report();

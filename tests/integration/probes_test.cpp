@@ -256,10 +256,7 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe(GetParam());
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope(GetParam());
   CallGetppid(1000);
   TouchAndUnmap(kTouchedBytes);
   // A process that forks and exits, for the probes that run only then.
