@@ -70,6 +70,19 @@ inline std::set<uint32_t> NewProgramIds(const std::set<uint32_t>& before, const 
   return WaitUntilEmpty([&] { return NewProgramIdsNow(before, prefix); }, timeout);
 }
 
+// Those of `ids` still loaded once the kernel released them (or `timeout` passed).
+inline std::set<uint32_t> ProgramIdsStillLoaded(const std::set<uint32_t>& ids,
+                                                std::chrono::milliseconds timeout = kBpfReleaseTimeout) {
+  return WaitUntilEmpty(
+      [&] {
+        std::set<uint32_t> left;
+        for (uint32_t id : LoadedProgramIds())
+          if (ids.count(id)) left.insert(id);
+        return left;
+      },
+      timeout);
+}
+
 // Ids of every BPF program, link and map loaded right now, each prefixed
 // with its kind ("prog 12", "link 3", "map 40").
 inline std::set<std::string> LoadedBpfObjects() {

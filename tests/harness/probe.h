@@ -78,6 +78,7 @@ using testing::LoadedProgramIds;
 using testing::NewProgramIds;
 using testing::NewProgramIdsNow;
 using testing::ProgramIdsNamed;
+using testing::ProgramIdsStillLoaded;
 
 // Runs `work` in a thread of this (untracked) process until destroyed.
 class Noise {
