@@ -19,6 +19,7 @@
 #include "harness/environment.h"
 #include "harness/files.h"
 #include "harness/results.h"
+#include "harness/text.h"
 #include "metrics/error.h"
 #include "metrics/results.h"
 #include "report/attribution.h"
@@ -160,16 +161,8 @@ RunResults HostileResults() {
   return r;
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using testing::Count;
+using testing::Lower;
 
 int IntAttribute(const std::string& element, const std::string& name) {
   std::smatch m;
