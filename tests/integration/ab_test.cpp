@@ -8,8 +8,8 @@
 #include <regex>
 #include <sstream>
 
-#include "cli_harness.h"
-#include "privilege.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
 
 namespace perfgate::testing {
 namespace {

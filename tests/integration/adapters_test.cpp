@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_harness.h"
-#include "privilege.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
 
 namespace perfgate::testing {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_harness.h"
-#include "integration/privilege.h"
-#include "probe_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/profile_stacks.h"

@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cli_harness.h"
-#include "fault_harness.h"
-#include "privilege.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/fault.h"
 
 namespace perfgate::testing {
 namespace {
@@ -50,7 +50,7 @@ class FaultTest : public ::testing::Test {
   }
   void TearDown() override {
     if (IsSkipped()) return;
-    EXPECT_EQ(WaitForBpfObjects(before_), std::set<std::string>{}) << "a BPF object outlived perfgate";
+    EXPECT_EQ(NewBpfObjects(before_), std::set<std::string>{}) << "a BPF object outlived perfgate";
     EXPECT_EQ(PinnedBpfPaths(), pinned_before_) << "perfgate pinned something under /sys/fs/bpf";
   }
   // A baseline for suite t, scenario s, recorded from a quick good run; its bytes.
@@ -154,7 +154,7 @@ TEST_F(FaultTest, SigkillMidRepetitionLeavesNothingBehindAndTheNextRunWorks) {
   EXPECT_EQ(ReadFile(baselines + "/t/s.json"), old_baseline);
   // Every program, link and map went with the process (TearDown checks the
   // object ids and /sys/fs/bpf); the next run on the same directories works.
-  EXPECT_EQ(WaitForBpfObjects(before_), std::set<std::string>{});
+  EXPECT_EQ(NewBpfObjects(before_), std::set<std::string>{});
   WriteFile(dir_ / "next.json", Suite({Scenario("s", {"/bin/true"})}));
   CliRun next = RunCli({"run", dir_ / "next.json", "--baseline-dir", baselines, "--out", dir_ / "o", "--quiet"});
   EXPECT_EQ(next.exit_code, 0) << next.output;

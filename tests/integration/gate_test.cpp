@@ -14,8 +14,9 @@
 #include <filesystem>
 #include <regex>
 
-#include "cli_harness.h"
-#include "privilege.h"
+#include "harness/bpf_objects.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
 
 namespace perfgate::testing {
 namespace {
@@ -43,16 +44,16 @@ class GateTest : public ::testing::Test {
   void SetUp() override {
     PERFGATE_REQUIRE_ROOT();
     // Let programs of an earlier test finish their deferred release first.
-    before_ = LoadedBpfPrograms();
+    before_ = LoadedProgramIds();
     usleep(200 * 1000);
-    before_ = LoadedBpfPrograms();
+    before_ = LoadedProgramIds();
   }
   void TearDown() override {
     if (HasFatalFailure() || IsSkipped()) return;
-    EXPECT_TRUE(WaitForBpfPrograms(before_).empty()) << "a BPF program outlived perfgate";
+    EXPECT_TRUE(NewProgramIds(before_).empty()) << "a BPF program outlived perfgate";
   }
   ScratchDir dir_;
-  std::set<unsigned> before_;
+  std::set<uint32_t> before_;
 };
 
 TEST_F(GateTest, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {

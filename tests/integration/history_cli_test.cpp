@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
 #include "metrics/results_json.h"
-#include "privilege.h"
 
 namespace perfgate::testing {
 namespace {

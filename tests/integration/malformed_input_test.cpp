@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "integration/cli_harness.h"
+#include "harness/cli.h"
 
 namespace perfgate::testing {
 namespace {

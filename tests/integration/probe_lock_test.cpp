@@ -23,10 +23,10 @@
 #include <thread>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/results_json.h"
-#include "privilege.h"
-#include "probe_harness.h"
 #include "probes/futex_contention.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
@@ -81,28 +81,6 @@ std::string ReadAll(FILE* file) {
   while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) text.append(buffer, n);
   return text;
 }
-
-// Runs `work` in a thread of this (untracked) process until destroyed.
-class Noise {
- public:
-  explicit Noise(std::function<void()> work)
-      : thread_([this, work = std::move(work)] {
-          while (!stop_.load()) {
-            work();
-            ++rounds_;
-          }
-        }) {}
-  ~Noise() {
-    stop_ = true;
-    thread_.join();
-  }
-  long rounds() const { return rounds_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<long> rounds_{0};
-  std::thread thread_;
-};
 
 // A futex wait of about 1 ms that nobody ends: a timed condition variable wait.
 void TimedFutexWait() {
@@ -341,10 +319,7 @@ TEST_P(LockProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe(GetParam());
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope(GetParam());
   {
     Noise futex(TimedFutexWait);
     Noise maps(MapAndUnmap);

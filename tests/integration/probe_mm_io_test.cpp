@@ -26,24 +26,13 @@
 #include <thread>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
-#include "privilege.h"
-#include "probe_harness.h"
 #include "probes/biolat_devices.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
-
-// A precondition of the machine (a memory cgroup, a disk) that is missing:
-// skipped on a developer machine, a failure under CI=true, where a skip
-// would hide lost coverage.
-#define PERFGATE_REQUIRE_ENVIRONMENT(ok, why)                                  \
-  do {                                                                         \
-    if (!(ok)) {                                                               \
-      if (::perfgate::testing::RunningInCi()) FAIL() << (why) << " (CI=true)"; \
-      GTEST_SKIP() << (why);                                                   \
-    }                                                                          \
-  } while (0)
 
 namespace perfgate {
 namespace {
@@ -52,13 +41,6 @@ namespace fs = std::filesystem;
 
 constexpr size_t kPageSize = 4096;
 constexpr size_t kMiB = 1u << 20;
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool WriteText(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
@@ -219,7 +201,7 @@ struct CgroupMounts {
 
 CgroupMounts FindCgroupMounts() {
   CgroupMounts mounts;
-  std::istringstream lines(ReadText("/proc/self/mounts"));
+  std::istringstream lines(testing::ReadFile("/proc/self/mounts"));
   std::string line;
   while (std::getline(lines, line)) {
     std::istringstream fields(line);
@@ -258,9 +240,9 @@ class MemoryCgroup {
     if (!mounts.v1_memory.empty()) {
       dir = mounts.v1_memory / name;
       limit_file = "memory.limit_in_bytes";
-    } else if (!mounts.v2.empty() && ListsWord(ReadText(mounts.v2 / "cgroup.controllers"), "memory")) {
+    } else if (!mounts.v2.empty() && ListsWord(testing::ReadFile(mounts.v2 / "cgroup.controllers"), "memory")) {
       // Children get the controller only when their parent enables it.
-      if (!ListsWord(ReadText(mounts.v2 / "cgroup.subtree_control"), "memory") &&
+      if (!ListsWord(testing::ReadFile(mounts.v2 / "cgroup.subtree_control"), "memory") &&
           !WriteText(mounts.v2 / "cgroup.subtree_control", "+memory")) {
         why = "cannot enable the memory controller in " + mounts.v2.string() + "/cgroup.subtree_control";
         return nullptr;
@@ -605,7 +587,7 @@ class BiolatProbe : public ProbeRun {
   }
   // The per-disk metric name the probe gives the scratch file's disk.
   std::string DiskMetric() const {
-    std::string numbers = ReadText(dir_->disk() / "dev");  // "MAJ:MIN\n"
+    std::string numbers = testing::ReadFile(dir_->disk() / "dev");  // "MAJ:MIN\n"
     unsigned maj = 0, min = 0;
     if (sscanf(numbers.c_str(), "%u:%u", &maj, &min) != 2) return "";
     return "block." + BlockDeviceName(KernelDev({maj, min})) + ".io_latency";

@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
-#include "privilege.h"
-#include "probe_harness.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
@@ -36,28 +36,6 @@ using std::chrono::milliseconds;
 constexpr double kMs = 1e6;  // ns
 
 void SleepFor(milliseconds duration) { std::this_thread::sleep_for(duration); }
-
-// Runs `work` in a thread of this (untracked) process until destroyed.
-class Noise {
- public:
-  explicit Noise(std::function<void()> work)
-      : thread_([this, work = std::move(work)] {
-          while (!stop_.load()) {
-            work();
-            ++rounds_;
-          }
-        }) {}
-  ~Noise() {
-    stop_ = true;
-    thread_.join();
-  }
-  long rounds() const { return rounds_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<long> rounds_{0};
-  std::thread thread_;
-};
 
 // Runs `work` in a loop in a forked process until destroyed. Unlike a Noise
 // thread, its memory is not this process's, which held children copy.
@@ -432,10 +410,7 @@ TEST(LifecycleProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe("lifecycle");
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope("lifecycle");
   ForkChildren(2);
   ProbeReport report = probe->Report();
   EXPECT_EQ(report.scope, "system");
@@ -523,18 +498,11 @@ class KmemFreeProbe : public ProbeRun {};
 
 constexpr size_t kFreedBytes = 32u << 20;
 
-void TouchAndUnmap() {
-  void* memory = mmap(nullptr, kFreedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) _exit(1);
-  for (size_t offset = 0; offset < kFreedBytes; offset += 4096) static_cast<volatile char*>(memory)[offset] = 1;
-  munmap(memory, kFreedBytes);
-}
-
 TEST_P(KmemFreeProbe, CountsPagesFreedByMunmap) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
   params_ = {{"frees", true}};
-  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchAndUnmap);
+  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, [] { TouchAndUnmap(kFreedBytes); });
   const Metric& freed = metrics.at("mm.page_free");
   EXPECT_EQ(freed.kind, MetricKind::kCounter);
   EXPECT_EQ(freed.unit, "pages");
@@ -547,7 +515,7 @@ TEST_P(KmemFreeProbe, CountsPagesFreedByMunmap) {
 TEST_P(KmemFreeProbe, IgnoresFreesOfUntrackedProcesses) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  NoiseProcess noise(TouchAndUnmap);
+  NoiseProcess noise([] { TouchAndUnmap(kFreedBytes); });
   params_ = {{"frees", true}};
   MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, [] { SleepFor(milliseconds(100)); });
   // The child's own few pages (stack, page tables) when it exits.
@@ -559,7 +527,7 @@ TEST_P(KmemFreeProbe, IgnoresFreesOfUntrackedProcesses) {
 TEST_P(KmemFreeProbe, CountsNoFreesByDefault) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchAndUnmap);
+  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, [] { TouchAndUnmap(kFreedBytes); });
   EXPECT_GE(metrics.at("mm.page_alloc").value, 8192 * 0.9);
   EXPECT_EQ(metrics.count("mm.page_free"), 0u);
   EXPECT_EQ(metrics.count("mm.kfree"), 0u);

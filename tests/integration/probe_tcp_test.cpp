@@ -32,22 +32,12 @@
 #include <thread>
 #include <vector>
 
-#include "cli_harness.h"
 #include "drop_one_in_n.skel.h"
-#include "privilege.h"
-#include "probe_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
-
-// A precondition of the machine (iproute2, veth) that is missing: skipped
-// on a developer machine, a failure under CI=true.
-#define PERFGATE_REQUIRE_ENVIRONMENT(ok, why)                                  \
-  do {                                                                         \
-    if (!(ok)) {                                                               \
-      if (::perfgate::testing::RunningInCi()) FAIL() << (why) << " (CI=true)"; \
-      GTEST_SKIP() << (why);                                                   \
-    }                                                                          \
-  } while (0)
 
 namespace perfgate {
 namespace {
@@ -604,10 +594,7 @@ TEST(TcpProbeCost, ReportsRunTimeStatsOfItsPrograms) {
   PERFGATE_REQUIRE_ENVIRONMENT(link != nullptr, why);
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe("tcp");
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope("tcp");
   HeldChild child([&link] { ClientServer(*link, 2, 64 * kKiB); });
   ASSERT_TRUE(child.RunToCompletion());
   ProbeReport report = probe->Report();

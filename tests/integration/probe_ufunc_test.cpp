@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
-#include "privilege.h"
-#include "probe_harness.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
 #include "probes/ufunc_probe.h"
@@ -184,61 +184,31 @@ TEST(UfuncProbe, BadParametersAreInputErrors) {
   ExpectInputError({{"functions", {"main"}}, {"binary", "/nonexistent/app"}}, "/nonexistent/app");
 }
 
-// Ids of the loaded programs named like the ufunc probe's (other tests may
-// load and unload programs of their own meanwhile).
-std::set<uint32_t> UfuncProgramIds() {
-  std::set<uint32_t> ids;
-  uint32_t id = 0;
-  while (bpf_prog_get_next_id(id, &id) == 0) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t length = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && std::string(info.name).rfind("ufunc_", 0) == 0)
-      ids.insert(id);
-    close(fd);
-  }
-  return ids;
-}
-
-// Waits for the kernel's deferred release of `ids`; returns those still loaded.
-std::set<uint32_t> StillLoaded(const std::set<uint32_t>& ids) {
-  std::set<uint32_t> left;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    left.clear();
-    for (uint32_t id : UfuncProgramIds())
-      if (ids.count(id)) left.insert(id);
-    if (left.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return left;
-}
-
 TEST(UfuncProbe, DetachUnloadsItsProgramsAndLinks) {
   PERFGATE_REQUIRE_ROOT();
   for (bool multi : {true, false}) {
-    std::set<uint32_t> before = UfuncProgramIds();
+    std::set<uint32_t> before = ProgramIdsNamed("ufunc_");
     std::set<uint32_t> ours;
     {
       auto probe = MakeUfuncProbe(UfuncProbeOptions{.uprobe_multi = multi});
       RunTarget(*probe, {{"functions", {"pgtest::*", "pgtest_lib_scale"}}}, ProbeScope::kWorkload, 10);
-      for (uint32_t id : UfuncProgramIds())
+      for (uint32_t id : ProgramIdsNamed("ufunc_"))
         if (!before.count(id)) ours.insert(id);
       EXPECT_EQ(ours.size(), 2u) << "entry and return programs";
       probe->Detach();
-      EXPECT_EQ(StillLoaded(ours), std::set<uint32_t>{}) << (multi ? "uprobe_multi" : "perf_event");
+      EXPECT_EQ(ProgramIdsStillLoaded(ours), std::set<uint32_t>{}) << (multi ? "uprobe_multi" : "perf_event");
       // Attached again, the destructor must clean up.
       RunTarget(*probe, {{"functions", {"pgtest::Work"}}}, ProbeScope::kWorkload, 10);
-      for (uint32_t id : UfuncProgramIds())
+      for (uint32_t id : ProgramIdsNamed("ufunc_"))
         if (!before.count(id)) ours.insert(id);
     }
-    EXPECT_EQ(StillLoaded(ours), std::set<uint32_t>{}) << (multi ? "uprobe_multi" : "perf_event");
+    EXPECT_EQ(ProgramIdsStillLoaded(ours), std::set<uint32_t>{}) << (multi ? "uprobe_multi" : "perf_event");
   }
 }
 
 TEST(UfuncProbe, FailedAttachLeavesNothingLoaded) {
   PERFGATE_REQUIRE_ROOT();
-  std::set<uint32_t> before = UfuncProgramIds();
+  std::set<uint32_t> before = ProgramIdsNamed("ufunc_");
   auto probe = CreateProbe("ufunc");
   ProbeOptions options;
   options.scope = ProbeScope::kSystem;
@@ -255,9 +225,9 @@ TEST(UfuncProbe, FailedAttachLeavesNothingLoaded) {
   }
   EXPECT_TRUE(probe->Report().hooks.empty());
   std::set<uint32_t> added;
-  for (uint32_t id : UfuncProgramIds())
+  for (uint32_t id : ProgramIdsNamed("ufunc_"))
     if (!before.count(id)) added.insert(id);
-  EXPECT_EQ(StillLoaded(added), std::set<uint32_t>{});
+  EXPECT_EQ(ProgramIdsStillLoaded(added), std::set<uint32_t>{});
 }
 
 // Through the CLI: a suite naming the probe with a glob, the workload's calls

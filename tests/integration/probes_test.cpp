@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "privilege.h"
-#include "probe_harness.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "metrics/error.h"
 #include "probes/features.h"
 #include "probes/probe.h"
@@ -212,17 +212,10 @@ class KmemProbe : public ProbeRun {};
 
 constexpr size_t kTouchedBytes = 64u << 20;
 
-void TouchFreshMemory() {
-  void* memory = mmap(nullptr, kTouchedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) _exit(1);
-  for (size_t offset = 0; offset < kTouchedBytes; offset += 4096) static_cast<volatile char*>(memory)[offset] = 1;
-  munmap(memory, kTouchedBytes);
-}
-
 TEST_P(KmemProbe, CountsPagesOfFreshMemoryTouchedByTrackedChild) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, TouchFreshMemory);
+  MetricSet metrics = Measure("kmem", ProbeScope::kWorkload, [] { TouchAndUnmap(kTouchedBytes); });
   const Metric& pages = metrics.at("mm.page_alloc");
   // 64 MiB is 16384 pages of 4 KiB, however they are grouped into orders.
   EXPECT_GE(pages.value, 16384 * 0.9);
@@ -233,7 +226,7 @@ TEST_P(KmemProbe, CountsPagesOfFreshMemoryTouchedByTrackedChild) {
 TEST_P(KmemProbe, SystemScopeCountsAllocationsToo) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  MetricSet metrics = Measure("kmem", ProbeScope::kSystem, TouchFreshMemory);
+  MetricSet metrics = Measure("kmem", ProbeScope::kSystem, [] { TouchAndUnmap(kTouchedBytes); });
   EXPECT_GE(metrics.at("mm.page_alloc").value, 16384 * 0.9);
   EXPECT_GT(metrics.at("mm.kmalloc").value, 0);
 }
@@ -263,12 +256,9 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
-  auto probe = CreateProbe(GetParam());
-  ProbeOptions options;
-  options.scope = ProbeScope::kSystem;
-  probe->Attach(options, nullptr);
+  auto probe = AttachedInSystemScope(GetParam());
   CallGetppid(1000);
-  TouchFreshMemory();
+  TouchAndUnmap(kTouchedBytes);
   // A process that forks and exits, for the probes that run only then.
   pid_t child = fork();
   ASSERT_GE(child, 0);

@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/results.h"
 #include "metrics/results.h"
 #include "metrics/results_json.h"
-#include "privilege.h"
 
 namespace perfgate::testing {
 namespace {
@@ -80,14 +81,7 @@ class ReportServer {
 
 CheckResult Check(const std::string& metric, const std::string& statistic, Verdict verdict,
                   std::vector<double> baseline, std::vector<double> candidate, double change_pct) {
-  CheckResult c;
-  c.spec.metric = metric;
-  c.spec.statistic = statistic;
-  c.statistic = statistic;
-  c.unit = "ns";
-  c.verdict = verdict;
-  c.baseline_values = std::move(baseline);
-  c.candidate_values = std::move(candidate);
+  CheckResult c = CheckWithValues(metric, statistic, verdict, std::move(baseline), std::move(candidate));
   c.baseline_median = c.baseline_values.empty() ? 0 : c.baseline_values[c.baseline_values.size() / 2];
   c.candidate_median = c.candidate_values[c.candidate_values.size() / 2];
   c.change_pct = change_pct;
@@ -146,15 +140,6 @@ RunResults EvidenceResults() {
   s.workload_kind = "command";
   s.checks.push_back(Check("workload.wall_time", "value", Verdict::kRegression, {100, 101, 99, 102, 100},
                            {130, 131, 129, 133, 128}, 30));
-  auto profile = [](const std::string& kind, std::map<std::string, uint64_t> stacks) {
-    FoldedProfile p;
-    p.kind = kind;
-    p.unit = kind == "on-cpu" ? "samples" : "ns";
-    p.stacks = std::move(stacks);
-    for (const auto& [stack, weight] : p.stacks) p.total += weight;
-    p.samples = p.stacks.size();
-    return p;
-  };
   Evidence candidate;
   candidate.side = "candidate";
   candidate.reason = "workload.wall_time.value: regression";
@@ -162,13 +147,13 @@ RunResults EvidenceResults() {
   candidate.slowdown = 1.03;
   candidate.notes = {"user stacks truncated in 3 samples: rebuild with -fno-omit-frame-pointer"};
   candidate.profiles = {
-      profile("on-cpu", {{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 600}, {"main;write_[k]", 40}}),
-      profile("off-cpu", {{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;poll_[k]", 200000}})};
+      Profile({{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 600}, {"main;write_[k]", 40}}, "on-cpu"),
+      Profile({{"main;read_file;vfs_read_[k];schedule_[k]", 5000000}, {"main;poll_[k]", 200000}}, "off-cpu")};
   Evidence baseline = candidate;
   baseline.side = "baseline";
   baseline.notes.clear();
   baseline.profiles = {
-      profile("on-cpu", {{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 100}, {"main;write_[k]", 40}})};
+      Profile({{"main;parse;tokenize", 100}, {"main;parse;hash_<script>", 100}, {"main;write_[k]", 40}}, "on-cpu")};
   s.evidence = {candidate, baseline};
   r.scenarios.push_back(s);
   return r;

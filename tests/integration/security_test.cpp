@@ -12,20 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_harness.h"
-#include "fault_harness.h"
-#include "privilege.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/fault.h"
+#include "harness/text.h"
 
 namespace perfgate::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF)?
 bool ValidUtf8(const std::string& s) {

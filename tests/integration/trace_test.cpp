@@ -11,10 +11,10 @@
 #include <set>
 #include <string>
 
-#include "cli_harness.h"
 #include "gate/report/perfetto_trace.pb.h"
-#include "integration/privilege.h"
-#include "probe_harness.h"
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "harness/probe.h"
 #include "probes/probe.h"
 #include "probes/trace_buffer.h"
 #include "probes/tracker.h"

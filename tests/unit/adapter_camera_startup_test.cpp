@@ -8,17 +8,13 @@
 
 #include "adapters/adapter.h"
 #include "adapters/camera_startup.h"
+#include "harness/files.h"
 #include "metrics/error.h"
 
 namespace perfgate {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES) + "/camera-startup/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const testing::FixtureDir Fixture("camera-startup");
 
 WorkloadSpec CameraSpec() {
   WorkloadSpec spec;

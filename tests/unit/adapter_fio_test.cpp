@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "adapters/fio.h"
+#include "harness/errors.h"
+#include "harness/files.h"
 #include "metrics/error.h"
 
 namespace perfgate {
@@ -22,23 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES) + "/fio/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const testing::FixtureDir Fixture("fio");
 
 // The InfraError message of parsing `text`; fails the test when it parses.
 std::string ParseError(const std::string& text) {
-  try {
-    ParseFioJson(text, "fio output (job file t.fio)");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kInfra) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
+  return testing::ErrorOf([&] { ParseFioJson(text, "fio output (job file t.fio)"); }, ExitCode::kInfra);
 }
 
 const json& Direction(const json& doc, const char* dir) { return doc["jobs"][0][dir]; }

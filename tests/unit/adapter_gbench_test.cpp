@@ -12,6 +12,8 @@
 
 #include "adapters/gbench.h"
 #include "adapters/tool_output.h"
+#include "harness/errors.h"
+#include "harness/files.h"
 #include "metrics/error.h"
 
 namespace perfgate {
@@ -19,22 +21,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES) + "/gbench/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const testing::FixtureDir Fixture("gbench");
 
 std::string ParseError(const std::string& text) {
-  try {
-    ParseGbenchJson(text, "Google Benchmark output of bm");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kInfra) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
+  return testing::ErrorOf([&] { ParseGbenchJson(text, "Google Benchmark output of bm"); }, ExitCode::kInfra);
 }
 
 const json* Row(const json& doc, const std::string& name) {

@@ -10,6 +10,7 @@
 
 #include "adapters/adapter.h"
 #include "config/suite.h"
+#include "harness/errors.h"
 #include "metrics/error.h"
 
 namespace perfgate {
@@ -23,14 +24,7 @@ Suite Parse(const std::string& workload) {
 }
 
 std::string ErrorOf(const std::string& workload) {
-  try {
-    Parse(workload);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kBadInput);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for " << workload;
-  return "";
+  return testing::ErrorOf([&] { Parse(workload); }, ExitCode::kBadInput, workload);
 }
 
 TEST(WorkloadKeys, ArgsOfAToolWorkloadAreExpandedIntoItsExtraArguments) {

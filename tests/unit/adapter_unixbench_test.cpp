@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "adapters/unixbench.h"
+#include "harness/errors.h"
+#include "harness/files.h"
 #include "metrics/error.h"
 
 namespace perfgate {
@@ -19,22 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES) + "/unixbench/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const testing::FixtureDir Fixture("unixbench");
 
 std::string ParseError(const std::string& text) {
-  try {
-    ParseUnixBenchText(text, "UnixBench output");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kInfra) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
+  return testing::ErrorOf([&] { ParseUnixBenchText(text, "UnixBench output"); }, ExitCode::kInfra);
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -140,14 +130,7 @@ class UnixBenchLaunch : public ::testing::Test {
     fs::permissions(dir_ + "/Run", fs::perms::owner_all);
   }
   std::string LaunchError() {
-    try {
-      UnixBenchAdapter().LaunchArgv(spec_);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::kInfra);
-      return e.what();
-    }
-    ADD_FAILURE() << "no error";
-    return "";
+    return testing::ErrorOf([&] { UnixBenchAdapter().LaunchArgv(spec_); }, ExitCode::kInfra);
   }
   std::string dir_;
   WorkloadSpec spec_;

@@ -10,6 +10,7 @@
 #include "adapters/unixbench.h"
 #include "baseline/store.h"
 #include "config/suite.h"
+#include "harness/errors.h"
 #include "metrics/error.h"
 #include "metrics/metric.h"
 #include "metrics/results_json.h"
@@ -17,21 +18,7 @@
 namespace perfgate {
 namespace {
 
-// The message of the perfgate::Error `f` throws, with its exit code checked.
-template <typename F>
-std::string ErrorOf(F f, ExitCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not a perfgate::Error: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+using testing::ErrorOf;
 
 SuiteVariables Variables() {
   SuiteVariables v;

@@ -7,13 +7,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "harness/environment.h"
+
 namespace perfgate {
 namespace {
 
-bool RunningInCi() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
+using testing::RunningInCi;
 
 const char* kCheck = R"py(
 import glob, sys, yaml

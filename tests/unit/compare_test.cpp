@@ -1,7 +1,6 @@
 // Verdicts of gate/compare on synthetic runs: known answers for the message and
 // the rules, and seeded simulations for the error rates the design promises.
 #include "compare/compare.h"
-#include "metrics/metric.h"
 
 #include <gtest/gtest.h>
 
@@ -12,23 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/sampler.h"
+#include "metrics/metric.h"
+
 namespace perfgate {
 namespace {
 
-class Sampler {
- public:
-  explicit Sampler(uint64_t seed) : engine_(seed) {}
-  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  double Normal() {
-    const double u = 1 - Uniform();
-    return std::sqrt(-2 * std::log(u)) * std::cos(2 * 3.141592653589793 * Uniform());
-  }
-  // Lognormal around `median`, coefficient of variation ~cv.
-  double LogNormal(double median, double cv) { return median * std::exp(cv * Normal()); }
-
- private:
-  std::mt19937_64 engine_;
-};
+using testing::Sampler;
 
 Metric Scalar(const std::string& name, double value, Better better = Better::kLower, const std::string& unit = "s") {
   return ScalarMetric(name, value, unit, better);

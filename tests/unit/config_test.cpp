@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "config/suite.h"
+#include "harness/errors.h"
 #include "metrics/error.h"
 
 namespace perfgate {
@@ -15,14 +16,7 @@ const SuiteVariables kVars{"/suites", "/opt/perfgate"};
 Suite Parse(const std::string& text) { return ParseSuite(text, "s.json", kVocab, kVars); }
 
 std::string ErrorOf(const std::string& text) {
-  try {
-    Parse(text);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::kBadInput);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for " << text;
-  return "";
+  return testing::ErrorOf([&] { Parse(text); }, ExitCode::kBadInput, text);
 }
 
 TEST(Suite, ParsesScenarioWithCommentsProbesAndChecks) {

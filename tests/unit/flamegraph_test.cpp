@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/environment.h"
+#include "harness/files.h"
+#include "harness/results.h"
 #include "metrics/evidence.h"
 #include "metrics/results.h"
 #include "report/evidence_files.h"
@@ -31,15 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-FoldedProfile Profile(std::map<std::string, uint64_t> stacks, const std::string& kind = "on-cpu") {
-  FoldedProfile p;
-  p.kind = kind;
-  p.unit = kind == "on-cpu" ? "samples" : "ns";
-  p.stacks = std::move(stacks);
-  for (const auto& [stack, weight] : p.stacks) p.total += weight;
-  p.samples = p.stacks.size();
-  return p;
-}
+using testing::Profile;
 
 const FlameFrame* FindFrame(const FlameLayout& layout, const std::string& frame, int depth) {
   for (const FlameFrame& f : layout.frames) {
@@ -57,28 +52,12 @@ Rgb ParseFill(const std::string& hex) {
   return c;
 }
 
-bool ToolAvailable(const std::string& probe_command) {
-  if (std::system((probe_command + " >/dev/null 2>&1").c_str()) == 0) return true;
-  const char* ci = std::getenv("CI");
-  EXPECT_FALSE(ci && std::string(ci) == "true") << "missing in CI: " << probe_command;
-  return false;
-}
-
-fs::path MakeTempDir() {
-  std::string pattern = (fs::temp_directory_path() / "perfgate-flame-XXXXXX").string();
-  return mkdtemp(pattern.data());
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
+using testing::ToolAvailable;
 
 // xmllint's verdict on a standalone SVG document.
 bool XmllintParses(const std::string& svg) {
-  fs::path dir = MakeTempDir();
+  fs::path dir = testing::MakeTempDir("perfgate-flame");
   fs::path file = dir / "graph.svg";
   std::ofstream(file, std::ios::binary) << svg;
   int rc = std::system(("xmllint --noout '" + file.string() + "'").c_str());
@@ -431,7 +410,7 @@ RunResults EvidenceResults() {
 }
 
 TEST(EvidenceReports, WritesFoldedFilesInsideTheOutDirAndLinksThem) {
-  fs::path dir = MakeTempDir();
+  fs::path dir = testing::MakeTempDir("perfgate-flame");
   fs::path out = dir / "out";
   WriteReports(EvidenceResults(), out.string());
   std::vector<fs::path> folded;

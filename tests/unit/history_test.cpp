@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "harness/environment.h"
+#include "harness/files.h"
 #include "history/history_db.h"
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
@@ -26,18 +28,7 @@ namespace fs = std::filesystem;
 
 const std::string kScript = "<script>alert(1)</script>";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "perfgate-history-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using TempDir = testing::ScratchDir;
 
 // A run of suite "nightly" whose wall time is `wall_s` (three repetitions
 // around it) and whose runqueue latency histogram has one sample.
@@ -280,10 +271,7 @@ TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
   }
 }
 
-bool RunningInCi() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
+using testing::RunningInCi;
 
 // Runs python3 `script` with `file` as its argument; its output, and whether it exited 0.
 std::pair<bool, std::string> RunPython(const std::string& script, const std::string& file) {

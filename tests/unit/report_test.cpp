@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/environment.h"
+#include "harness/files.h"
+#include "harness/results.h"
+#include "harness/text.h"
 #include "metrics/error.h"
 #include "metrics/results.h"
 #include "report/attribution.h"
@@ -31,18 +35,13 @@
 namespace perfgate {
 namespace {
 
+using testing::CheckWithValues;
+
 const std::string kScript = "<script>alert(1)</script>";
 
 CheckResult MakeCheck(const std::string& metric, const std::string& statistic, Verdict verdict,
                       std::vector<double> baseline, std::vector<double> candidate, double change_pct) {
-  CheckResult c;
-  c.spec.metric = metric;
-  c.spec.statistic = statistic;
-  c.statistic = statistic;
-  c.unit = "ns";
-  c.verdict = verdict;
-  c.baseline_values = std::move(baseline);
-  c.candidate_values = std::move(candidate);
+  CheckResult c = CheckWithValues(metric, statistic, verdict, std::move(baseline), std::move(candidate));
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
@@ -162,16 +161,8 @@ RunResults HostileResults() {
   return r;
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using testing::Count;
+using testing::Lower;
 
 int IntAttribute(const std::string& element, const std::string& name) {
   std::smatch m;
@@ -189,26 +180,8 @@ std::vector<std::string> Testsuites(const std::string& xml) {
   return suites;
 }
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::filesystem::path MakeTempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "perfgate-report-XXXXXX").string();
-  return mkdtemp(pattern.data());
-}
-
-// External validators: a missing tool skips the sub-check locally, but in CI
-// (CI=true) the tool is part of the contract and its absence fails.
-bool ToolAvailable(const std::string& probe_command) {
-  if (std::system((probe_command + " >/dev/null 2>&1").c_str()) == 0) return true;
-  const char* ci = std::getenv("CI");
-  EXPECT_FALSE(ci && std::string(ci) == "true") << "missing in CI: " << probe_command;
-  return false;
-}
+using testing::ReadFile;
+using testing::ToolAvailable;
 
 class ReportTest : public ::testing::Test {
  protected:
@@ -621,7 +594,7 @@ class WrittenReports : public ReportTest {
   void SetUp() override {
     const char* keep = std::getenv("PERFGATE_KEEP_REPORTS");
     keep_ = keep && *keep;
-    dir_ = keep_ ? std::filesystem::path(keep) : MakeTempDir();
+    dir_ = keep_ ? std::filesystem::path(keep) : testing::MakeTempDir("perfgate-report");
     out_ = dir_ / "nested" / "out";
     WriteReports(results_, out_.string());
   }

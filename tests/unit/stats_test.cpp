@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "harness/sampler.h"
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
 #include "stats/hodges_lehmann.h"
@@ -23,26 +24,7 @@
 namespace perfgate::stats {
 namespace {
 
-// Reproducible everywhere: mt19937_64 is fully specified, the std
-// distributions are not, so uniforms and normals are derived by hand.
-class Sampler {
- public:
-  explicit Sampler(uint64_t seed) : engine_(seed) {}
-  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  double Normal() {
-    const double u = 1 - Uniform();  // (0, 1]
-    return std::sqrt(-2 * std::log(u)) * std::cos(2 * 3.141592653589793 * Uniform());
-  }
-  // Lognormal around `median` with coefficient of variation ~cv.
-  std::vector<double> LogNormal(size_t n, double median, double cv) {
-    std::vector<double> values(n);
-    for (double& v : values) v = median * std::exp(cv * Normal());
-    return values;
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
+using perfgate::testing::Sampler;
 
 // ---- descriptive -----------------------------------------------------------
 

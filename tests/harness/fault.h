@@ -3,7 +3,6 @@
 // mount namespace (mounts made there vanish with it, even when a test fails).
 #pragma once
 
-#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -17,37 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "cli_harness.h"
+#include "harness/bpf_objects.h"
+#include "harness/cli.h"
+#include "harness/files.h"
 
 namespace perfgate::testing {
-
-// Ids of every BPF program, link and map loaded right now, each prefixed
-// with its kind ("prog 12", "link 3", "map 40").
-inline std::set<std::string> LoadedBpfObjects() {
-  std::set<std::string> ids;
-  unsigned id = 0;
-  while (bpf_prog_get_next_id(id, &id) == 0) ids.insert("prog " + std::to_string(id));
-  id = 0;
-  while (bpf_link_get_next_id(id, &id) == 0) ids.insert("link " + std::to_string(id));
-  id = 0;
-  while (bpf_map_get_next_id(id, &id) == 0) ids.insert("map " + std::to_string(id));
-  return ids;
-}
-
-// Waits (the kernel frees released objects after an RCU grace period) until
-// no object outside `before` is loaded; returns those still loaded.
-inline std::set<std::string> WaitForBpfObjects(const std::set<std::string>& before,
-                                               std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    std::set<std::string> outlived;
-    for (const std::string& id : LoadedBpfObjects()) {
-      if (!before.count(id)) outlived.insert(id);
-    }
-    if (outlived.empty() || std::chrono::steady_clock::now() >= deadline) return outlived;
-    usleep(20 * 1000);
-  }
-}
 
 // Every path under the BPF file system (pinned objects).
 inline std::set<std::string> PinnedBpfPaths() {

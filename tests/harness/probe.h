@@ -1,16 +1,18 @@
 // Shared by the probe integration tests: a held child process, the set of
-// loaded BPF programs, and a fixture that runs one probe forced to one attach
-// type around a child's work.
+// loaded BPF programs, background noise, fresh memory, and a fixture that
+// runs one probe forced to one attach type around a child's work.
 #pragma once
 
-#include <bpf/bpf.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/bpf_objects.h"
 #include "metrics/metric.h"
 #include "probes/features.h"
 #include "probes/probe.h"
@@ -71,48 +74,50 @@ class HeldChild {
   bool reaped_ = false;
 };
 
-inline std::set<uint32_t> LoadedProgramIds() {
-  std::set<uint32_t> ids;
-  uint32_t id = 0;
-  while (bpf_prog_get_next_id(id, &id) == 0) ids.insert(id);
-  return ids;
-}
+using testing::LoadedProgramIds;
+using testing::NewProgramIds;
+using testing::NewProgramIdsNow;
+using testing::ProgramIdsNamed;
+using testing::ProgramIdsStillLoaded;
 
-// Ids of loaded programs whose (15-character) kernel name starts with
-// `prefix`: only one probe's, whatever other tests load meanwhile.
-inline std::set<uint32_t> ProgramIdsNamed(const std::string& prefix) {
-  if (prefix.empty()) return LoadedProgramIds();
-  std::set<uint32_t> ids;
-  for (uint32_t id : LoadedProgramIds()) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t length = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && std::string(info.name).starts_with(prefix)) ids.insert(id);
-    close(fd);
+// Runs `work` in a thread of this (untracked) process until destroyed.
+class Noise {
+ public:
+  explicit Noise(std::function<void()> work)
+      : thread_([this, work = std::move(work)] {
+          while (!stop_.load()) {
+            work();
+            ++rounds_;
+          }
+        }) {}
+  ~Noise() {
+    stop_ = true;
+    thread_.join();
   }
-  return ids;
+  long rounds() const { return rounds_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<long> rounds_{0};
+  std::thread thread_;
+};
+
+// Maps `bytes` of fresh anonymous memory, touches each page and unmaps it:
+// page allocations, then page frees, in the calling process.
+inline void TouchAndUnmap(size_t bytes) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) _exit(1);
+  for (size_t offset = 0; offset < bytes; offset += 4096) static_cast<volatile char*>(memory)[offset] = 1;
+  munmap(memory, bytes);
 }
 
-// Ids of loaded programs named `prefix`... that are not in `before`.
-// Programs of `before` may be gone meanwhile: the kernel frees an earlier
-// test's programs a little after that test closed them.
-inline std::set<uint32_t> NewProgramIdsNow(const std::set<uint32_t>& before, const std::string& prefix = "") {
-  std::set<uint32_t> added;
-  for (uint32_t id : ProgramIdsNamed(prefix))
-    if (!before.count(id)) added.insert(id);
-  return added;
-}
-
-// The same, once empty: waits briefly for the kernel to release programs
-// whose last reference was just dropped.
-inline std::set<uint32_t> NewProgramIds(const std::set<uint32_t>& before, const std::string& prefix = "") {
-  std::set<uint32_t> added = NewProgramIdsNow(before, prefix);
-  for (int attempt = 0; attempt < 50 && !added.empty(); ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    added = NewProgramIdsNow(before, prefix);
-  }
-  return added;
+// The probe `name`, attached in system scope.
+inline std::unique_ptr<Probe> AttachedInSystemScope(const std::string& name) {
+  auto probe = CreateProbe(name);
+  ProbeOptions options;
+  options.scope = ProbeScope::kSystem;
+  probe->Attach(options, nullptr);
+  return probe;
 }
 
 inline std::vector<AttachType> TestedAttachTypes() {
