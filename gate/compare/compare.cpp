@@ -163,6 +163,7 @@ struct CheckEvidence {
   const AdaptiveRepetitions* adaptive = nullptr;  // the scenario's plan, when adaptive
   // The level of the look where the scenario stopped, over alpha (1: a fixed count).
   double level_scale = 1;
+  bool interleaved = false;  // CompareOptions::interleaved
   std::string test;  // "rank+KS, " when KS gave a second opinion (tails)
 };
 
@@ -411,7 +412,7 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   // of about the threshold's size (machine drift between the baseline and
   // now is 1-4 % on shared CI hosts) must not flip between pass and fail.
   const bool beyond = change.estimate > threshold && (!change.best || *change.best > threshold);
-  const bool host_busier = IsTimeUnit(check.unit) && evidence.host_other_cpus &&
+  const bool host_busier = !evidence.interleaved && IsTimeUnit(check.unit) && evidence.host_other_cpus &&
                            evidence.host_other_cpus->first - evidence.host_other_cpus->second > kBusierHostCpus;
   // Saturated by other work, not by the workload alone (one busy thread on a
   // one-CPU host leaves nothing idle and is still a fair measurement).
@@ -496,6 +497,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         evidence->candidate = reps;
+        evidence->interleaved = options.interleaved;
         if (scenario.adaptive) evidence->adaptive = &*scenario.adaptive;
         family.push_back(*evidence);
       }

@@ -31,7 +31,8 @@
 //                ... unless the metric is a time and the host was busier:
 //                the median of host.other_cpus (other work on the machine
 //                during each repetition) exceeds the baseline's by more than
-//                0.25 CPUs, or other work (> 0.25 CPUs) left the host under
+//                0.25 CPUs (stored baselines only: not when both sides ran
+//                interleaved in one job), or other work (> 0.25 CPUs) left the host under
 //                0.25 CPUs idle while the candidate ran (CPU count - other
 //                work - the workload's own use) -> inconclusive, saying so
 //   improvement  adjusted p_better < alpha  and  the good-direction change > T
@@ -73,6 +74,13 @@ struct CompareOptions {
   // Size of the family at least this: a look at one scenario of an adaptive
   // run (compare/adaptive.h) counts the checks of the scenarios still to come.
   size_t family_size_at_least = 0;
+  // The baseline's repetitions ran interleaved with the candidate's in this
+  // job on this host (perfgate ab): the host's state of the moment fell on
+  // both sides alike, so more other work during one side's repetitions is
+  // chance, not a quieter host when the baseline was recorded. The busier-
+  // host rule is then off; a host with no CPU to spare still makes a timing
+  // regression inconclusive.
+  bool interleaved = false;
 };
 
 // Fills in every CheckResult of every scenario in `candidate` (their .spec is

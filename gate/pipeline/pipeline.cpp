@@ -205,9 +205,11 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
 // The checks against `baselines` (whose provenance is `source`), the verdict
 // and the exit code.
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
-              std::optional<Environment> baseline_env, const std::string& source, bool strict, bool fdr) {
+              std::optional<Environment> baseline_env, const std::string& source, bool strict, bool fdr,
+              bool interleaved = false) {
   CompareOptions co;
   co.fdr = fdr;
+  co.interleaved = interleaved;
   EvaluateChecks(results, baselines, co);
   for (ScenarioResult& s : results.scenarios) {
     if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
@@ -359,6 +361,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   const RunOptions ro = MeasureOptions(o);
   CompareOptions co;
   co.fdr = o.fdr;
+  co.interleaved = true;
   const size_t family_size = RegressionChecks(candidate, o.scenarios);
   const Environment environment = CaptureEnvironment();
   InterleavedRun run = RunInterleaved(baseline, candidate, ro, [&](const ScenarioResult& c, const ScenarioResult& b) {
@@ -373,7 +376,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   const std::string host = run.baseline.environment.hostname.empty() ? "this host" : run.baseline.environment.hostname;
   Evaluate(run.candidate, sides, run.baseline.environment,
            variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
-           o.strict, o.fdr);
+           o.strict, o.fdr, true);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteReports(run.candidate, o.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.

@@ -254,6 +254,13 @@ TEST(Compare, TimingRegressionOnABusierHostIsInconclusiveAndSaysWhy) {
   EXPECT_NE(check.message.find("the host was busier, other work kept 1.40 CPUs busy vs 0.05"), std::string::npos)
       << check.message;
 
+  // Measured interleaved in one job, more other work on one side is chance:
+  // the host's state fell on both, so the slowdown is a regression.
+  CompareOptions interleaved;
+  interleaved.interleaved = true;
+  EvaluateChecks(run, baseline, interleaved);
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression) << run.scenarios[0].checks[0].message;
+
   // The same slowdown on an equally quiet host is a regression.
   SetHostLoad(run.scenarios[0], 0.1);
   EvaluateChecks(run, baseline, {});
@@ -271,6 +278,9 @@ TEST(Compare, TimingRegressionOnABusierHostIsInconclusiveAndSaysWhy) {
   EvaluateChecks(run, baseline, {});
   EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kInconclusive) << run.scenarios[0].checks[0].message;
   EXPECT_NE(run.scenarios[0].checks[0].message.find("no CPU to spare"), std::string::npos);
+  // ... interleaved too: no idle CPU is no fair measurement of either side.
+  EvaluateChecks(run, baseline, interleaved);
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kInconclusive) << run.scenarios[0].checks[0].message;
 
   // Counts do not slow down with the host: still a regression.
   RunResults counts;

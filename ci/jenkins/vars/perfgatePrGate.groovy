@@ -1,0 +1,55 @@
+// perfgate's pull-request gate as a Jenkins shared-library step, for any
+// repository built by a multibranch pipeline:
+//
+//   @Library('perfgate') _
+//   perfgatePrGate(suite: 'perf/suite.json', buildCommand: 'make -j"$(nproc)"')
+//
+// On a change request it builds the merge base with the target branch and
+// the head, runs `perfgate ab` on the suite with both build directories, and
+// publishes the JUnit results and the out dir. The logic is ci/pr-gate.sh of
+// the library's own checkout, which runs the same way outside Jenkins.
+// Parameters: suite, buildCommand (required); buildDir ('.'), dirVariable
+// ('BUILD_DIR'), repetitions, strict (false), user ('nobody'), perfgate
+// (path of the binary; default the installed package's).
+def call(Map args) {
+  if (!args.suite || !args.buildCommand) {
+    error('perfgatePrGate: suite and buildCommand are required')
+  }
+  if (!env.CHANGE_ID) {
+    echo 'perfgatePrGate: not a change request; nothing to gate'
+    return 0
+  }
+  // The script comes from the library, not from the change being gated.
+  writeFile file: '.perfgate-pr-gate.sh', text: libraryResource('perfgate/pr-gate.sh')
+  List<String> options = [
+    '--suite', args.suite,
+    '--build-cmd', args.buildCommand,
+    '--build-dir', args.buildDir ?: '.',
+    '--dir-var', args.dirVariable ?: 'BUILD_DIR',
+    '--user', args.user ?: 'nobody',
+    '--base', "origin/${env.CHANGE_TARGET}",
+    '--head', 'HEAD',
+    '--out', 'perfgate-out',
+  ]
+  if (args.repetitions) {
+    options += ['--reps', args.repetitions.toString()]
+  }
+  if (args.strict) {
+    options += ['--strict']
+  }
+  if (args.perfgate) {
+    options += ['--perfgate', args.perfgate]
+  }
+  String quoted = options.collect { "'" + it.toString().replace("'", "'\\''") + "'" }.join(' ')
+  sh "git fetch --no-tags origin '+refs/heads/${env.CHANGE_TARGET}:refs/remotes/origin/${env.CHANGE_TARGET}'"
+  int code = sh(returnStatus: true, script: "sudo bash .perfgate-pr-gate.sh ${quoted}")
+  sh 'sudo chown -R "$(id -u):$(id -g)" perfgate-out || true'
+  junit allowEmptyResults: true, testResults: 'perfgate-out/junit.xml'
+  archiveArtifacts artifacts: 'perfgate-out/**', allowEmptyArchive: true
+  if (code == 1) {
+    unstable('perfgate: a check failed against the merge base')
+  } else if (code != 0) {
+    error("perfgate: exit ${code} (2 bad input, 3 build or infrastructure failure)")
+  }
+  return code
+}

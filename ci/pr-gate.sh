@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The pull-request gate for any repository: the merge base and the head of a
+# pull request are checked out side by side, each built by the project's own
+# build command, and `perfgate ab` runs the project's suite on both,
+# interleaved on this host; the results go where the CI system shows them.
+# The GitHub action (ci/github/pr-gate/action.yml) and the Jenkins step
+# (ci/jenkins/vars/perfgatePrGate.groovy) are thin wrappers over this script,
+# which runs the same way anywhere.
+#
+#   ci/pr-gate.sh --suite FILE --build-cmd CMD [options]
+#
+#   --repo DIR          the project's git checkout (default: .)
+#   --base REF          the pull request's target (default: from $GITHUB_EVENT_PATH)
+#   --head REF          the pull request's head (default: from $GITHUB_EVENT_PATH)
+#   --suite FILE        the perfgate suite, relative to the repository; read
+#                       from the merge base when it has one, so a pull
+#                       request cannot loosen its own gate
+#   --build-cmd CMD     the build command, run with bash in each checkout
+#   --build-dir DIR     where the build puts its output, relative to the
+#                       checkout (default: .)
+#   --dir-var NAME      the suite variable that names that directory
+#                       (default: BUILD_DIR; the suite says ${BUILD_DIR}/prog)
+#   --reps N            measured repetitions per side (default: the suite's)
+#   --strict            inconclusive checks fail
+#   --user USER         who builds and runs the workloads when this runs as
+#                       root (default: nobody); the pull request's code never
+#                       runs as root
+#   --out DIR           results, reports, pr-comment.md (default: perfgate-out)
+#   --perfgate PATH     the perfgate binary (default: perfgate on PATH)
+#   --work DIR          where the checkouts go (default: a new temporary dir)
+#
+# Pull requests from forks are untrusted on a self-hosted runner: under
+# GitHub Actions this refuses them (exit 2) unless the pull request carries
+# the label named by $PERFGATE_APPROVAL_LABEL (default: perfgate-approved),
+# which only a maintainer can set.
+#
+# Exit code: perfgate's (0 pass, 1 a check failed, 2 bad input, 3
+# infrastructure); a build that fails is 3.
+set -euo pipefail
+
+repo=. base="" head="" suite="" build_cmd="" build_dir=. dir_var=BUILD_DIR reps="" strict=0
+user=nobody out=perfgate-out perfgate=perfgate work=""
+die() {
+  echo "pr-gate: $1" >&2
+  exit "${2:-2}"
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --repo) repo=$2; shift 2 ;;
+    --base) base=$2; shift 2 ;;
+    --head) head=$2; shift 2 ;;
+    --suite) suite=$2; shift 2 ;;
+    --build-cmd) build_cmd=$2; shift 2 ;;
+    --build-dir) build_dir=$2; shift 2 ;;
+    --dir-var) dir_var=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --strict) strict=1; shift ;;
+    --user) user=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --perfgate) perfgate=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    *) die "unknown option $1 (see the comment at the top of this script)" ;;
+  esac
+done
+[ -n "$suite" ] || die "--suite is required"
+[ -n "$build_cmd" ] || die "--build-cmd is required"
+[[ $dir_var =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "--dir-var: \"$dir_var\" is not a variable name"
+[ -z "$reps" ] || [[ $reps =~ ^[0-9]+$ ]] || die "--reps: \"$reps\" is not a number"
+case $suite$build_dir in /* | *..*) die "--suite and --build-dir are paths inside the repository" ;; esac
+repo=$(cd "$repo" && pwd)
+out=$(mkdir -p "$out" && cd "$out" && pwd)
+command -v "$perfgate" >/dev/null || die "no perfgate at \"$perfgate\"; install the package first" 3
+
+# The pull request from GitHub's event, unless given.
+event_field() {
+  /usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for key in sys.argv[2].split("."):
+    d = d.get(key) if isinstance(d, dict) else None
+print("" if d is None else (json.dumps(d) if isinstance(d, (list, dict)) else d))' "$GITHUB_EVENT_PATH" "$1"
+}
+if [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "${GITHUB_EVENT_PATH}" ]; then
+  [ -n "$base" ] || base=$(event_field pull_request.base.sha)
+  [ -n "$head" ] || head=$(event_field pull_request.head.sha)
+  head_repo=$(event_field pull_request.head.repo.full_name)
+  if [ -n "$head_repo" ] && [ "$head_repo" != "${GITHUB_REPOSITORY:-}" ]; then
+    label=${PERFGATE_APPROVAL_LABEL:-perfgate-approved}
+    if ! event_field pull_request.labels | /usr/bin/python3 -c 'import json, sys
+sys.exit(0 if any(l.get("name") == sys.argv[1] for l in json.load(sys.stdin) or []) else 1)' "$label"; then
+      die "pull request from the fork $head_repo: its code would build and run on this self-hosted runner; a maintainer approves that by adding the label \"$label\"" 2
+    fi
+  fi
+fi
+[ -n "$base" ] || die "--base is required (or \$GITHUB_EVENT_PATH of a pull_request event)"
+[ -n "$head" ] || die "--head is required (or \$GITHUB_EVENT_PATH of a pull_request event)"
+
+git -C "$repo" rev-parse --verify -q "$base^{commit}" >/dev/null || die "base \"$base\" is not a commit of $repo"
+git -C "$repo" rev-parse --verify -q "$head^{commit}" >/dev/null || die "head \"$head\" is not a commit of $repo"
+head_sha=$(git -C "$repo" rev-parse "$head^{commit}")
+merge_base=$(git -C "$repo" merge-base "$base" "$head_sha") || die "$base and $head have no merge base"
+
+if [ -z "$work" ]; then
+  work=$(mktemp -d)
+  trap 'git -C "$repo" worktree remove --force "$work/base" 2>/dev/null; git -C "$repo" worktree remove --force "$work/head" 2>/dev/null; rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+chmod 0755 "$work"
+
+# As root, the pull request's build and workloads run as $user.
+as_user=()
+run_as=()
+if [ "$(id -u)" -eq 0 ]; then
+  id "$user" >/dev/null 2>&1 || die "--user: no user \"$user\" on this machine"
+  [ "$(id -u "$user")" -ne 0 ] || die "--user: \"$user\" is root; the pull request's code must not run as root"
+  as_user=(runuser -u "$user" --)
+  run_as=(--run-as "$user")
+fi
+
+for side in base head; do
+  sha=$merge_base
+  [ $side = head ] && sha=$head_sha
+  git -C "$repo" worktree add --force --detach "$work/$side" "$sha" >/dev/null 2>&1 ||
+    die "could not check out $sha into $work/$side" 3
+  [ ${#as_user[@]} -eq 0 ] || chown -R "$user" "$work/$side"
+  echo "pr-gate: building the $side ($sha)"
+  if ! (cd "$work/$side" && env -u GITHUB_TOKEN -u ACTIONS_RUNTIME_TOKEN HOME="$work/$side" \
+    "${as_user[@]}" bash -c "$build_cmd") >"$out/build-$side.log" 2>&1; then
+    tail -n 40 "$out/build-$side.log" >&2
+    die "the build command failed for the $side ($sha); its log is $out/build-$side.log" 3
+  fi
+done
+
+suite_file=$work/base/$suite
+[ -f "$suite_file" ] || suite_file=$work/head/$suite
+[ -f "$suite_file" ] || die "no suite $suite at the merge base or the head"
+
+args=(ab "$suite_file" --out "$out"
+  --baseline-set "$dir_var=$work/base/$build_dir" --candidate-set "$dir_var=$work/head/$build_dir"
+  --baseline-label "merge base ${merge_base:0:12}" --candidate-label "head ${head_sha:0:12}")
+[ -z "$reps" ] || args+=(--reps "$reps")
+[ $strict -eq 0 ] || args+=(--strict)
+args+=("${run_as[@]}")
+set +e
+"$perfgate" "${args[@]}"
+code=$?
+set -e
+
+# One comment per pull request, found again by its marker; the step summary.
+provenance="Compared against the merge base \`${merge_base:0:12}\`, built with the same command and run interleaved with the head \`${head_sha:0:12}\` on this host."
+{
+  echo "<!-- perfgate-pr-gate -->"
+  echo "$provenance"
+  echo
+  if [ -f "$out/summary.md" ]; then head -c 60000 "$out/summary.md"; else echo "perfgate wrote no summary (exit code $code)."; fi
+} >"$out/pr-comment.md"
+echo "$code" >"$out/exit-code"
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$out/pr-comment.md" >>"$GITHUB_STEP_SUMMARY"; fi
+echo "pr-gate: $provenance"
+echo "pr-gate: perfgate exited $code; results, reports and pr-comment.md in $out"
+exit "$code"

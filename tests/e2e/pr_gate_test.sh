@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# End to end, as a downstream project uses the pull-request gate: a small C
+# project in a git repository made here (its build script and a perfgate
+# suite), one pull request that slows its hot function by about 20 % and one
+# that changes only a comment. ci/pr-gate.sh, driven with the environment
+# GitHub gives it (an event file, a step summary), must fail the first (exit
+# 1, the PR comment and JUnit name the check) and pass the second; a fork's
+# pull request without the approval label is refused; the build and the
+# workload run without root.
+#   tests/e2e/pr_gate_test.sh PERFGATE_BINARY SOURCE_DIR
+# Exit 77 (skip) without root; under CI=true that fails.
+set -euo pipefail
+perfgate=$1
+source_dir=$(cd "$2" && pwd)
+if [ "$(id -u)" -ne 0 ]; then
+  echo "skipped: the gate loads BPF programs as root"
+  [ "${CI:-}" = true ] && exit 1
+  exit 77
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+chmod 0755 "$scratch"
+repo=$scratch/project
+mkdir -p "$repo/perf"
+cd "$repo"
+git init -q -b main
+git config user.email dev@example.com
+git config user.name "A developer"
+
+# The hot function does ROUNDS passes over a buffer; the slow pull request
+# does a fifth more. The program refuses to run as root: the gate must not
+# give the pull request's code root.
+cat >work.c <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define ROUNDS 600 /* passes over the buffer */
+
+static uint8_t buffer[1 << 16];
+
+/* Mixes the buffer ROUNDS times. */
+__attribute__((noinline)) static uint64_t mix(void) {
+  uint64_t h = 1469598103934665603ull;
+  for (int r = 0; r < ROUNDS; r++)
+    for (size_t i = 0; i < sizeof buffer; i++) h = (h ^ buffer[i]) * 1099511628211ull + (uint64_t)r;
+  return h;
+}
+
+int main(void) {
+  if (getuid() == 0) {
+    fprintf(stderr, "work: refusing to run as root\n");
+    return 3;
+  }
+  for (size_t i = 0; i < sizeof buffer; i++) buffer[i] = (uint8_t)(i * 31);
+  printf("%llu\n", (unsigned long long)mix());
+  return 0;
+}
+C
+cat >build.sh <<'SH'
+#!/bin/sh
+set -e
+mkdir -p build
+id -u > build/built-by-uid
+cc -O2 -o build/work work.c
+SH
+cat >perf/suite.json <<'JSON'
+// The downstream project's gate: its hot function's time.
+{
+  "name": "downstream",
+  "scenarios": [
+    {
+      "name": "mix",
+      "workload": { "kind": "command", "argv": ["${BUILD_DIR}/work"] },
+      "warmup": 1,
+      "repetitions": 12,
+      "timeout_s": 60,
+      "probes": [{ "name": "sched", "scope": "workload" }],
+      "checks": [
+        { "metric": "workload.cpu_time", "statistic": "value", "type": "regression", "max_regression_pct": 8 }
+      ]
+    }
+  ]
+}
+JSON
+git add -A
+git commit -qm "The project with its perfgate suite"
+git checkout -qb slow
+sed -i 's/#define ROUNDS 600 /#define ROUNDS 720 /' work.c
+git commit -qam "Mix a fifth more rounds"
+git checkout -q main
+git checkout -qb comment
+sed -i 's|/\* Mixes the buffer ROUNDS times. \*/|/* Mixes the buffer ROUNDS times (FNV-1a style). */|' work.c
+git commit -qam "Say what the mixing is"
+git checkout -q main
+
+gate() {  # gate NAME HEAD [EVENT_HEAD_REPO [LABEL]]
+  local name=$1 head=$2 head_repo=${3:-me/project} label=${4:-}
+  local event=$scratch/$name-event.json
+  /usr/bin/python3 - "$event" "$(git rev-parse main)" "$(git rev-parse "$head")" "$head_repo" "$label" <<'PY'
+import json, sys
+path, base, head, head_repo, label = sys.argv[1:]
+json.dump({"pull_request": {"number": 7, "base": {"sha": base}, "head": {"sha": head, "repo": {"full_name": head_repo}},
+                            "labels": [{"name": label}] if label else []}}, open(path, "w"))
+PY
+  set +e
+  (cd "$repo" && GITHUB_EVENT_PATH=$event GITHUB_REPOSITORY=me/project GITHUB_STEP_SUMMARY=$scratch/$name-summary.md \
+    bash "$source_dir/ci/pr-gate.sh" --suite perf/suite.json --build-cmd "sh build.sh" --build-dir build \
+    --perfgate "$perfgate" --out "$scratch/$name-out" --work "$scratch/$name-work") >"$scratch/$name.log" 2>&1
+  local code=$?
+  set -e
+  echo "$name: exit $code"
+  return $code
+}
+
+fail() {
+  echo "FAIL: $1"
+  for f in "$scratch"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
+  exit 1
+}
+
+# A fork's pull request without the approval label never builds.
+code=0; gate fork comment someone/fork || code=$?
+[ $code -eq 2 ] || fail "the unapproved fork's pull request exited $code, not 2"
+grep -q 'perfgate-approved' "$scratch/fork.log" || fail "the refusal does not name the label"
+[ ! -e "$scratch/fork-work/head" ] || fail "the unapproved fork's code was checked out"
+
+code=0; gate slow slow || code=$?
+[ $code -eq 1 ] || fail "the slower pull request exited $code, not 1"
+# Markdown escapes the underscore.
+grep -qE 'workload\.cpu(\\)?_time' "$scratch/slow-out/pr-comment.md" || fail "the PR comment does not name the check"
+grep -q "merge base \`$(git rev-parse --short=12 main)\`" "$scratch/slow-out/pr-comment.md" ||
+  fail "the PR comment does not say it compared with the merge base"
+grep -q '<!-- perfgate-pr-gate -->' "$scratch/slow-summary.md" || fail "no job summary"
+/usr/bin/python3 - "$scratch/slow-out/junit.xml" <<'PY' || fail "JUnit does not fail the check"
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
+failed = [c.get("name") for c in cases if c.find("failure") is not None]
+sys.exit(0 if any("workload.cpu_time" in n for n in failed) else 1)
+PY
+[ "$(cat "$scratch/slow-work/base/build/built-by-uid")" != 0 ] || fail "the build ran as root"
+
+code=0; gate comment comment || code=$?
+[ $code -eq 0 ] || fail "the comment-only pull request exited $code, not 0"
+
+# An approved fork's pull request runs.
+code=0; gate approved comment someone/fork perfgate-approved || code=$?
+[ $code -eq 0 ] || fail "the approved fork's comment-only pull request exited $code, not 0"
+echo "pr gate: slower pull request failed, comment-only passed, unapproved fork refused"
