@@ -15,30 +15,18 @@
 
 namespace perfgate {
 
+// The options of run, baseline record and ab: the pipeline's own, with the
+// attach types as typed (parsed when the command runs).
 struct RunCommandOptions {
-  std::string suite_file;
-  std::vector<std::string> scenarios;
-  std::string baseline_dir = "baselines";
-  std::string out_dir = "perfgate-out";
-  std::optional<int> repetitions;
-  bool update_baseline = false;
-  bool strict = false;
-  bool fdr = false;
-  bool quiet = false;
-  bool require_same_env = false;          // a baseline from another kernel/CPU is an error
+  GateOptions gate;
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
-  std::string shard;                      // "K/N": run only this runner's share of the scenarios (cli/shard.h)
-  std::string run_as;                     // every scenario's workload runs as this user (overrides the suite)
-  // --trace: OUT/trace.perfetto-trace of the scenario with the worst check,
-  // with syscalls and off-CPU waits of at least trace_min_us as slices.
-  bool trace = false;
-  double trace_min_us = 1000;
+  bool update_baseline = false;
 };
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
 struct AbCommandOptions {
-  RunCommandOptions run;                    // suite, scenarios, out, reps, strict, fdr, quiet, attach types
-  std::string baseline_cmd, candidate_cmd;  // replace argv of command workloads
+  RunCommandOptions run;
+  std::string baseline_cmd, candidate_cmd;               // replace argv of command workloads
   std::vector<std::string> baseline_set, candidate_set;  // NAME=VALUE for ${NAME} in the suite
   std::string baseline_label, candidate_label;           // what each side is, for the reports
 };
@@ -60,7 +48,7 @@ int OverheadCommand(const OverheadCommandOptions& options);
 int AbCommand(const AbCommandOptions& options);
 int BaselineRecordCommand(const RunCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
-                   bool strict);
+                   bool strict, bool allow_other_host);
 int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict);
 // Shards of one suite into one results file, with the reports next to it.
 int MergeCommand(const MergeOptions& options);

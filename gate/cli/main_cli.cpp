@@ -13,30 +13,35 @@ namespace perfgate {
 
 namespace {
 
+constexpr const char* kAllowOtherHostHelp =
+    "Judge regression checks against a baseline recorded on another kernel, CPU model or CPU count (by default "
+    "they are inconclusive: another machine's numbers are not this one's)";
+
 // Options of every command that measures a suite.
 void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
-  cmd->add_option("suite", o.suite_file, "Suite file (JSON, comments allowed)")->required();
-  cmd->add_option("--scenario", o.scenarios, "Run only this scenario (repeatable)");
-  cmd->add_option("--out", o.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
+  cmd->add_option("suite", o.gate.suite_file, "Suite file (JSON, comments allowed)")->required();
+  cmd->add_option("--scenario", o.gate.scenarios, "Run only this scenario (repeatable)");
+  cmd->add_option("--out", o.gate.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
       ->capture_default_str();
-  cmd->add_option("--reps", o.repetitions, "Measured repetitions per scenario (overrides the suite)")
+  cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite)")
       ->check(CLI::Range(2, 100000));
-  cmd->add_flag("--strict", o.strict, "Inconclusive checks fail the run (exit 1)");
-  cmd->add_flag("--fdr", o.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
-  cmd->add_flag("--quiet", o.quiet, "Do not print per-repetition progress");
+  cmd->add_flag("--strict", o.gate.strict, "Inconclusive checks fail the run (exit 1)");
+  cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
+  cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
-  cmd->add_option("--run-as", o.run_as, "Run every workload as this user (probes stay root; overrides run_as)");
-  cmd->add_option("--shard", o.shard, "Run only shard K of N (K/N): scenarios go round-robin in suite order");
+  cmd->add_option("--run-as", o.gate.run_as, "Run every workload as this user (probes stay root; overrides run_as)");
+  cmd->add_option("--shard", o.gate.shard, "Run only shard K of N (K/N): scenarios go round-robin in suite order");
 }
 
 // ... and of those that compare with stored baselines.
 void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
   AddMeasureOptions(cmd, o);
-  cmd->add_option("--baseline-dir", o.baseline_dir, "Directory of stored baselines")->capture_default_str();
-  cmd->add_flag("--require-same-env", o.require_same_env,
+  cmd->add_option("--baseline-dir", o.gate.baseline_dir, "Directory of stored baselines")->capture_default_str();
+  cmd->add_flag("--require-same-env", o.gate.require_same_env,
                 "A baseline recorded on another kernel, CPU model or CPU count is an error (exit 2)");
+  cmd->add_flag("--allow-other-host", o.gate.allow_other_host, kAllowOtherHostHelp);
 }
 
 // "perfgate 0.1.0 (commit 1a2b3c4d5e6f, libbpf v1.1)": what a bug report needs.
@@ -58,9 +63,9 @@ int PerfgateMain(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
   run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
-  run->add_flag("--trace", run_opts.trace,
+  run->add_flag("--trace", run_opts.gate.trace,
                 "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
-  run->add_option("--trace-min-us", run_opts.trace_min_us,
+  run->add_option("--trace-min-us", run_opts.gate.trace_min_us,
                   "Shortest syscall or off-CPU wait shown as a slice in the trace, in microseconds")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
@@ -92,6 +97,8 @@ int PerfgateMain(int argc, char** argv) {
   compare->add_option("results", compare_results, "Candidate results.json")->required()->check(CLI::ExistingFile);
   compare->add_option("--out", compare_out, "Output directory")->capture_default_str();
   compare->add_flag("--strict", compare_strict, "Inconclusive checks fail");
+  bool compare_other_host = false;
+  compare->add_flag("--allow-other-host", compare_other_host, kAllowOtherHostHelp);
 
   std::string report_results, report_out = "perfgate-out";
   bool report_strict = false;
@@ -112,6 +119,7 @@ int PerfgateMain(int argc, char** argv) {
                     "Re-evaluate every check against these baselines, as one run (one family of tests)");
   merge->add_flag("--strict", merge_opts.strict, "Inconclusive checks fail");
   merge->add_flag("--fdr", merge_opts.fdr, "With --baseline-dir: Benjamini-Hochberg instead of Holm");
+  merge->add_flag("--allow-other-host", merge_opts.allow_other_host, kAllowOtherHostHelp);
 
   HistoryAddOptions history_opts;
   auto* history = app.add_subcommand("history", "Keep the results of runs over commits");
@@ -180,7 +188,7 @@ int PerfgateMain(int argc, char** argv) {
   try {
     if (*run) return RunCommand(run_opts);
     if (*record) return BaselineRecordCommand(record_opts);
-    if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict);
+    if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict, compare_other_host);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
     if (*merge) return MergeCommand(merge_opts);
     if (*history_add) return HistoryAddCommand(history_opts);

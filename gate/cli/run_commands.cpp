@@ -64,21 +64,8 @@ std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) 
 // The options of a command that measures, for the pipeline; the stop flag is
 // this process's signal handlers'.
 GateOptions GateOptionsOf(const RunCommandOptions& o) {
-  GateOptions g;
-  g.suite_file = o.suite_file;
-  g.scenarios = o.scenarios;
-  g.baseline_dir = o.baseline_dir;
-  g.out_dir = o.out_dir;
-  g.repetitions = o.repetitions;
-  g.strict = o.strict;
-  g.fdr = o.fdr;
-  g.quiet = o.quiet;
-  g.require_same_env = o.require_same_env;
+  GateOptions g = o.gate;
   g.attach_types = ParseAttachTypes(o.attach_types);
-  g.shard = o.shard;
-  g.run_as = o.run_as;
-  g.trace = o.trace;
-  g.trace_min_us = o.trace_min_us;
   g.stop = &g_stop;
   return g;
 }
@@ -107,7 +94,7 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
 int RunCommand(const RunCommandOptions& o) {
   InstallStopHandlers();
   const GateOutcome outcome = GateAgainstStoredBaselines(GateOptionsOf(o), o.update_baseline);
-  PrintSummary(outcome.results, o.out_dir);
+  PrintSummary(outcome.results, o.gate.out_dir);
   return outcome.exit_code;
 }
 
@@ -131,13 +118,13 @@ int AbCommand(const AbCommandOptions& o) {
   if (!o.candidate_label.empty()) variants.candidate_label = o.candidate_label;
   InstallStopHandlers();
   const GateOutcome outcome = GateInterleaved(GateOptionsOf(o.run), variants);
-  PrintSummary(outcome.results, o.run.out_dir);
+  PrintSummary(outcome.results, o.run.gate.out_dir);
   return outcome.exit_code;
 }
 
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
-                   bool strict) {
-  const GateOutcome outcome = CompareResultFiles(baseline_file, results_file, out_dir, strict);
+                   bool strict, bool allow_other_host) {
+  const GateOutcome outcome = CompareResultFiles(baseline_file, results_file, out_dir, strict, allow_other_host);
   PrintSummary(outcome.results, out_dir);
   return outcome.exit_code;
 }

@@ -72,15 +72,9 @@ std::string MissingMetricMessage(const std::string& metric, const std::string& s
 
 // ---- formatting ------------------------------------------------------------
 
-std::string Printf(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
-std::string FormatSignedPct(double pct) { return Printf("%+.1f", pct); }
-std::string FormatPct(double pct) { return Printf("%.3g", pct) + " %"; }
-std::string FormatP(double p) { return Printf("%.2g", p); }
+std::string FormatSignedPct(double pct) { return FormatValue("%+.1f", pct); }
+std::string FormatPct(double pct) { return FormatValue("%.3g", pct) + " %"; }
+std::string FormatP(double p) { return FormatValue("%.2g", p); }
 
 std::string Subject(const CheckResult& check) { return check.spec.metric + " " + check.statistic; }
 
@@ -334,7 +328,7 @@ std::string WhatStandsOut(const Repetitions& reps, size_t i, const std::string& 
     const double strength = std::fabs(std::log(*value / median));
     if (strength <= strongest) continue;
     strongest = strength;
-    found = name + (metric.kind == MetricKind::kHistogram ? " p99" : "") + " was " + Printf("%.2g", *value / median) +
+    found = name + (metric.kind == MetricKind::kHistogram ? " p99" : "") + " was " + FormatValue("%.2g", *value / median) +
             "x its median";
   }
   return found;
@@ -422,13 +416,13 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   if (worse_significant && beyond && host_saturated && !host_busier) {
     check.verdict = Verdict::kInconclusive;
     tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host had no CPU to spare (" +
-           Printf("%.2f", std::max(0.0, *evidence.candidate_spare_cpus)) + " idle) while the candidate ran";
+           FormatValue("%.2f", std::max(0.0, *evidence.candidate_spare_cpus)) + " idle) while the candidate ran";
     report_better_p = false;
   } else if (worse_significant && beyond && host_busier) {
     check.verdict = Verdict::kInconclusive;
     tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host was busier, other work kept " +
-           Printf("%.2f", evidence.host_other_cpus->first) + " CPUs busy vs " +
-           Printf("%.2f", evidence.host_other_cpus->second) + " when the baseline was recorded";
+           FormatValue("%.2f", evidence.host_other_cpus->first) + " CPUs busy vs " +
+           FormatValue("%.2f", evidence.host_other_cpus->second) + " when the baseline was recorded";
     report_better_p = false;
   } else if (worse_significant && beyond) {
     check.verdict = Verdict::kRegression;
@@ -459,7 +453,7 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   check.p_adjusted = report_better_p ? p_better_adjusted : p_worse_adjusted;
   std::string interval;
   if (check.change_ci_low_pct && check.change_ci_high_pct) {
-    interval = ", " + Printf("%.0f", 100 * family.interval_confidence) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
+    interval = ", " + FormatValue("%.0f", 100 * family.interval_confidence) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
                " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
   }
   check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
@@ -493,6 +487,16 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       if (!ResolveCandidate(check, scenario.name, reps)) continue;
       if (check.spec.type == CheckSpec::Type::kBudget) {
         EvaluateBudget(check);
+      } else if (auto foreign = options.foreign_baselines.find(scenario.name);
+                 foreign != options.foreign_baselines.end() && baseline_scenario != nullptr) {
+        // The change is shown for what it is worth; it takes no part in the family.
+        if (GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
+          check.verdict = Verdict::kInconclusive;
+          check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
+                          FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) +
+                          " %); inconclusive: the baseline was recorded on another machine (" + foreign->second +
+                          "), so the change is not this host's (--allow-other-host compares anyway)";
+        }
       } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);

@@ -81,6 +81,12 @@ struct CompareOptions {
   // host rule is then off; a host with no CPU to spare still makes a timing
   // regression inconclusive.
   bool interleaved = false;
+  // Scenarios whose baseline was recorded on another machine (another
+  // kernel, CPU model or CPU count), with what differs. Their numbers are not
+  // this host's, so a regression check against them is inconclusive and says
+  // why, whatever the change; budgets still apply. Empty when the user opted
+  // in to comparing across machines.
+  std::map<std::string, std::string> foreign_baselines = {};
 };
 
 // Fills in every CheckResult of every scenario in `candidate` (their .spec is

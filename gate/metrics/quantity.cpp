@@ -8,12 +8,6 @@
 namespace perfgate {
 namespace {
 
-std::string Printf(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
 struct Scaled {
   double value;
   const char* unit;
@@ -61,11 +55,11 @@ std::string FormatNumber(double value) {
   if (!std::isfinite(value)) return "n/a";
   double a = std::fabs(value);
   if (a == 0) return "0";
-  if (a >= 100) return Printf("%.0f", value);
-  if (a >= 10) return Printf("%.1f", value);
-  if (a >= 1) return Printf("%.2f", value);
-  if (a >= 1e-4) return Printf("%.3g", value);
-  return Printf("%.2e", value);
+  if (a >= 100) return FormatValue("%.0f", value);
+  if (a >= 10) return FormatValue("%.1f", value);
+  if (a >= 1) return FormatValue("%.2f", value);
+  if (a >= 1e-4) return FormatValue("%.3g", value);
+  return FormatValue("%.2e", value);
 }
 
 std::string FormatQuantity(double value, const std::string& unit) {
@@ -80,6 +74,12 @@ std::string FormatQuantity(double value, const std::string& unit) {
   }
   std::string number = FormatWithSiPrefix(value);
   return unit.empty() ? number : number + " " + unit;
+}
+
+std::string FormatValue(const char* printf_format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, printf_format, value);
+  return buffer;
 }
 
 }  // namespace perfgate

@@ -10,5 +10,7 @@ namespace perfgate {
 std::string FormatQuantity(double value, const std::string& unit);
 // A bare number with about three significant digits: "0.0123", "12.3", "1234".
 std::string FormatNumber(double value);
+// `value` through a printf format with one double conversion ("%+.1f").
+std::string FormatValue(const char* printf_format, double value);
 
 }  // namespace perfgate

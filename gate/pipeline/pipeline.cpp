@@ -123,36 +123,53 @@ std::string StoredSource(const std::string& what, const Environment& recorded) {
          (here ? "" : " — another machine than this one: its numbers are not this host's");
 }
 
-// The baselines a run is compared with: each scenario's stored result and
-// where they were recorded.
+// What differs between where `recorded` was measured and `now`, in one
+// line; empty when it is the same machine.
+std::string MachineDifference(const Environment& recorded, const Environment& now) {
+  std::string what;
+  for (const auto& m : EnvironmentMismatches(recorded, now)) what += (what.empty() ? "" : "; ") + m;
+  return what;
+}
+
+// The baselines a run is compared with: each scenario's stored result, where
+// they were recorded, and which of them another machine recorded.
 struct StoredBaselines {
   std::map<std::string, ScenarioResult> scenarios;
   std::optional<Environment> environment;  // the first baseline's
   std::string source;                      // RunResults::baseline_source
+  // Scenario -> what differs, for baselines of another machine that the
+  // checks must not be judged against (CompareOptions::foreign_baselines).
+  std::map<std::string, std::string> foreign;
 
-  static StoredBaselines From(std::map<std::string, Baseline> baselines, const std::string& dir) {
+  // `now`: the machine the candidate ran on; `allow_other_host`: the user
+  // opted in to comparing across machines.
+  static StoredBaselines From(std::map<std::string, Baseline> baselines, const std::string& dir, const Environment& now,
+                              bool allow_other_host) {
     StoredBaselines out;
     if (!baselines.empty()) out.environment = baselines.begin()->second.environment;
-    for (auto& [name, b] : baselines) out.scenarios.emplace(name, std::move(b.scenario));
+    for (auto& [name, b] : baselines) {
+      const std::string difference = MachineDifference(b.environment, now);
+      if (!difference.empty() && !allow_other_host) out.foreign.emplace(name, difference);
+      out.scenarios.emplace(name, std::move(b.scenario));
+    }
     out.source =
         out.environment ? StoredSource("stored baselines in " + dir, *out.environment) : "no stored baseline in " + dir;
     return out;
   }
 };
 
-// Baselines recorded on another kernel, CPU model or CPU count: a warning, or
-// with --require-same-env an error before anything runs.
+// Baselines recorded on another kernel, CPU model or CPU count: said before
+// anything runs, or with --require-same-env an error.
 void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, Baseline>& baselines,
-                               const GateOptions& o) {
-  const Environment now = CaptureEnvironment();
+                               const GateOptions& o, const Environment& now) {
   for (const auto& [scenario, baseline] : baselines) {
-    std::vector<std::string> mismatches = EnvironmentMismatches(baseline.environment, now);
-    if (mismatches.empty()) continue;
-    std::string what;
-    for (const auto& m : mismatches) what += (what.empty() ? "" : "; ") + m;
+    const std::string what = MachineDifference(baseline.environment, now);
+    if (what.empty()) continue;
     const std::string file = BaselinePath(o.baseline_dir, suite.name, scenario);
     if (o.require_same_env) throw InputError(file + ": recorded on a different machine: " + what);
-    std::fprintf(stderr, "perfgate: warning: %s: recorded on a different machine: %s\n", file.c_str(), what.c_str());
+    std::fprintf(stderr, "perfgate: warning: %s: recorded on a different machine: %s; %s\n", file.c_str(), what.c_str(),
+                 o.allow_other_host ? "compared anyway (--allow-other-host)"
+                                    : "its regression checks are inconclusive (--allow-other-host compares anyway)");
   }
 }
 
@@ -169,8 +186,9 @@ StoredBaselines LoadSuiteBaselines(const Suite& suite, const GateOptions& o) {
       if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, suite.name, s.name))) out.emplace(s.name, std::move(*b));
     }
   }
-  CheckBaselineEnvironments(suite, out, o);
-  return StoredBaselines::From(std::move(out), o.baseline_dir);
+  const Environment now = CaptureEnvironment();
+  CheckBaselineEnvironments(suite, out, o, now);
+  return StoredBaselines::From(std::move(out), o.baseline_dir, now, o.allow_other_host);
 }
 
 size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
@@ -184,8 +202,7 @@ size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& sele
 
 // `baselines`: what adaptive scenarios are compared with at each look; none
 // (baseline record) runs them to their maximum.
-RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& ro,
-                   const std::map<std::string, ScenarioResult>* baselines) {
+RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& ro, const StoredBaselines* baselines) {
   RunOptions options = ro;
   const Environment environment = CaptureEnvironment();
   CompareOptions co;
@@ -193,8 +210,11 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
   const size_t family_size = RegressionChecks(suite, o.scenarios);
   if (baselines != nullptr) {
     options.more_repetitions = [&](const ScenarioResult& so_far) {
-      auto it = baselines->find(so_far.name);
-      return NeedsMoreRepetitions(so_far, it == baselines->end() ? nullptr : &it->second, environment, co, family_size);
+      // Another machine's baseline decides nothing: as if there were none.
+      auto it =
+          baselines->foreign.count(so_far.name) ? baselines->scenarios.end() : baselines->scenarios.find(so_far.name);
+      return NeedsMoreRepetitions(so_far, it == baselines->scenarios.end() ? nullptr : &it->second, environment, co,
+                                  family_size);
     };
   }
   RunResults results = RunSuite(suite, options);
@@ -205,11 +225,8 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
 // The checks against `baselines` (whose provenance is `source`), the verdict
 // and the exit code.
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
-              std::optional<Environment> baseline_env, const std::string& source, bool strict, bool fdr,
-              bool interleaved = false) {
-  CompareOptions co;
-  co.fdr = fdr;
-  co.interleaved = interleaved;
+              std::optional<Environment> baseline_env, const std::string& source, bool strict,
+              const CompareOptions& co) {
   EvaluateChecks(results, baselines, co);
   for (ScenarioResult& s : results.scenarios) {
     if (auto b = baselines.find(s.name); b != baselines.end()) s.baseline_repetitions = b->second.repetitions;
@@ -316,8 +333,11 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   const StoredBaselines stored = LoadSuiteBaselines(suite, o);
   const RunOptions ro = MeasureOptions(o);
-  RunResults results = Measure(suite, o, ro, &stored.scenarios);
-  Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, o.fdr);
+  RunResults results = Measure(suite, o, ro, &stored);
+  CompareOptions co;
+  co.fdr = o.fdr;
+  co.foreign_baselines = stored.foreign;
+  Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, co);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
   WriteReports(results, o.out_dir);
@@ -335,7 +355,9 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   const RunOptions ro = MeasureOptions(o);
   RunResults results = Measure(suite, o, ro, nullptr);
   // Budgets still apply to a recorded baseline; regressions have nothing to compare with.
-  Evaluate(results, {}, std::nullopt, "", o.strict, o.fdr);
+  CompareOptions co;
+  co.fdr = o.fdr;
+  Evaluate(results, {}, std::nullopt, "", o.strict, co);
   CaptureEvidence(suite, o, ro, results, {});  // `evidence: always` stores it with the baseline
   WriteReports(results, o.out_dir);
   GateOutcome outcome = Outcome(std::move(results));
@@ -376,7 +398,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   const std::string host = run.baseline.environment.hostname.empty() ? "this host" : run.baseline.environment.hostname;
   Evaluate(run.candidate, sides, run.baseline.environment,
            variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
-           o.strict, o.fdr, true);
+           o.strict, co);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteReports(run.candidate, o.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
@@ -387,7 +409,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
 }
 
 GateOutcome CompareResultFiles(const std::string& baseline_file, const std::string& results_file,
-                               const std::string& out_dir, bool strict) {
+                               const std::string& out_dir, bool strict, bool allow_other_host) {
   RunResults candidate = ReadResultsFile(results_file);
   DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   nlohmann::json bj = ReadJsonFile(baseline_file);
@@ -402,7 +424,12 @@ GateOutcome CompareResultFiles(const std::string& baseline_file, const std::stri
     env = base.environment;
     for (auto& s : base.scenarios) baselines.emplace(s.name, std::move(s));
   }
-  Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env), strict, false);
+  CompareOptions co;
+  const std::string difference = MachineDifference(*env, candidate.environment);
+  if (!difference.empty() && !allow_other_host) {
+    for (const auto& [name, scenario] : baselines) co.foreign_baselines.emplace(name, difference);
+  }
+  Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env), strict, co);
   // Stored results may carry evidence already: the baseline's is its side.
   AddBaselineEvidence(candidate, baselines);
   WriteReports(candidate, out_dir);
@@ -435,8 +462,12 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
         if (b) baselines.emplace(s.name, std::move(*b));
       }
     }
-    const StoredBaselines stored = StoredBaselines::From(std::move(baselines), o.baseline_dir);
-    Evaluate(merged, stored.scenarios, stored.environment, stored.source, o.strict, o.fdr);
+    const StoredBaselines stored =
+        StoredBaselines::From(std::move(baselines), o.baseline_dir, merged.environment, o.allow_other_host);
+    CompareOptions co;
+    co.fdr = o.fdr;
+    co.foreign_baselines = stored.foreign;
+    Evaluate(merged, stored.scenarios, stored.environment, stored.source, o.strict, co);
     AddBaselineEvidence(merged, stored.scenarios);
   }
   WriteReports(merged, out_dir);

@@ -35,6 +35,7 @@ struct GateOptions {
   bool fdr = false;                // false discovery rate instead of family-wise error
   bool quiet = false;
   bool require_same_env = false;         // a baseline from another kernel/CPU is an error
+  bool allow_other_host = false;         // ... or, opted in, decides regression checks anyway
   std::vector<AttachType> attach_types;  // restrict the loader (testing, debugging)
   std::string shard;                     // "K/N": this runner's share of the scenarios
   std::string run_as;                    // every scenario's workload runs as this user
@@ -74,8 +75,10 @@ GateOutcome RecordBaselines(const GateOptions& options);
 GateOutcome GateInterleaved(const GateOptions& options, const AbVariants& variants);
 // perfgate compare: stored results against a baseline file (one scenario's
 // baseline or a whole results file).
+// A baseline recorded on another machine than the results decides no
+// regression check unless `allow_other_host`.
 GateOutcome CompareResultFiles(const std::string& baseline_file, const std::string& results_file,
-                               const std::string& out_dir, bool strict);
+                               const std::string& out_dir, bool strict, bool allow_other_host);
 // perfgate report: the verdict of stored results again, and their reports.
 GateOutcome RerenderResults(const std::string& results_file, const std::string& out_dir, bool strict);
 
@@ -85,6 +88,7 @@ struct MergeOptions {
   std::string baseline_dir;  // when set, re-evaluate every check against it as one run
   bool strict = false;
   bool fdr = false;
+  bool allow_other_host = false;  // baselines of another machine than the results' decide checks too
 };
 // perfgate merge: shards of one suite into one results file, reports next to it.
 GateOutcome MergeResultFiles(const MergeOptions& options);

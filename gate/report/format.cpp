@@ -4,23 +4,14 @@
 #include <cstdio>
 
 namespace perfgate {
-namespace {
-
-std::string Printf(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
-}  // namespace
 
 std::string FormatPercent(double pct) {
   if (!std::isfinite(pct)) return "n/a";
   // Three significant digits, and never "-0.0%".
   double rounded = std::round(pct * 10) / 10;
   if (rounded == 0) return "+0.0%";
-  if (std::fabs(pct) >= 1000) return Printf("%+.0f%%", pct);
-  return Printf("%+.1f%%", pct);
+  if (std::fabs(pct) >= 1000) return FormatValue("%+.0f%%", pct);
+  return FormatValue("%+.1f%%", pct);
 }
 
 std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high) {
@@ -31,7 +22,7 @@ std::string FormatInterval(const std::optional<double>& low, const std::optional
 std::string FormatPValue(const std::optional<double>& p) {
   if (!p || !std::isfinite(*p)) return "";
   if (*p < 1e-4) return "<0.0001";
-  return Printf("%.2g", *p);
+  return FormatValue("%.2g", *p);
 }
 
 bool HasBaseline(const CheckResult& check) { return !check.baseline_values.empty(); }

@@ -155,7 +155,8 @@ TEST_F(GateTest, OverheadOfACrashingWorkloadExitsThree) {
 TEST_F(GateTest, BaselineFromAnotherKernelWarnsOrWithRequireSameEnvExitsTwo) {
   std::string suite = dir_ / "env.json";
   WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "20"])", "[]",
-                                R"([{"metric": "workload.max_rss", "max": 1e12}])"));
+                                R"([{"metric": "workload.max_rss", "max": 1e12},
+                                    {"metric": "workload.wall_time", "max_regression_pct": 1000}])"));
   std::string baselines = dir_ / "baselines";
   ASSERT_EQ(RunCli({"baseline", "record", suite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
   const fs::path file = fs::path(baselines) / "t/s.json";
@@ -174,6 +175,19 @@ TEST_F(GateTest, BaselineFromAnotherKernelWarnsOrWithRequireSameEnvExitsTwo) {
   EXPECT_NE(lenient.output.find("warning"), std::string::npos) << lenient.output;
   EXPECT_NE(ReadFile(dir_ / "o2/summary.md").find("Baseline from a different machine"), std::string::npos);
   EXPECT_NE(ReadFile(dir_ / "o2/report/index.html").find("Baseline from a different machine"), std::string::npos);
+  // Another machine's numbers decide no regression check, and every report says what was compared.
+  nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o2/results.json"));
+  const nlohmann::json& regression = results["scenarios"][0]["checks"][1];
+  EXPECT_EQ(regression["verdict"], "inconclusive") << regression.dump();
+  EXPECT_NE(regression["message"].get<std::string>().find("recorded on another machine"), std::string::npos);
+  EXPECT_NE(results["baseline_source"].get<std::string>().find("another machine than this one"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "o2/summary.md").find("Compared against: stored baselines in "), std::string::npos);
+
+  // Opted in, it is judged: a 1000 % threshold passes.
+  CliRun opted = RunCli({"run", suite, "--baseline-dir", baselines, "--out", dir_ / "o3", "--allow-other-host"});
+  EXPECT_EQ(opted.exit_code, 0) << opted.output;
+  nlohmann::json judged = nlohmann::json::parse(ReadFile(dir_ / "o3/results.json"));
+  EXPECT_EQ(judged["scenarios"][0]["checks"][1]["verdict"], "pass") << judged["scenarios"][0]["checks"][1].dump();
 }
 
 TEST_F(GateTest, PageAllocationBudgetBelowObservedRateFails) {

@@ -345,6 +345,29 @@ TEST(Compare, FdrOptionUsesBenjaminiHochberg) {
   EXPECT_NE(run.scenarios[0].checks[0].message.find("(BH "), std::string::npos);
 }
 
+TEST(Compare, BaselineOfAnotherMachineDecidesNoRegressionCheckButBudgetsStillApply) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("s", "m", {2.0, 2.1, 2.05, 2.02, 2.08, 2.03}));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("m", 10)));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("m", "value", 1.5)));
+  const std::map<std::string, ScenarioResult> baseline{
+      {"s", FixedScenario("s", "m", {1.0, 1.01, 0.99, 1.02, 0.98, 1.0})}};
+  CompareOptions options;
+  options.foreign_baselines = {{"s", "kernel: 6.1.0 (baseline) vs 6.18.0 (now)"}};
+  EvaluateChecks(run, baseline, options);
+  const CheckResult& regression = run.scenarios[0].checks[0];
+  EXPECT_EQ(regression.verdict, Verdict::kInconclusive) << regression.message;
+  EXPECT_NE(regression.message.find("recorded on another machine (kernel: 6.1.0 (baseline) vs 6.18.0 (now))"),
+            std::string::npos)
+      << regression.message;
+  EXPECT_GT(regression.change_pct, 90);  // the change is still shown
+  EXPECT_EQ(run.scenarios[0].checks[1].verdict, Verdict::kRegression) << run.scenarios[0].checks[1].message;
+
+  // Opted in (no foreign baselines): the same numbers are a regression.
+  EvaluateChecks(run, baseline, {});
+  EXPECT_EQ(run.scenarios[0].checks[0].verdict, Verdict::kRegression) << run.scenarios[0].checks[0].message;
+}
+
 TEST(Compare, MissingBaselineScenarioIsInconclusive) {
   RunResults run;
   run.scenarios.push_back(FixedScenario("new", "m", {1, 1.1, 1.2}));
