@@ -14,6 +14,7 @@
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
 #include "report/format.h"
+#include "report/outcome.h"
 
 namespace perfgate {
 
@@ -70,10 +71,12 @@ GateOptions GateOptionsOf(const RunCommandOptions& o) {
   return g;
 }
 
+// The counts are the reports' own (report/outcome.h): a scenario that could
+// not run is one error besides its checks' on the console, in JUnit and in
+// summary.md alike.
 void PrintSummary(const RunResults& r, const std::string& out_dir) {
-  int counts[5] = {0, 0, 0, 0, 0};
+  const OutcomeCounts counts = CountOutcomes(r);
   for (const auto& s : r.scenarios) {
-    for (const auto& c : s.checks) counts[static_cast<int>(c.verdict)]++;
     if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", OneLine(s.error).c_str());
     for (const auto& c : s.checks) {
       if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
@@ -85,8 +88,9 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
   std::printf("perfgate: compared against %s\n",
               r.baseline_source.empty() ? "no baseline (budgets only)" : OneLine(r.baseline_source).c_str());
   std::printf("perfgate: %s%s — %d passed, %d regressed, %d improved, %d inconclusive, %d errors; reports in %s\n",
-              ToString(r.verdict).c_str(), r.partial ? " (partial run)" : "", counts[0], counts[1], counts[2],
-              counts[3], counts[4], out_dir.c_str());
+              ToString(r.verdict).c_str(), r.partial ? " (partial run)" : "", counts.passed,
+              counts.regressed + counts.over_budget, counts.improved, counts.inconclusive, counts.errors,
+              out_dir.c_str());
 }
 
 }  // namespace

@@ -153,12 +153,12 @@ struct CheckEvidence {
   // Median idle CPUs while the candidate ran (CPU count minus other work minus
   // the workload's own use), when known.
   std::optional<double> candidate_spare_cpus;
-  Repetitions candidate;  // the candidate's measured repetitions, for the outlier note
+  Repetitions candidate;                          // the candidate's measured repetitions, for the outlier note
   const AdaptiveRepetitions* adaptive = nullptr;  // the scenario's plan, when adaptive
   // The level of the look where the scenario stopped, over alpha (1: a fixed count).
   double level_scale = 1;
   bool interleaved = false;  // CompareOptions::interleaved
-  std::string test;  // "rank+KS, " when KS gave a second opinion (tails)
+  std::string test;          // "rank+KS, " when KS gave a second opinion (tails)
 };
 
 bool IsTailStatistic(const std::string& statistic) {
@@ -180,7 +180,8 @@ std::optional<double> SpareCpus(const Repetitions& candidate, int cpu_count) {
     auto other = metrics->find(kHostOtherCpus);
     auto cpu = metrics->find("workload.cpu_time");
     auto wall = metrics->find("workload.wall_time");
-    if (other == metrics->end() || cpu == metrics->end() || wall == metrics->end() || !(wall->second.value > 0)) continue;
+    if (other == metrics->end() || cpu == metrics->end() || wall == metrics->end() || !(wall->second.value > 0))
+      continue;
     spare.push_back(cpu_count - other->second.value - cpu->second.value / wall->second.value);
   }
   if (spare.empty()) return std::nullopt;
@@ -240,8 +241,8 @@ stats::RelativeChange ChangeInterval(const std::vector<double>& baseline, const 
   return stats::RelativeChangeOfMedians(baseline, candidate, confidence);
 }
 
-std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::string& scenario, const ScenarioResult* baseline,
-                                       double confidence) {
+std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::string& scenario,
+                                            const ScenarioResult* baseline, double confidence) {
   if (baseline == nullptr) {
     check.verdict = Verdict::kInconclusive;
     check.message = Subject(check) + ": no baseline for scenario " + scenario;
@@ -328,8 +329,8 @@ std::string WhatStandsOut(const Repetitions& reps, size_t i, const std::string& 
     const double strength = std::fabs(std::log(*value / median));
     if (strength <= strongest) continue;
     strongest = strength;
-    found = name + (metric.kind == MetricKind::kHistogram ? " p99" : "") + " was " + FormatValue("%.2g", *value / median) +
-            "x its median";
+    found = name + (metric.kind == MetricKind::kHistogram ? " p99" : "") + " was " +
+            FormatValue("%.2g", *value / median) + "x its median";
   }
   return found;
 }
@@ -410,8 +411,8 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
                            evidence.host_other_cpus->first - evidence.host_other_cpus->second > kBusierHostCpus;
   // Saturated by other work, not by the workload alone (one busy thread on a
   // one-CPU host leaves nothing idle and is still a fair measurement).
-  const bool host_saturated = IsTimeUnit(check.unit) && evidence.candidate_spare_cpus && evidence.host_other_cpus &&
-                              *evidence.candidate_spare_cpus < kBusierHostCpus &&
+  const bool host_saturated = !evidence.interleaved && IsTimeUnit(check.unit) && evidence.candidate_spare_cpus &&
+                              evidence.host_other_cpus && *evidence.candidate_spare_cpus < kBusierHostCpus &&
                               evidence.host_other_cpus->first > kBusierHostCpus;
   if (worse_significant && beyond && host_saturated && !host_busier) {
     check.verdict = Verdict::kInconclusive;
@@ -453,8 +454,8 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   check.p_adjusted = report_better_p ? p_better_adjusted : p_worse_adjusted;
   std::string interval;
   if (check.change_ci_low_pct && check.change_ci_high_pct) {
-    interval = ", " + FormatValue("%.0f", 100 * family.interval_confidence) + " % CI " + FormatSignedPct(*check.change_ci_low_pct) +
-               " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
+    interval = ", " + FormatValue("%.0f", 100 * family.interval_confidence) + " % CI " +
+               FormatSignedPct(*check.change_ci_low_pct) + " … " + FormatSignedPct(*check.change_ci_high_pct) + " %";
   }
   check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
                   FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) + " %" +
@@ -493,7 +494,8 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         if (GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
           check.verdict = Verdict::kInconclusive;
           check.message = Subject(check) + ": " + FormatQuantity(check.baseline_median, check.unit) + " → " +
-                          FormatQuantity(check.candidate_median, check.unit) + " (" + FormatSignedPct(check.change_pct) +
+                          FormatQuantity(check.candidate_median, check.unit) + " (" +
+                          FormatSignedPct(check.change_pct) +
                           " %); inconclusive: the baseline was recorded on another machine (" + foreign->second +
                           "), so the change is not this host's (--allow-other-host compares anyway)";
         }

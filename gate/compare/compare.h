@@ -31,10 +31,11 @@
 //                ... unless the metric is a time and the host was busier:
 //                the median of host.other_cpus (other work on the machine
 //                during each repetition) exceeds the baseline's by more than
-//                0.25 CPUs (stored baselines only: not when both sides ran
-//                interleaved in one job), or other work (> 0.25 CPUs) left the host under
+//                0.25 CPUs, or other work (> 0.25 CPUs) left the host under
 //                0.25 CPUs idle while the candidate ran (CPU count - other
 //                work - the workload's own use) -> inconclusive, saying so
+//                (stored baselines only: not when both sides ran interleaved
+//                in one job, CompareOptions::interleaved)
 //   improvement  adjusted p_better < alpha  and  the good-direction change > T
 //   pass         d <= T  and  ( d_max <= T
 //                               or (adjusted p_worse >= alpha and MDE <= T) )
@@ -75,11 +76,9 @@ struct CompareOptions {
   // run (compare/adaptive.h) counts the checks of the scenarios still to come.
   size_t family_size_at_least = 0;
   // The baseline's repetitions ran interleaved with the candidate's in this
-  // job on this host (perfgate ab): the host's state of the moment fell on
-  // both sides alike, so more other work during one side's repetitions is
-  // chance, not a quieter host when the baseline was recorded. The busier-
-  // host rule is then off; a host with no CPU to spare still makes a timing
-  // regression inconclusive.
+  // job on this host (perfgate ab): the host's state of the moment, busy or
+  // quiet, fell on both sides alike, so neither the busier-host nor the
+  // saturated-host rule applies; the pairs' noise is the rank test's to weigh.
   bool interleaved = false;
   // Scenarios whose baseline was recorded on another machine (another
   // kernel, CPU model or CPU count), with what differs. Their numbers are not

@@ -32,6 +32,7 @@ RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict) {
     if (merged.baseline_source.empty()) merged.baseline_source = shard.results.baseline_source;
   }
   merged.verdict = OverallVerdict(merged);
+  merged.strict = strict;
   merged.exit_code = ExitCodeFor(merged, strict);
   return merged;
 }

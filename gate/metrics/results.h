@@ -168,6 +168,7 @@ struct RunResults {
   std::string baseline_source;
   std::vector<ScenarioResult> scenarios;
   bool partial = false;   // the run was interrupted; what is here was measured
+  bool strict = false;    // inconclusive checks fail the run (--strict), in every report
   Verdict verdict = Verdict::kPass;
   int exit_code = 0;
 };

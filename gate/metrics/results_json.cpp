@@ -418,6 +418,7 @@ json ToJson(const RunResults& res) {
             {"exit_code", res.exit_code}};
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
+  if (res.strict) j["strict"] = true;
   return j;
 }
 
@@ -438,6 +439,7 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
     res.baseline_environment = EnvironmentFromJson(r.Get("baseline_environment"), file, r.At("baseline_environment"));
   }
   res.baseline_source = r.String("baseline_source", "");
+  res.strict = r.Bool("strict", false);
   const json& scenarios = r.ArrayOrEmpty("scenarios");
   for (size_t i = 0; i < scenarios.size(); ++i) {
     res.scenarios.push_back(ScenarioFromJson(scenarios[i], file, r.At("scenarios", i)));

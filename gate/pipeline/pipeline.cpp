@@ -233,6 +233,7 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
   }
   results.baseline_environment = std::move(baseline_env);
   results.baseline_source = source;
+  results.strict = strict;
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
 }
@@ -439,6 +440,7 @@ GateOutcome CompareResultFiles(const std::string& baseline_file, const std::stri
 GateOutcome RerenderResults(const std::string& results_file, const std::string& out_dir, bool strict) {
   RunResults results = ReadResultsFile(results_file);
   DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "--out");
+  results.strict = strict;
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
   WriteReports(results, out_dir);

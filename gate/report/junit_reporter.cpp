@@ -25,14 +25,21 @@ std::string Attr(std::string_view name, const std::string& value) {
 
 std::string Attr(std::string_view name, int value) { return Attr(name, std::to_string(value)); }
 
-// A message attribute: CI tools show it as one line (an annotation title, a
-// table cell), so line breaks become spaces and its length is capped.
-std::string MessageAttr(const std::string& text) {
-  std::string line = Abbreviate(text, kMaxMessageBytes);
-  for (char& c : line) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+// `text` on one line: control characters (newline, CR, tab, escapes) become
+// spaces. Test names and messages are shown as one line (an annotation
+// title, a table cell, a test's identity), and a newline in a name splits one
+// test into two for some consumers.
+std::string OneLineAttribute(std::string text) {
+  for (char& c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
   }
-  return Attr("message", line);
+  return text;
+}
+
+// A message attribute, one line and capped in length.
+std::string MessageAttr(const std::string& text) {
+  return Attr("message", OneLineAttribute(Abbreviate(text, kMaxMessageBytes)));
 }
 
 // Seconds as JUnit wants them: plain decimal, no unit.
@@ -127,8 +134,10 @@ std::string Detail(const CheckResult& check) {
   return Abbreviate(text, kMaxDetailBytes);
 }
 
-// The <failure>/<error>/<skipped> child of a check's testcase, or "" when it passed.
-std::string CheckOutcomeElement(const CheckResult& check) {
+// The <failure>/<error>/<skipped> child of a check's testcase, or "" when it
+// passed. With --strict an inconclusive check fails the run, so it is a
+// failure here too: a red job never shows only green and skipped tests.
+std::string CheckOutcomeElement(const CheckResult& check, bool strict) {
   std::string message = OneLineSummary(check);
   switch (OutcomeOf(check)) {
     case Outcome::kRegressed:
@@ -143,6 +152,10 @@ std::string CheckOutcomeElement(const CheckResult& check) {
              ">" + XmlEscape(Detail(check)) + "</error>\n";
     }
     case Outcome::kInconclusive:
+      if (strict) {
+        return "      <failure" + Attr("type", "Inconclusive") + MessageAttr("inconclusive (--strict): " + message) +
+               ">" + XmlEscape(Detail(check)) + "</failure>\n";
+      }
       return "      <skipped" + MessageAttr("inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
              "</skipped>\n";
     case Outcome::kImproved:
@@ -176,9 +189,19 @@ class UniqueNames {
   std::set<std::string> used_;
 };
 
-std::string Testcase(const std::string& classname, const std::string& name, const std::string& body) {
-  return "    <testcase" + Attr("classname", classname) + Attr("name", name) + Attr("time", "0.000") + ">\n" + body +
+// `file`: the suite file, so that annotations point at the suite that
+// defines the check rather than at a results or baseline file.
+std::string Testcase(const std::string& classname, const std::string& name, const std::string& file,
+                     const std::string& body) {
+  return "    <testcase" + Attr("classname", OneLineAttribute(classname)) + Attr("name", OneLineAttribute(name)) +
+         (file.empty() ? "" : Attr("file", OneLineAttribute(file))) + Attr("time", "0.000") + ">\n" + body +
          "    </testcase>\n";
+}
+
+// Failures as the exit code counts them: regressions, budgets exceeded and,
+// with --strict, inconclusive checks.
+int Failures(const OutcomeCounts& counts, bool strict) {
+  return counts.regressed + counts.over_budget + (strict ? counts.inconclusive : 0);
 }
 
 Properties ScenarioProperties(const RunResults& results, const ScenarioResult& scenario) {
@@ -199,20 +222,21 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   std::string cases;
   if (!scenario.error.empty()) {
     std::string message = scenario.name + " failed to run: " + scenario.error;
-    cases += Testcase(classname, names.Take("run"),
+    cases += Testcase(classname, names.Take("run"), results.suite_file,
                       "      <error" + Attr("type", "InfrastructureError") + MessageAttr(message) + ">" +
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
   for (const CheckResult& check : scenario.checks) {
-    cases += Testcase(classname, names.Take(CheckName(check)),
-                      PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check));
+    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file,
+                      PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check, results.strict));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);
   const std::string& timestamp = scenario.timestamp.empty() ? results.environment.timestamp : scenario.timestamp;
-  std::string xml = "  <testsuite" + Attr("name", classname) + Attr("tests", counts.total()) +
-                    Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
-                    Attr("skipped", counts.inconclusive) + Attr("time", Seconds(scenario.duration_s));
+  std::string xml = "  <testsuite" + Attr("name", OneLineAttribute(classname)) + Attr("tests", counts.total()) +
+                    Attr("failures", Failures(counts, results.strict)) + Attr("errors", counts.errors) +
+                    Attr("skipped", results.strict ? 0 : counts.inconclusive) +
+                    Attr("time", Seconds(scenario.duration_s));
   xml += TimestampAttr(timestamp);
   if (!results.environment.hostname.empty()) xml += Attr("hostname", results.environment.hostname);
   xml += ">\n";
@@ -227,9 +251,9 @@ std::string JUnitReporter::Render(const RunResults& results) const {
   for (const ScenarioResult& scenario : results.scenarios) seconds += scenario.duration_s;
 
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += "<testsuites" + Attr("name", "perfgate " + results.suite) + Attr("tests", counts.total()) +
-         Attr("failures", counts.regressed + counts.over_budget) + Attr("errors", counts.errors) +
-         Attr("skipped", counts.inconclusive) + Attr("time", Seconds(seconds));
+  xml += "<testsuites" + Attr("name", OneLineAttribute("perfgate " + results.suite)) + Attr("tests", counts.total()) +
+         Attr("failures", Failures(counts, results.strict)) + Attr("errors", counts.errors) +
+         Attr("skipped", results.strict ? 0 : counts.inconclusive) + Attr("time", Seconds(seconds));
   xml += TimestampAttr(results.environment.timestamp);
   xml += ">\n";
   for (const ScenarioResult& scenario : results.scenarios) xml += Testsuite(results, scenario);

@@ -406,6 +406,28 @@ TEST_F(ReportTest, JUnitMessagesAreOneLine) {
   EXPECT_NE(xml.find("failed to run: workload timed out after 60 s &lt;script&gt;"), std::string::npos);
 }
 
+TEST_F(ReportTest, JUnitUnderStrictCountsInconclusiveChecksAsFailures) {
+  results_.strict = true;
+  std::string xml = JUnitReporter().Render(results_);
+  EXPECT_EQ(Count(xml, "<skipped "), 0u);
+  EXPECT_EQ(Count(xml, "<failure type=\"Inconclusive\" message=\"inconclusive (--strict): "), 1u);
+  std::string root = xml.substr(xml.find("<testsuites "), xml.find('>', xml.find("<testsuites ")));
+  EXPECT_EQ(IntAttribute(root, "failures"), 3);
+  EXPECT_EQ(IntAttribute(root, "skipped"), 0);
+}
+
+TEST_F(ReportTest, JUnitNamesAreOneLineAndTestcasesNameTheSuiteFile) {
+  results_.suite_file = "perf/suite.json";
+  results_.scenarios[0].checks[0].spec.name = "two\nlines\tand\rreturn";
+  std::string xml = JUnitReporter().Render(results_);
+  EXPECT_NE(xml.find("name=\"two lines and return\""), std::string::npos);
+  std::regex attribute(" (?:name|classname)=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), attribute); it != std::sregex_iterator(); ++it) {
+    EXPECT_EQ((*it)[1].str().find("&#"), std::string::npos) << (*it)[0];
+  }
+  EXPECT_EQ(Count(xml, " file=\"perf/suite.json\""), Count(xml, "<testcase "));
+}
+
 TEST_F(ReportTest, JUnitOmitsATimestampThatIsNotIso8601) {
   results_.environment.timestamp = "yesterday <noon>";
   results_.scenarios[0].timestamp = "2024-05-01T12:00:01.5+02:00";
