@@ -1,6 +1,7 @@
 // The CI examples in ci/github parse as YAML and hang together: every
-// workflow has triggers and jobs, and the PR-comment workflow follows the
-// presubmit by its name. Parsed by python3-yaml (ci/install-deps.sh).
+// workflow has triggers and jobs, the PR-comment workflow follows the
+// presubmit by its name, the composite actions are well formed, and the
+// presubmit gates perfgate with its own pull-request gate. Parsed by python3-yaml (ci/install-deps.sh).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -29,6 +30,19 @@ for path in sorted(glob.glob(sys.argv[1] + '/ci/github/*.yml')):
     workflows[doc['name']] = triggers
 followed = workflows['perfgate PR comment']['workflow_run']['workflows']
 assert all(w in workflows for w in followed), 'workflow_run follows an unknown workflow: ' + str(followed)
+# Composite actions: every shell step names its shell, every input it uses is declared.
+import re
+for path in sorted(glob.glob(sys.argv[1] + '/ci/github/*/action.yml')):
+    with open(path) as f:
+        action = yaml.safe_load(f)
+    assert action['runs']['using'] == 'composite', path + ': not a composite action'
+    for step in action['runs']['steps']:
+        assert 'uses' in step or step.get('shell'), path + ': a run step without shell'
+    used = set(re.findall(r'inputs\.([a-z0-9-]+)', open(path).read()))
+    assert used <= set(action['inputs']), path + ': undeclared inputs ' + str(used - set(action['inputs']))
+# perfgate's own presubmit gates itself with that action.
+steps = [s for job in yaml.safe_load(open(sys.argv[1] + '/ci/github/presubmit.yml'))['jobs'].values() for s in job['steps']]
+assert any(s.get('uses') == './ci/github/pr-gate' for s in steps), 'presubmit does not use the pull-request gate'
 print(len(workflows))
 )py";
 
