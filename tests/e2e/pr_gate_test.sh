@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End to end, as a downstream project uses the pull-request gate: a small C
-# project in a git repository made here (its build script and a perfgate
-# suite), one pull request that slows its hot function by about 20 % and one
-# that changes only a comment. ci/pr-gate.sh, driven with the environment
+# project in a git repository made here (tests/e2e/downstream_project.sh:
+# its build script and a perfgate suite), one pull request that slows its hot
+# function by about 20 % and one that changes only a comment. ci/pr-gate.sh, driven with the environment
 # GitHub gives it (an event file, a step summary), must fail the first (exit
 # 1, the PR comment and JUnit name the check) and pass the second; a fork's
 # pull request without the approval label is refused; the build and the
@@ -22,78 +22,9 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 chmod 0755 "$scratch"
 repo=$scratch/project
-mkdir -p "$repo/perf"
+source "$source_dir/tests/e2e/downstream_project.sh"
+make_downstream_project "$repo"
 cd "$repo"
-git init -q -b main
-git config user.email dev@example.com
-git config user.name "A developer"
-
-# The hot function does ROUNDS passes over a buffer; the slow pull request
-# does a fifth more. The program refuses to run as root: the gate must not
-# give the pull request's code root.
-cat >work.c <<'C'
-#include <stdint.h>
-#include <stdio.h>
-#include <unistd.h>
-
-#define ROUNDS 600 /* passes over the buffer */
-
-static uint8_t buffer[1 << 16];
-
-/* Mixes the buffer ROUNDS times. */
-__attribute__((noinline)) static uint64_t mix(void) {
-  uint64_t h = 1469598103934665603ull;
-  for (int r = 0; r < ROUNDS; r++)
-    for (size_t i = 0; i < sizeof buffer; i++) h = (h ^ buffer[i]) * 1099511628211ull + (uint64_t)r;
-  return h;
-}
-
-int main(void) {
-  if (getuid() == 0) {
-    fprintf(stderr, "work: refusing to run as root\n");
-    return 3;
-  }
-  for (size_t i = 0; i < sizeof buffer; i++) buffer[i] = (uint8_t)(i * 31);
-  printf("%llu\n", (unsigned long long)mix());
-  return 0;
-}
-C
-cat >build.sh <<'SH'
-#!/bin/sh
-set -e
-mkdir -p build
-id -u > build/built-by-uid
-cc -O2 -o build/work work.c
-SH
-cat >perf/suite.json <<'JSON'
-// The downstream project's gate: its hot function's time.
-{
-  "name": "downstream",
-  "scenarios": [
-    {
-      "name": "mix",
-      "workload": { "kind": "command", "argv": ["${BUILD_DIR}/work"] },
-      "warmup": 1,
-      "repetitions": 12,
-      "timeout_s": 60,
-      "probes": [{ "name": "sched", "scope": "workload" }],
-      "checks": [
-        { "metric": "workload.cpu_time", "statistic": "value", "type": "regression", "max_regression_pct": 8 }
-      ]
-    }
-  ]
-}
-JSON
-git add -A
-git commit -qm "The project with its perfgate suite"
-git checkout -qb slow
-sed -i 's/#define ROUNDS 600 /#define ROUNDS 720 /' work.c
-git commit -qam "Mix a fifth more rounds"
-git checkout -q main
-git checkout -qb comment
-sed -i 's|/\* Mixes the buffer ROUNDS times. \*/|/* Mixes the buffer ROUNDS times (FNV-1a style). */|' work.c
-git commit -qam "Say what the mixing is"
-git checkout -q main
 
 gate() {  # gate NAME HEAD [EVENT_HEAD_REPO [LABEL]]
   local name=$1 head=$2 head_repo=${3:-me/project} label=${4:-}
