@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,11 +69,9 @@ std::string TopGrowingFrame(const ScenarioResult& scenario) {
   return rows.empty() ? "(empty)" : rows[0].frame;
 }
 
-// The frames of the report's differential `kind` flame graph whose share grew
-// most (within 0.1 pp of the largest growth), read from their tooltips:
-// "name\n...\nbaseline A % -> candidate B % (+X pp)".
 // Each frame's growth in percentage points, as the differential flame graph
-// of `kind` in the report states it in its frames' titles (a name's largest).
+// of `kind` in the report states it in its frames' titles ("name\n...\n
+// baseline A % -> candidate B % (+X pp)"; a name's largest).
 std::map<std::string, double> GrowthInDifferentialGraph(const std::string& html, const std::string& kind) {
   std::map<std::string, double> growth;
   const size_t start = html.find("aria-label=\"differential " + kind + " flame graph");
@@ -89,18 +88,6 @@ std::map<std::string, double> GrowthInDifferentialGraph(const std::string& html,
     if (!added) it->second = std::max(it->second, delta);
   }
   return growth;
-}
-
-std::vector<std::string> MostGrownInDifferentialGraph(const std::string& html, const std::string& kind) {
-  const std::map<std::string, double> growth = GrowthInDifferentialGraph(html, kind);
-  if (growth.empty()) return {"(no differential " + kind + " graph)"};
-  double most = -1e9;
-  for (const auto& [name, delta] : growth) most = std::max(most, delta);
-  std::vector<std::string> names;
-  for (const auto& [name, delta] : growth) {
-    if (delta >= most - 0.1) names.push_back(name);
-  }
-  return names;
 }
 
 ScenarioResult ReadScenario(const std::string& results_file) {
@@ -243,8 +230,28 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const size_t code = html.find("<code>", first_row);
   ASSERT_NE(code, std::string::npos);
   EXPECT_EQ(html.substr(code + 6, html.find("</code>", code) - code - 6), "perfgate_test_hot_loop");
-  // The differential graph's most grown frame is the same function, and only it.
-  EXPECT_EQ(MostGrownInDifferentialGraph(html, "on-cpu"), std::vector<std::string>{"perfgate_test_hot_loop"});
+  // In the differential graph the function grew, and no frame off its
+  // callers' path grew as much. Its callers (main, the C library's start)
+  // are left out: a caller's frame holds the function and all else below
+  // it, whose share moves from run to run (on a loaded host, more of it), so
+  // it may come out a few points above the function or below it.
+  const std::map<std::string, double> growth = GrowthInDifferentialGraph(html, "on-cpu");
+  ASSERT_EQ(growth.count("perfgate_test_hot_loop"), 1u) << ::testing::PrintToString(growth);
+  const double hot_growth = growth.at("perfgate_test_hot_loop");
+  EXPECT_GT(hot_growth, 10) << ::testing::PrintToString(growth);
+  std::set<std::string> callers;
+  for (const auto& [stack, weight] : (*candidate)["stacks"].items()) {
+    const size_t at = stack.find(";perfgate_test_hot_loop");
+    if (at == std::string::npos) continue;
+    std::stringstream frames(stack.substr(0, at));
+    for (std::string frame; std::getline(frames, frame, ';');) callers.insert(frame);
+  }
+  EXPECT_FALSE(callers.empty()) << candidate->dump(1);
+  for (const auto& [name, delta] : growth) {
+    // The graph names a frame that is not user code with its kind: "libc.so.6+0x27249 (unknown)".
+    if (name == "perfgate_test_hot_loop" || callers.count(name.substr(0, name.find(" ("))) != 0) continue;
+    EXPECT_LE(delta, hot_growth + 0.1) << name << " " << ::testing::PrintToString(growth);
+  }
   // Built with line tables: the row names the line the samples fell on,
   // inside the function's loop (evidence_workload.cpp lines 29-40).
   const size_t row_end = html.find("</tr>", code);
