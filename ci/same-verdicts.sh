@@ -8,6 +8,9 @@
 #
 #   ci/same-verdicts.sh OLD_PERFGATE NEW_PERFGATE BASELINE_DIR RESULTS.json...
 #
+# NEW_COMPARE_ARGS (environment): more arguments for the new build's merge
+# and compare, for a flag the old build did not have (--allow-other-host).
+#
 # Exit 0 when every verdict and exit code agree, 1 otherwise.
 set -uo pipefail
 
@@ -37,20 +40,23 @@ status=0
 same=0
 differ=0
 n=0
+read -r -a new_args <<<"${NEW_COMPARE_ARGS:-}"
 for results in "$@"; do
   n=$((n + 1))
   suite=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["suite"])' "$results")
   for side in old new; do
     bin=${!side}
+    extra=()
+    [ $side = new ] && extra=("${new_args[@]}")
     dir="$scratch/$n/$side"
     "$bin" report "$results" --out "$dir/report" >/dev/null 2>&1
     echo $? >"$dir.report.rc"
-    "$bin" merge "$results" -o "$dir/merge/merged.json" --baseline-dir "$baseline_dir" >/dev/null 2>&1
+    "$bin" merge "$results" -o "$dir/merge/merged.json" --baseline-dir "$baseline_dir" "${extra[@]}" >/dev/null 2>&1
     echo $? >"$dir.merge.rc"
     for b in "$baseline_dir/$suite"/*.json; do
       [ -f "$b" ] || continue
       name=compare-$(basename "$b" .json)
-      "$bin" compare "$b" "$results" --out "$dir/$name" >/dev/null 2>&1
+      "$bin" compare "$b" "$results" --out "$dir/$name" "${extra[@]}" >/dev/null 2>&1
       echo $? >"$dir.$name.rc"
     done
   done
