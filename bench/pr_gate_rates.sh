@@ -12,6 +12,7 @@ source "$here/common.sh"
 source "$here/../tests/e2e/downstream_project.sh"
 [[ $# -ge 1 ]] || { echo "usage: $0 BUILD_DIR [RUNS]" >&2; exit 2; }
 perfgate=$(find_exe "$1" perfgate)
+[[ -z $perfgate ]] || perfgate=$(realpath "$perfgate")
 [[ -n $perfgate ]] || { echo "no perfgate under $1" >&2; exit 2; }
 runs=${2:-40}
 require_rounds "$runs" 1
@@ -39,6 +40,8 @@ for ((i = 1; i <= runs; i++)); do
     git -C "$scratch/project" worktree prune
     rm -rf "$scratch/work-$head-$i"
     exits[$head.$code]=$((${exits[$head.$code]:-0} + 1))
+    # A gate that neither passed nor failed is kept for a look.
+    ((code <= 1)) || cp "$scratch/gate.log" "${TMPDIR:-/tmp}/pr-gate-rates-$head-$i.log"
     echo "run $i $head: exit $code"
   done
 done
