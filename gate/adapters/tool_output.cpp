@@ -162,8 +162,11 @@ void RequireDiskDirectory(const std::string& dir, const std::string& what) {
 
 std::string PerfgateDir() {
   std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : self.parent_path().string();
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return ".";
+  const std::filesystem::path installed = (self.parent_path() / PERFGATE_LIBEXEC_FROM_BIN).lexically_normal();
+  if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  return self.parent_path().string();
 }
 
 }  // namespace perfgate

@@ -35,8 +35,9 @@ std::string FindExecutable(const std::string& name);
 // (tmpfs and ramfs keep files in memory: no disk I/O to measure).
 void RequireDiskDirectory(const std::string& dir, const std::string& what);
 
-// The directory of the running perfgate binary, where the workload programs
-// it ships are built.
+// Where the workload programs perfgate ships are (a suite's ${perfgate_dir}):
+// next to the running binary in a build dir; installed, the libexec
+// directory at PERFGATE_LIBEXEC_FROM_BIN from the binary's directory.
 std::string PerfgateDir();
 
 }  // namespace perfgate

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "adapters/adapter.h"
+#include "adapters/tool_output.h"
 #include "baseline/store.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
@@ -29,25 +30,13 @@ namespace {
 
 bool Stopped(const GateOptions& o) { return o.stop != nullptr && o.stop->load(); }
 
-// ${perfgate_dir}: where the workload programs perfgate ships are. In a build
-// dir they sit next to the binary; installed, in the libexec directory at
-// PERFGATE_LIBEXEC_FROM_BIN (relative to the binary's directory).
-std::string WorkloadProgramsDir() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return ".";
-  const fs::path installed = (self.parent_path() / PERFGATE_LIBEXEC_FROM_BIN).lexically_normal();
-  if (fs::is_directory(installed, ec)) return installed.string();
-  return self.parent_path().string();
-}
-
 std::string ResultsText(const RunResults& results) {
   return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {}) {
   return LoadSuite(file, GateVocabulary(),
-                   {.suite_dir = "", .perfgate_dir = WorkloadProgramsDir(), .overrides = std::move(overrides)});
+                   {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
 }
 
 // The suite with only this runner's shard of the scenarios (all without --shard).
