@@ -105,9 +105,10 @@ std::string RecordedOn(const Environment& e) {
   return text;
 }
 
-// A stored baseline's provenance, and whether it is this machine's.
-std::string StoredSource(const std::string& what, const Environment& recorded) {
-  const bool here = EnvironmentMismatches(recorded, CaptureEnvironment()).empty();
+// A stored baseline's provenance, and whether it is the machine of `now`
+// (the candidate's: this host for run, the results' host for compare and merge).
+std::string StoredSource(const std::string& what, const Environment& recorded, const Environment& now) {
+  const bool here = EnvironmentMismatches(recorded, now).empty();
   return what + ", recorded on " + RecordedOn(recorded) +
          (here ? "" : " — another machine than this one: its numbers are not this host's");
 }
@@ -141,8 +142,8 @@ struct StoredBaselines {
       if (!difference.empty() && !allow_other_host) out.foreign.emplace(name, difference);
       out.scenarios.emplace(name, std::move(b.scenario));
     }
-    out.source =
-        out.environment ? StoredSource("stored baselines in " + dir, *out.environment) : "no stored baseline in " + dir;
+    out.source = out.environment ? StoredSource("stored baselines in " + dir, *out.environment, now)
+                                 : "no stored baseline in " + dir;
     return out;
   }
 };
@@ -419,7 +420,7 @@ GateOutcome CompareResultFiles(const std::string& baseline_file, const std::stri
   if (!difference.empty() && !allow_other_host) {
     for (const auto& [name, scenario] : baselines) co.foreign_baselines.emplace(name, difference);
   }
-  Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env), strict, co);
+  Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env, candidate.environment), strict, co);
   // Stored results may carry evidence already: the baseline's is its side.
   AddBaselineEvidence(candidate, baselines);
   WriteReports(candidate, out_dir);
