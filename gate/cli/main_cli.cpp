@@ -83,6 +83,9 @@ int PerfgateMain(int argc, char** argv) {
                  "What the baseline side is, for the reports (e.g. \"merge base 1a2b3c\")");
   ab->add_option("--candidate-label", ab_opts.candidate_label,
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
+  bool no_confirm = false;
+  ab->add_flag("--no-confirm", no_confirm,
+               "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
 
   RunCommandOptions record_opts;
   auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");
@@ -195,7 +198,10 @@ int PerfgateMain(int argc, char** argv) {
     if (*trend) return TrendCommand(trend_opts);
     if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);
-    if (*ab) return AbCommand(ab_opts);
+    if (*ab) {
+      ab_opts.run.gate.confirm = !no_confirm;
+      return AbCommand(ab_opts);
+    }
     if (*probes) return ProbesCommand();
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {

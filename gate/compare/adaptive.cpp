@@ -73,7 +73,7 @@ double ConditionalPower(const CheckResult& check, const AdaptiveRepetitions& pla
   if (!(se > 0) || !(ratio < 1)) return 0;
   const double se_final = se * std::sqrt(ratio);
 
-  double alpha = options.alpha / static_cast<double>(std::max<size_t>(family_size, 1));
+  double alpha = RegressionAlpha(options) / static_cast<double>(std::max<size_t>(family_size, 1));
   if (check.better == Better::kNone) alpha /= 2;
   const double level = alpha * SequentialLevelScale(plan, static_cast<size_t>(final_b), plan.max, alpha);
   const double bar = std::max(ThresholdLog(check) + z_interval * se_final, stats::NormalQuantile(1 - level) * se_final);

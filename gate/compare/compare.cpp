@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "stats/multiple_testing.h"
 #include "stats/power.h"
 #include "stats/relative_change.h"
+#include "stats/signed_rank.h"
 
 namespace perfgate {
 
@@ -46,6 +48,21 @@ std::vector<double> StatisticValues(const Repetitions& reps, const std::string& 
     auto it = metrics->find(name);
     if (it == metrics->end()) continue;
     if (std::optional<double> v = StatisticValue(it->second, statistic); v && std::isfinite(*v)) values.push_back(*v);
+  }
+  return values;
+}
+
+// The statistic per repetition index, for pairing the two sides of an
+// interleaved run: their repetitions of one round share an index.
+std::map<int, double> ValuesByRound(const ScenarioResult& scenario, const std::string& name,
+                                    const std::string& statistic) {
+  std::map<int, double> values;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.warmup || !rep.failure.empty()) continue;
+    auto it = rep.metrics.find(name);
+    if (it == rep.metrics.end()) continue;
+    if (std::optional<double> v = StatisticValue(it->second, statistic); v && std::isfinite(*v))
+      values.emplace(rep.index, *v);
   }
   return values;
 }
@@ -158,7 +175,13 @@ struct CheckEvidence {
   // The level of the look where the scenario stopped, over alpha (1: a fixed count).
   double level_scale = 1;
   bool interleaved = false;  // CompareOptions::interleaved
-  std::string test;          // "rank+KS, " when KS gave a second opinion (tails)
+  // Pairs of an interleaved run the verdict rests on (0: the two sides as
+  // independent samples), and the robust standard deviation of their log ratios.
+  size_t pairs = 0;
+  double pair_sd = 0;
+  const ScenarioResult* baseline = nullptr;  // for gathering it again unpaired
+  std::string scenario;
+  std::string test;  // "rank+KS, " when KS gave a second opinion (tails), "paired signed-rank, " for pairs
 };
 
 bool IsTailStatistic(const std::string& statistic) {
@@ -241,8 +264,63 @@ stats::RelativeChange ChangeInterval(const std::vector<double>& baseline, const 
   return stats::RelativeChangeOfMedians(baseline, candidate, confidence);
 }
 
+// Fewer pairs than this: the two sides as independent samples. Five pairs
+// are the fewest whose one-sided signed-rank p can go below 5 %.
+constexpr size_t kMinPairs = 5;
+
+// log(candidate / baseline) of every round both sides measured, when the
+// two sides ran interleaved (CompareOptions::interleaved); empty when they
+// cannot be paired: too few common rounds, or a value <= 0 (no log).
+std::vector<double> PairedLogRatios(const CheckResult& check, const ScenarioResult& candidate,
+                                    const ScenarioResult& baseline) {
+  const std::map<int, double> b = ValuesByRound(baseline, check.spec.metric, check.statistic);
+  const std::map<int, double> c = ValuesByRound(candidate, check.spec.metric, check.statistic);
+  std::vector<double> ratios;
+  for (const auto& [round, value] : c) {
+    auto other = b.find(round);
+    if (other == b.end()) continue;
+    if (!(value > 0) || !(other->second > 0)) return {};
+    ratios.push_back(std::log(value / other->second));
+  }
+  if (ratios.size() < kMinPairs) return {};
+  return ratios;
+}
+
+// The paired verdict's evidence: the within-pair change cancels what both
+// sides of a round shared (drift, a neighbour's burst). The estimate is the
+// Hodges–Lehmann centre of the log ratios, the interval the signed-rank
+// test's, the p-values its one-sided ones.
+void PairedEvidence(CheckEvidence& evidence, const std::vector<double>& ratios, double confidence) {
+  CheckResult& check = *evidence.check;
+  const stats::ShiftEstimate shift = stats::PairedShift(ratios, confidence);
+  check.change_pct = 100 * std::expm1(shift.estimate);
+  check.change_ci_low_pct = 100 * std::expm1(shift.low);
+  check.change_ci_high_pct = 100 * std::expm1(shift.high);
+  using stats::Alternative;
+  const auto p = [&](Alternative alternative) { return stats::WilcoxonSignedRank(ratios, alternative).p_value; };
+  evidence.p_worse = evidence.p_better = 1;
+  switch (check.better) {
+    case Better::kLower:
+      evidence.p_worse = p(Alternative::kCandidateGreater);
+      evidence.p_better = p(Alternative::kCandidateLess);
+      break;
+    case Better::kHigher:
+      evidence.p_worse = p(Alternative::kCandidateLess);
+      evidence.p_better = p(Alternative::kCandidateGreater);
+      break;
+    case Better::kNone:
+      evidence.p_worse = p(Alternative::kTwoSided);
+      break;
+  }
+  evidence.pairs = ratios.size();
+  evidence.pair_sd = 1.4826 * stats::MedianAbsoluteDeviation(ratios);
+  if (!(evidence.pair_sd > 0)) evidence.pair_sd = stats::StdDev(ratios);
+  evidence.test = "paired signed-rank, ";
+}
+
 std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::string& scenario,
-                                            const ScenarioResult* baseline, double confidence) {
+                                            const ScenarioResult* baseline, double confidence,
+                                            const std::vector<double>& paired_log_ratios = {}) {
   if (baseline == nullptr) {
     check.verdict = Verdict::kInconclusive;
     check.message = Subject(check) + ": no baseline for scenario " + scenario;
@@ -300,6 +378,7 @@ std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::strin
   evidence.cv = std::sqrt(
       PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values), check.baseline_values.size(),
                      stats::RobustCoefficientOfVariation(check.candidate_values), check.candidate_values.size()));
+  if (!paired_log_ratios.empty()) PairedEvidence(evidence, paired_log_ratios, confidence);
   return evidence;
 }
 
@@ -358,22 +437,32 @@ void AddOutlierNote(CheckResult& check, const Repetitions& reps) {
 
 struct Family {
   size_t size = 0;
-  double alpha = 0.01;
+  double alpha = 0.01;             // improvements
+  double regression_alpha = 0.01;  // regressions: alpha, or the screening level before a confirmation
   double interval_confidence = 0.90;
   std::string method;  // "Holm" or "BH"
 };
 
 // A two-sided test spends half on each side.
 double PerCheckAlpha(const CheckResult& check, const Family& family) {
-  const double alpha = family.alpha / static_cast<double>(family.size);
+  const double alpha = family.regression_alpha / static_cast<double>(family.size);
   return check.better == Better::kNone ? alpha / 2 : alpha;
 }
 
 std::string ResolutionLimit(const CheckResult& check, const CheckEvidence& evidence, double per_check_alpha,
                             double mde_pct) {
+  const std::string threshold = FormatPct(check.spec.max_regression_pct);
+  if (evidence.pairs > 0) {
+    const std::string pairs = std::to_string(evidence.pairs) + " pairs";
+    if (std::isinf(mde_pct))
+      return "cannot resolve " + threshold + " with " + pairs + ": the signed-rank test's smallest p " +
+             FormatP(stats::SmallestSignedRankPValue(static_cast<int>(evidence.pairs))) +
+             " cannot reach the per-check level " + FormatP(per_check_alpha) + "; add repetitions";
+    return "cannot resolve " + threshold + " with " + pairs + " whose ratios vary by " +
+           FormatPct(100 * evidence.pair_sd) + "; minimum detectable " + FormatPct(mde_pct);
+  }
   const std::string reps =
       std::to_string(check.baseline_values.size()) + "+" + std::to_string(check.candidate_values.size());
-  const std::string threshold = FormatPct(check.spec.max_regression_pct);
   if (std::isinf(mde_pct)) {
     const auto m = static_cast<int>(check.baseline_values.size());
     const auto n = static_cast<int>(check.candidate_values.size());
@@ -390,15 +479,19 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   CheckResult& check = *evidence.check;
   const double threshold = check.spec.max_regression_pct;
   const BadSideChange change = ToBadSide(check);
-  const bool worse_significant = p_worse_adjusted < family.alpha;
+  const bool worse_significant = p_worse_adjusted < family.regression_alpha;
   const bool better_significant = p_better_adjusted < family.alpha;
 
   // Per-check level of the first Holm / BH step, at the look where an
   // adaptive scenario stopped.
   const double per_check_alpha = PerCheckAlpha(check, family) * evidence.level_scale;
-  const double mde_pct = 100 * stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
-                                                                      static_cast<int>(check.candidate_values.size()),
-                                                                      evidence.cv, per_check_alpha);
+  const double mde_pct =
+      100 * (evidence.pairs > 0
+                 ? stats::MinimumDetectablePairedEffect(static_cast<int>(evidence.pairs), evidence.pair_sd,
+                                                        per_check_alpha)
+                 : stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
+                                                          static_cast<int>(check.candidate_values.size()), evidence.cv,
+                                                          per_check_alpha));
   if (std::isfinite(mde_pct)) check.min_detectable_pct = mde_pct;
 
   std::string tail;
@@ -450,6 +543,7 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
     }
   }
 
+  check.pairs = static_cast<int>(evidence.pairs);
   check.p_value = report_better_p ? evidence.p_better : evidence.p_worse;
   check.p_adjusted = report_better_p ? p_better_adjusted : p_worse_adjusted;
   std::string interval;
@@ -499,11 +593,16 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
                           " %); inconclusive: the baseline was recorded on another machine (" + foreign->second +
                           "), so the change is not this host's (--allow-other-host compares anyway)";
         }
-      } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence)) {
+      } else if (auto evidence = GatherEvidence(check, scenario.name, baseline_scenario, options.interval_confidence,
+                                                options.interleaved && baseline_scenario
+                                                    ? PairedLogRatios(check, scenario, *baseline_scenario)
+                                                    : std::vector<double>{})) {
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         evidence->candidate = reps;
         evidence->interleaved = options.interleaved;
+        evidence->baseline = baseline_scenario;
+        evidence->scenario = scenario.name;
         if (scenario.adaptive) evidence->adaptive = &*scenario.adaptive;
         family.push_back(*evidence);
       }
@@ -513,7 +612,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
 
   // One family across the whole run: every regression check is a chance of a
   // false alarm, whichever scenario it belongs to.
-  const Family context{std::max(family.size(), options.family_size_at_least), options.alpha,
+  const Family context{std::max(family.size(), options.family_size_at_least), options.alpha, RegressionAlpha(options),
                        options.interval_confidence, options.fdr ? "BH" : "Holm"};
   // Unseen checks of a look count with p = 1.
   std::vector<double> p_worse(context.size, 1.0), p_better(context.size, 1.0);
@@ -523,6 +622,21 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       evidence.level_scale =
           SequentialLevelScale(*evidence.adaptive, evidence.check->baseline_values.size(),
                                evidence.check->candidate_values.size(), PerCheckAlpha(*evidence.check, context));
+    }
+    // Too few pairs for the signed-rank test to ever reach the check's level
+    // (its smallest p is 2^-n; the rank-sum test's, 1 / C(2n, n), is far
+    // smaller): the two sides as independent samples, which can.
+    if (evidence.pairs > 0 && stats::SmallestSignedRankPValue(static_cast<int>(evidence.pairs)) >
+                                  PerCheckAlpha(*evidence.check, context) * evidence.level_scale) {
+      CheckEvidence unpaired = *GatherEvidence(*evidence.check, evidence.scenario, evidence.baseline,
+                                               options.interval_confidence);
+      unpaired.host_other_cpus = evidence.host_other_cpus;
+      unpaired.candidate_spare_cpus = evidence.candidate_spare_cpus;
+      unpaired.candidate = evidence.candidate;
+      unpaired.adaptive = evidence.adaptive;
+      unpaired.level_scale = evidence.level_scale;
+      unpaired.interleaved = evidence.interleaved;
+      evidence = std::move(unpaired);
     }
     p_worse[i] = std::min(1.0, evidence.p_worse / evidence.level_scale);
     p_better[i] = std::min(1.0, evidence.p_better / evidence.level_scale);

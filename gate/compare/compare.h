@@ -86,7 +86,20 @@ struct CompareOptions {
   // why, whatever the change; budgets still apply. Empty when the user opted
   // in to comparing across machines.
   std::map<std::string, std::string> foreign_baselines = {};
+  // Confirmation before failing (perfgate ab, compare/confirm.h): a
+  // regression is flagged at this family-wise level, above alpha, and fails
+  // the run only when fresh interleaved pairs confirm it at level
+  // alpha / screen_alpha; the two rounds' data are independent, so a false
+  // alarm needs both, with probability at most alpha. 0: decided at alpha at
+  // once. Improvements are always decided at alpha.
+  double screen_alpha = 0;
 };
+
+// The family-wise level at which regressions are decided (flagged, when a
+// confirmation follows).
+inline double RegressionAlpha(const CompareOptions& options) {
+  return options.screen_alpha > 0 ? options.screen_alpha : options.alpha;
+}
 
 // Fills in every CheckResult of every scenario in `candidate` (their .spec is
 // already set by the runner) from the candidate's and the baseline's

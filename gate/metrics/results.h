@@ -49,6 +49,19 @@ struct CheckResult {
   std::optional<double> p_adjusted;      // after family-wise correction
   std::optional<double> min_detectable_pct;
   std::string message;                   // one line: the numbers that decided the verdict
+  // The interleaved pairs the verdict rests on (perfgate ab: the two sides'
+  // repetitions of one round, compared within the round); 0 when the two
+  // sides were compared as independent samples.
+  int pairs = 0;
+  // A regression of perfgate ab measured again, in fresh interleaved pairs of
+  // its scenario, before it may fail the run (compare/confirm.h).
+  struct Confirmation {
+    bool confirmed = false;  // the fresh pairs agreed: still a regression
+    int pairs = 0;           // fresh pairs measured
+    double seconds = 0;      // what measuring them took (the scenario's share)
+    std::string first;       // the first round's message, which flagged the check
+  };
+  std::optional<Confirmation> confirmation;
 };
 
 struct HookChoice {

@@ -50,7 +50,7 @@ CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::s
 }
 
 json ToJson(const CheckResult& c) {
-  return {{"spec", ToJson(c.spec)},
+  json j = {{"spec", ToJson(c.spec)},
           {"statistic", c.statistic},
           {"unit", c.unit},
           {"better", ToString(c.better)},
@@ -66,6 +66,14 @@ json ToJson(const CheckResult& c) {
           {"p_adjusted", OptionalToJson(c.p_adjusted)},
           {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
           {"message", c.message}};
+  if (c.pairs > 0) j["pairs"] = c.pairs;
+  if (c.confirmation) {
+    j["confirmation"] = {{"confirmed", c.confirmation->confirmed},
+                         {"pairs", c.confirmation->pairs},
+                         {"seconds", c.confirmation->seconds},
+                         {"first", c.confirmation->first}};
+  }
+  return j;
 }
 
 CheckResult CheckResultFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -91,6 +99,16 @@ CheckResult CheckResultFromJson(const json& j, const std::string& file, const st
   c.p_adjusted = r.OptionalNumber("p_adjusted");
   c.min_detectable_pct = r.OptionalNumber("min_detectable_pct");
   c.message = r.String("message", "");
+  c.pairs = r.Int("pairs", 0);
+  if (r.Has("confirmation")) {
+    JsonObjectReader cr(r.Get("confirmation"), file, r.At("confirmation"));
+    CheckResult::Confirmation confirmation;
+    confirmation.confirmed = cr.Bool("confirmed");
+    confirmation.pairs = cr.Int("pairs", 0);
+    confirmation.seconds = cr.Number("seconds", 0);
+    confirmation.first = cr.String("first", "");
+    c.confirmation = std::move(confirmation);
+  }
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include "baseline/store.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
+#include "compare/confirm.h"
 #include "config/credentials.h"
 #include "config/shard.h"
 #include "metrics/error.h"
@@ -20,6 +21,7 @@
 #include "run/environment.h"
 #include "run/evidence_run.h"
 #include "run/interleaved.h"
+#include "run/schedule.h"
 #include "run/runner.h"
 
 namespace perfgate {
@@ -364,6 +366,40 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   return outcome;
 }
 
+// Measures fresh interleaved pairs of every scenario with a flagged
+// regression (as many pairs as its first round measured) and lets them
+// decide those checks (compare/confirm.h); then the run's verdict again.
+void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const RunOptions& ro, const CompareOptions& co,
+                        RunResults& results) {
+  const std::map<std::string, std::vector<size_t>> flagged = ChecksToConfirm(results);
+  if (flagged.empty()) return;
+  std::map<std::string, ScenarioResult> again, again_baseline;
+  std::map<std::string, double> seconds;
+  for (const auto& [name, checks] : flagged) {
+    if (ro.stop && ro.stop->load()) break;
+    const ScenarioResult* first = nullptr;
+    for (const ScenarioResult& s : results.scenarios) {
+      if (s.name == name) first = &s;
+    }
+    RunOptions fresh = ro;
+    fresh.scenarios = {name};
+    fresh.repetitions = static_cast<int>(first->repetitions.size());
+    fresh.on_scenario_done = nullptr;
+    if (!ro.quiet)
+      std::fprintf(stderr, "perfgate: %s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(),
+                   checks.size(), checks.size() == 1 ? "" : "s", *fresh.repetitions);
+    const double t0 = MonotonicSeconds();
+    InterleavedRun run = RunInterleaved(baseline, candidate, fresh, nullptr);
+    seconds[name] = MonotonicSeconds() - t0;
+    if (run.candidate.scenarios.empty() || !run.candidate.scenarios[0].error.empty()) continue;
+    again.emplace(name, std::move(run.candidate.scenarios[0]));
+    again_baseline.emplace(name, std::move(run.baseline.scenarios[0]));
+  }
+  ApplyConfirmation(results, again, again_baseline, co, seconds);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, results.strict);
+}
+
 GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   Suite baseline = LoadGateSuite(o, variants.baseline_set);
   Suite candidate = LoadGateSuite(o, variants.candidate_set);
@@ -375,6 +411,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   CompareOptions co;
   co.fdr = o.fdr;
   co.interleaved = true;
+  if (o.confirm) co.screen_alpha = kScreenAlpha;
   const size_t family_size = RegressionChecks(candidate, o.scenarios);
   const Environment environment = CaptureEnvironment();
   InterleavedRun run = RunInterleaved(baseline, candidate, ro, [&](const ScenarioResult& c, const ScenarioResult& b) {
@@ -390,6 +427,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   Evaluate(run.candidate, sides, run.baseline.environment,
            variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
            o.strict, co);
+  if (o.confirm && !Stopped(o)) ConfirmRegressions(baseline, candidate, ro, co, run.candidate);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteReports(run.candidate, o.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.

@@ -43,6 +43,9 @@ struct GateOptions {
   // syscalls and off-CPU waits of at least trace_min_us as slices.
   bool trace = false;
   double trace_min_us = 1000;
+  // perfgate ab: a regression the first round of pairs flags is measured
+  // again in fresh pairs of its scenario before it fails the run (compare/confirm.h).
+  bool confirm = true;
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
 };
 

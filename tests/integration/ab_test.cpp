@@ -46,16 +46,27 @@ TEST(AbTest, SlowerCandidateFailsAndThePairsAlternate) {
   const std::string junit = ReadFile(dir / "out/junit.xml");
   EXPECT_NE(junit.find("type=\"PerfRegression\""), std::string::npos) << junit;
 
-  // Pairs in alternating order: AB, BA, AB, ... (7 repetitions per side).
+  // Pairs in alternating order: AB, BA, AB, ... (7 repetitions per side),
+  // then as many fresh pairs again that confirm the flagged regressions.
   const std::vector<std::string> sides = SidesInOrder(run.output);
-  ASSERT_EQ(sides.size(), 14u) << run.output;
-  for (size_t pair = 0; pair < 7; ++pair) {
-    EXPECT_EQ(sides[2 * pair], pair % 2 == 0 ? "baseline" : "candidate") << "pair " << pair + 1;
+  ASSERT_EQ(sides.size(), 28u) << run.output;
+  for (size_t pair = 0; pair < 14; ++pair) {
+    EXPECT_EQ(sides[2 * pair], pair % 7 % 2 == 0 ? "baseline" : "candidate") << "pair " << pair + 1;
     EXPECT_NE(sides[2 * pair], sides[2 * pair + 1]) << "pair " << pair + 1;
   }
   // Both sides are kept: the baseline's repetitions in results.json for the
   // report, and as a results file of their own.
   const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "out/results.json"));
+  size_t confirmed = 0;
+  for (const nlohmann::json& check : results["scenarios"][0]["checks"]) {
+    if (check["verdict"] != "regression") continue;
+    ASSERT_TRUE(check.contains("confirmation")) << check.dump();
+    EXPECT_EQ(check["confirmation"]["confirmed"], true) << check.dump();
+    EXPECT_EQ(check["confirmation"]["pairs"], 7) << check.dump();
+    EXPECT_NE(check["message"].get<std::string>().find("confirmed in 7 fresh pairs"), std::string::npos);
+    ++confirmed;
+  }
+  EXPECT_GE(confirmed, 2u) << "CPU time and syscalls per operation grew 30 %";
   EXPECT_EQ(results["scenarios"][0]["baseline_repetitions"].size(), 7u);
   const nlohmann::json baseline = nlohmann::json::parse(ReadFile(dir / "out/baseline-results.json"));
   EXPECT_EQ(baseline["scenarios"][0]["repetitions"].size(), 7u);

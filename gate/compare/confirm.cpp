@@ -1,0 +1,95 @@
+#include "compare/confirm.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "metrics/quantity.h"
+
+namespace perfgate {
+
+std::map<std::string, std::vector<size_t>> ChecksToConfirm(const RunResults& run) {
+  std::map<std::string, std::vector<size_t>> flagged;
+  for (const ScenarioResult& scenario : run.scenarios) {
+    for (size_t i = 0; i < scenario.checks.size(); ++i) {
+      const CheckResult& check = scenario.checks[i];
+      if (check.spec.type == CheckSpec::Type::kRegression && check.verdict == Verdict::kRegression)
+        flagged[scenario.name].push_back(i);
+    }
+  }
+  return flagged;
+}
+
+namespace {
+
+std::string Cost(int pairs, double seconds) {
+  return std::to_string(pairs) + " fresh pairs, " + FormatValue("%.1f", seconds) + " s";
+}
+
+}  // namespace
+
+void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResult>& again,
+                       const std::map<std::string, ScenarioResult>& again_baseline, const CompareOptions& options,
+                       const std::map<std::string, double>& seconds) {
+  const std::map<std::string, std::vector<size_t>> flagged = ChecksToConfirm(run);
+  if (flagged.empty()) return;
+
+  // The confirmation round: only the flagged checks, one family, decided at
+  // alpha / screen_alpha.
+  RunResults round;
+  round.environment = run.environment;
+  for (const auto& [name, indices] : flagged) {
+    auto fresh = again.find(name);
+    if (fresh == again.end()) continue;
+    ScenarioResult scenario = fresh->second;
+    scenario.checks.clear();
+    const ScenarioResult* first = nullptr;
+    for (const ScenarioResult& s : run.scenarios) {
+      if (s.name == name) first = &s;
+    }
+    for (size_t i : indices) scenario.checks.push_back(first->checks[i]);
+    round.scenarios.push_back(std::move(scenario));
+  }
+  CompareOptions confirm = options;
+  confirm.alpha = options.screen_alpha > 0 ? options.alpha / options.screen_alpha : options.alpha;
+  confirm.screen_alpha = 0;
+  confirm.family_size_at_least = 0;
+  EvaluateChecks(round, again_baseline, confirm);
+
+  for (ScenarioResult& scenario : run.scenarios) {
+    auto indices = flagged.find(scenario.name);
+    if (indices == flagged.end()) continue;
+    const ScenarioResult* decided = nullptr;
+    for (const ScenarioResult& s : round.scenarios) {
+      if (s.name == scenario.name) decided = &s;
+    }
+    const auto cost = seconds.find(scenario.name);
+    const double spent = cost == seconds.end() ? 0 : cost->second;
+    for (size_t k = 0; k < indices->second.size(); ++k) {
+      CheckResult& check = scenario.checks[indices->second[k]];
+      CheckResult::Confirmation confirmation;
+      confirmation.first = check.message;
+      confirmation.seconds = spent;
+      if (decided == nullptr) {
+        check.verdict = Verdict::kInconclusive;
+        check.message += "; inconclusive: not confirmed, its confirmation round could not run";
+        check.confirmation = std::move(confirmation);
+        continue;
+      }
+      const CheckResult& fresh = decided->checks[k];
+      confirmation.pairs = fresh.pairs > 0 ? fresh.pairs : static_cast<int>(fresh.candidate_values.size());
+      confirmation.confirmed = fresh.verdict == Verdict::kRegression;
+      if (confirmation.confirmed) {
+        check.message += "; confirmed in " + Cost(confirmation.pairs, spent) + ": " + fresh.message;
+      } else {
+        // The fresh pairs decide; the first round's numbers stay in the message.
+        const std::string first = check.message;
+        check = fresh;
+        check.message = "not confirmed in " + Cost(confirmation.pairs, spent) + ": " + fresh.message +
+                        " (the first round had shown " + first + ")";
+      }
+      check.confirmation = std::move(confirmation);
+    }
+  }
+}
+
+}  // namespace perfgate
