@@ -81,6 +81,7 @@ std::string SerializeBaseline(const Baseline& b) {
   ScenarioResult stored = b.scenario;
   stored.checks.clear();  // verdicts belong to a comparison, not to the baseline
   stored.baseline_repetitions.clear();
+  stored.retaken.clear();
   stored.adaptive.reset();  // how many repetitions the run chose is not part of the baseline
   json j = {{"schema_version", kBaselineSchemaVersion},
             {"suite", b.suite},

@@ -53,6 +53,13 @@ Metric HistogramMetric(const std::string& name, const std::string& unit, LogLine
 
 // CPUs' worth of other work on the host while the repetition ran (run/host_load.h).
 inline constexpr const char* kHostOtherCpus = "host.other_cpus";
+// ... stolen by the hypervisor, and the shares of the repetition's wall time
+// in which some task waited for CPU, memory or I/O (pressure stall
+// information; host-wide, the workload's own waits included).
+inline constexpr const char* kHostStealCpus = "host.steal_cpus";
+inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
+inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
+inline constexpr const char* kHostIoPressure = "host.io_pressure";
 
 // Whether a unit measures time ("s", "ms", "us", "ns"): such metrics slow
 // down when the host is busy, while counts per operation do not.

@@ -119,6 +119,10 @@ struct Repetition {
   bool warmup = false;
   int exit_status = 0;      // exit code, or 128+signal
   std::string failure;      // empty when the repetition succeeded
+  // Why the host's load makes this repetition's numbers suspect
+  // (run/host_load.h TaintOf); empty when it was clean. A tainted repetition
+  // is retaken (ScenarioResult::retaken) while the scenario's budget allows.
+  std::string tainted;
   // Parts of the workload's output the adapter could not use (a benchmark
   // that reported an error, a value that is not a number): said, not fatal.
   std::vector<std::string> warnings;
@@ -152,6 +156,9 @@ struct ScenarioResult {
   std::string name;
   std::string workload_kind;
   std::vector<Repetition> repetitions;  // measured ones only
+  // Repetitions measured while the host was too busy, and measured again:
+  // kept for the record (the report marks them), never in the statistics.
+  std::vector<Repetition> retaken;
   std::optional<AdaptiveRepetitions> adaptive;  // absent: a fixed count
   // The baseline's repetitions this scenario was compared with, kept for the
   // reports (distributions side by side, kernel metrics that moved); never

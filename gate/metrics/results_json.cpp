@@ -237,6 +237,7 @@ json ToJson(const std::vector<Repetition>& repetitions) {
     for (const auto& [name, m] : rep.metrics) metrics[name] = ToJson(m);
     json jr = {{"index", rep.index}, {"exit_status", rep.exit_status}, {"metrics", metrics}};
     if (!rep.failure.empty()) jr["failure"] = rep.failure;
+    if (!rep.tainted.empty()) jr["tainted"] = rep.tainted;
     if (!rep.warnings.empty()) jr["warnings"] = rep.warnings;
     reps.push_back(std::move(jr));
   }
@@ -253,6 +254,7 @@ std::vector<Repetition> RepetitionsFromJson(const JsonObjectReader& r, const cha
     rep.index = rr.Int("index", static_cast<int>(i));
     rep.exit_status = rr.Int("exit_status", 0);
     rep.failure = rr.String("failure", "");
+    rep.tainted = rr.String("tainted", "");
     if (rr.Has("warnings")) {
       const json& warnings = rr.ArrayOrEmpty("warnings");
       for (size_t w = 0; w < warnings.size(); ++w) {
@@ -364,6 +366,7 @@ json ToJson(const ScenarioResult& s) {
             {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
+  if (!s.retaken.empty()) j["retaken_repetitions"] = ToJson(s.retaken);
   if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
   if (s.trace) {
     j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
@@ -414,6 +417,7 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     s.evidence.push_back(EvidenceFromJson(evidence[i], file, r.At("evidence", i)));
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
+  s.retaken = RepetitionsFromJson(r, "retaken_repetitions", file);
   const json& probes = r.ArrayOrEmpty("probes");
   for (size_t i = 0; i < probes.size(); ++i)
     s.probes.push_back(ProbeReportFromJson(probes[i], file, r.At("probes", i)));

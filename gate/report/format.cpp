@@ -75,4 +75,26 @@ std::string FormatTrace(const TraceSummary& trace) {
   return text;
 }
 
+std::string FormatHostLoad(const ScenarioResult& scenario) {
+  size_t kept = 0;
+  std::string first;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.tainted.empty()) continue;
+    ++kept;
+    if (first.empty()) first = rep.tainted;
+  }
+  std::string text;
+  if (!scenario.retaken.empty()) {
+    const std::string& why = scenario.retaken.front().tainted;
+    text = std::to_string(scenario.retaken.size()) +
+           (scenario.retaken.size() == 1 ? " repetition" : " repetitions") +
+           " measured again while the host was busy (first: " + why + ")";
+  }
+  if (kept > 0) {
+    text += (text.empty() ? "" : "; ") + std::to_string(kept) + (kept == 1 ? " repetition" : " repetitions") +
+            " counted although the host was busy (" + first + ")";
+  }
+  return text;
+}
+
 }  // namespace perfgate

@@ -34,4 +34,9 @@ bool HasBaseline(const CheckResult& check);
 // repetition (workload.wall_time: regression (+12.0 %)); 81,234 records, 0 dropped".
 std::string FormatTrace(const TraceSummary& trace);
 
+// One line on the host's load during a scenario, or "" when it left every
+// repetition clean: "2 repetitions measured again, the host was busy (other
+// work kept 1.47 of 2 CPUs busy, ...); 1 counted while it stayed busy".
+std::string FormatHostLoad(const ScenarioResult& scenario);
+
 }  // namespace perfgate

@@ -96,6 +96,10 @@ std::string Banner(const RunResults& results) {
           Esc(results.baseline_source.empty() ? "no baseline (budgets only)" : results.baseline_source) + "</p>\n";
   html += "<p class=\"meta\">" + Esc(joined) + "</p>\n";
   if (results.partial) html += "<p class=\"partial\">The run was interrupted: these results are partial.</p>\n";
+  for (const ScenarioResult& s : results.scenarios) {
+    if (std::string load = FormatHostLoad(s); !load.empty())
+      html += "<p class=\"meta host-load\">Host load in " + Esc(s.name) + ": " + Esc(load) + "</p>\n";
+  }
 
   html += "<ul class=\"counts\">";
   const std::pair<Outcome, int> tally[] = {

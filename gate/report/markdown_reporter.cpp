@@ -99,6 +99,7 @@ std::string Header(const RunResults& results) {
   }
   for (const ScenarioResult& s : results.scenarios) {
     if (s.trace) text += "\n\nPerfetto trace of " + Cell(s.name) + ": " + Cell(FormatTrace(*s.trace));
+    if (std::string load = FormatHostLoad(s); !load.empty()) text += "\n\nHost load in " + Cell(s.name) + ": " + Cell(load);
   }
   return text + "\n\n";
 }

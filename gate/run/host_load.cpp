@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +35,69 @@ std::optional<CpuTimes> ReadCpuTimes() {
   std::ostringstream text;
   text << in.rdbuf();
   return ParseProcStat(text.str());
+}
+
+std::optional<uint64_t> ParsePressureSome(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("some ", 0) != 0) continue;
+    const size_t at = line.find("total=");
+    if (at == std::string::npos) return std::nullopt;
+    try {
+      return std::stoull(line.substr(at + 6));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<uint64_t> ReadPressureFile(const char* path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParsePressureSome(text.str());
+}
+
+}  // namespace
+
+PressureTotals ReadPressure() {
+  return {ReadPressureFile("/proc/pressure/cpu"), ReadPressureFile("/proc/pressure/memory"),
+          ReadPressureFile("/proc/pressure/io")};
+}
+
+double StealCpus(const CpuTimes& before, const CpuTimes& after, double wall_s) {
+  static const double kTicksPerSecond = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (wall_s <= 0 || after.steal_ticks < before.steal_ticks) return 0;
+  return static_cast<double>(after.steal_ticks - before.steal_ticks) / kTicksPerSecond / wall_s;
+}
+
+std::string TaintOf(const MetricSet& metrics, int cpu_count) {
+  const auto value = [&](const char* name) -> std::optional<double> {
+    auto it = metrics.find(name);
+    if (it == metrics.end()) return std::nullopt;
+    return it->second.value;
+  };
+  char text[160];
+  if (auto steal = value(kHostStealCpus); steal && *steal > kTaintStealCpus) {
+    std::snprintf(text, sizeof text, "the hypervisor stole %.2f CPUs", *steal);
+    return text;
+  }
+  const auto other = value(kHostOtherCpus);
+  const auto cpu = value("workload.cpu_time");
+  const auto wall = value("workload.wall_time");
+  if (!other || !cpu || !wall || !(*wall > 0) || cpu_count <= 0) return "";
+  const double spare = cpu_count - *other - *cpu / *wall;
+  if (*other > kTaintOtherCpus && spare < kTaintSpareCpus) {
+    std::snprintf(text, sizeof text, "other work kept %.2f of %d CPUs busy, leaving %.2f idle", *other, cpu_count,
+                  std::max(0.0, spare));
+    return text;
+  }
+  return "";
 }
 
 double OtherCpus(const CpuTimes& before, const CpuTimes& after, double workload_cpu_s, double wall_s) {

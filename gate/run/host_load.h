@@ -9,12 +9,25 @@
 #include <optional>
 #include <string>
 
+#include "metrics/metric.h"
+
 namespace perfgate {
 
 struct CpuTimes {
   uint64_t busy_ticks = 0;   // user, nice, system, irq, softirq, steal of all CPUs
   uint64_t steal_ticks = 0;  // steal alone
 };
+
+// Pressure stall information (/proc/pressure/{cpu,memory,io}): the "some"
+// totals, microseconds during which at least one task waited for the
+// resource. Host-wide, so they include the workload's own waits: a record of
+// what the host went through, not a verdict on the neighbours.
+struct PressureTotals {
+  std::optional<uint64_t> cpu_us, memory_us, io_us;
+};
+// The "some total=" of one pressure file's text; nullopt when absent.
+std::optional<uint64_t> ParsePressureSome(const std::string& text);
+PressureTotals ReadPressure();
 
 // Parses the aggregate "cpu" line of /proc/stat text; nullopt when absent.
 std::optional<CpuTimes> ParseProcStat(const std::string& text);
@@ -24,5 +37,20 @@ std::optional<CpuTimes> ReadCpuTimes();
 // CPUs' worth of other work during a repetition: (busy - workload CPU) / wall,
 // clamped at 0. Inputs in seconds.
 double OtherCpus(const CpuTimes& before, const CpuTimes& after, double workload_cpu_s, double wall_s);
+// CPUs' worth of time the hypervisor gave to other guests during the repetition.
+double StealCpus(const CpuTimes& before, const CpuTimes& after, double wall_s);
+
+// A repetition is tainted — measured while the host was too busy for its
+// numbers to say anything about the workload — when
+//   other work left the workload no CPU to itself: other work kept more than
+//   kTaintOtherCpus busy and the CPUs left idle (count - other - the
+//   workload's own use) were under kTaintSpareCpus; or
+//   the hypervisor stole more than kTaintStealCpus.
+// The reason in words, or "" when the repetition is clean (or the host's
+// numbers are missing).
+inline constexpr double kTaintOtherCpus = 0.5;
+inline constexpr double kTaintSpareCpus = 0.1;
+inline constexpr double kTaintStealCpus = 0.25;
+std::string TaintOf(const MetricSet& metrics, int cpu_count);
 
 }  // namespace perfgate

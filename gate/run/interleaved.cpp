@@ -38,6 +38,7 @@ InterleavedRun RunInterleaved(const Suite& baseline, const Suite& candidate, con
       schedule.arms = {{"baseline", &b_spec, b_spec.probes}, {"candidate", &c_spec, c_spec.probes}};
       schedule.warmup = c_spec.warmup;
       schedule.rounds = options.repetitions.value_or(c_spec.repetitions_max);
+      schedule.max_retakes = RetakeBudget(schedule.rounds);
       if (!options.repetitions && c_spec.repetitions_max > c_spec.repetitions_min)
         schedule.min_rounds = c_spec.repetitions_min;
       if (more_pairs)

@@ -147,9 +147,11 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
+  const PressureTotals pressure_before = ReadPressure();
   process.Release();
   ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop);
   const std::optional<CpuTimes> host_after = ReadCpuTimes();
+  const PressureTotals pressure_after = ReadPressure();
   Repetition rep;
   rep.exit_status = outcome.status();
   if (!outcome.succeeded()) {
@@ -161,7 +163,17 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     const double cpu_s = rep.metrics["workload.cpu_time"].value;
     const double other = OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s);
     rep.metrics[kHostOtherCpus] = ScalarMetric(kHostOtherCpus, other, "cpus", Better::kNone);
+    rep.metrics[kHostStealCpus] =
+        ScalarMetric(kHostStealCpus, StealCpus(*host_before, *host_after, outcome.wall_s), "cpus", Better::kNone);
   }
+  const auto share = [&](const char* name, std::optional<uint64_t> before, std::optional<uint64_t> after) {
+    if (!before || !after || *after < *before || !(outcome.wall_s > 0)) return;
+    const double waited_s = static_cast<double>(*after - *before) / 1e6;
+    rep.metrics[name] = ScalarMetric(name, std::min(1.0, waited_s / outcome.wall_s), "fraction", Better::kNone);
+  };
+  share(kHostCpuPressure, pressure_before.cpu_us, pressure_after.cpu_us);
+  share(kHostMemoryPressure, pressure_before.memory_us, pressure_after.memory_us);
+  share(kHostIoPressure, pressure_before.io_us, pressure_after.io_us);
   probes.Collect(outcome.wall_s, rep.metrics);
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);

@@ -19,6 +19,7 @@ ScenarioResult RunScenario(const ScenarioSpec& spec, const RunOptions& options) 
     schedule.arms = {{"", &spec, spec.probes}};
     schedule.warmup = spec.warmup;
     schedule.rounds = options.repetitions.value_or(spec.repetitions_max);
+    schedule.max_retakes = RetakeBudget(schedule.rounds);
     if (!options.repetitions && spec.repetitions_max > spec.repetitions_min) schedule.min_rounds = spec.repetitions_min;
     if (options.more_repetitions)
       schedule.more = [&](const std::vector<ScenarioResult>& arms) { return options.more_repetitions(arms[0]); };

@@ -1,6 +1,7 @@
 #include "run/schedule.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "adapters/adapter.h"
 #include "run/environment.h"
+#include "run/host_load.h"
 #include "run/repetition.h"
 
 namespace perfgate {
@@ -50,6 +52,8 @@ bool MeasuresProbeCost(const Schedule& schedule, const Arm& arm, int round) {
   }
   return false;
 }
+
+constexpr int kMaxRetakesOfARound = 2;
 
 // One repetition of `arm` under `probes`: honours the stop flag, says each new
 // workload warning once and the progress line unless quiet; a failed
@@ -106,9 +110,13 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
     shared = std::make_unique<ScenarioProbes>(*last.plan.spec, last.plan.probes, last.argv, options, schedule.trace);
   }
   std::vector<size_t> order(arms.size());
+  const int cpu_count = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int retakes = 0, round_retakes = 0;
   for (int round = -schedule.warmup; round < schedule.rounds; ++round) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (schedule.alternate && round % 2 != 0) std::reverse(order.begin(), order.end());
+    std::vector<Repetition> measured(arms.size());
+    std::string taint;
     for (size_t a : order) {
       Arm& arm = arms[a];
       std::unique_ptr<ScenarioProbes> own;
@@ -121,7 +129,30 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       if (own && MeasuresProbeCost(schedule, arm, round)) arm.result.probes = own->Reports();
       if (round < 0) continue;
       rep.index = round;
-      arm.result.repetitions.push_back(std::move(rep));
+      if (schedule.max_retakes > 0) rep.tainted = TaintOf(rep.metrics, cpu_count);
+      if (!rep.tainted.empty() && taint.empty()) taint = Label(schedule, arm, round) + ": " + rep.tainted;
+      measured[a] = std::move(rep);
+    }
+    if (round < 0) continue;
+    // A round tainted three times running: the host stays busy, and waiting
+    // for a quiet moment would spend the budget on nothing.
+    if (!taint.empty() && retakes < schedule.max_retakes && round_retakes < kMaxRetakesOfARound) {
+      ++retakes;
+      ++round_retakes;
+      if (!options.quiet)
+        std::fprintf(stderr, "perfgate: %s: measuring round %d again (retake %d of at most %d): %s\n",
+                     arms.back().plan.spec->name.c_str(), round + 1, retakes, schedule.max_retakes, taint.c_str());
+      for (size_t a = 0; a < arms.size(); ++a) {
+        if (measured[a].tainted.empty()) measured[a].tainted = "retaken with its round: " + taint;
+        arms[a].result.retaken.push_back(std::move(measured[a]));
+      }
+      --round;
+      continue;
+    }
+    round_retakes = 0;
+    for (size_t a = 0; a < arms.size(); ++a) {
+      if (!measured[a].tainted.empty()) measured[a].tainted += "; kept: the retake budget is spent";
+      arms[a].result.repetitions.push_back(std::move(measured[a]));
     }
     if (round >= 0 && adaptive && schedule.more && round + 1 >= schedule.min_rounds && round + 1 < schedule.rounds &&
         !schedule.more(results)) {
@@ -133,6 +164,8 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
   }
   if (shared) arms.back().result.probes = shared->Reports();
 }
+
+int RetakeBudget(int rounds) { return std::max(2, rounds / 2); }
 
 double MonotonicSeconds() {
   timespec t{};

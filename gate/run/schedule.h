@@ -66,6 +66,13 @@ struct Schedule {
   // Repetitions named "<arm> repetition N"; without numbers "<arm> repetition"
   // (a one-off repetition).
   bool numbered = true;
+  // Measured rounds in which some arm's repetition was tainted (the host too
+  // busy: run/host_load.h TaintOf) are measured again, every arm, at most
+  // this many times per scenario; the tainted repetitions go to each result's
+  // `retaken`. A round is measured at most three times; once that or the
+  // budget is spent, a tainted round counts, its repetitions marked. 0:
+  // never retaken (one-off repetitions).
+  int max_retakes = 0;
 
   // Called after each measured round from `min_rounds` on with every arm's
   // result so far (in `arms` order); false stops the scenario. Unset: an
@@ -83,6 +90,10 @@ struct Schedule {
 // and the repetition, and the stop flag InfraError("interrupted"); `results`
 // then keep what was measured before.
 void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vector<ScenarioResult>& results);
+
+// The retake budget of a scenario of `rounds` measured rounds: half of them,
+// at least 2.
+int RetakeBudget(int rounds);
 
 // ---- what every mode does around its schedules ------------------------------
 

@@ -30,5 +30,34 @@ TEST(HostLoad, OtherCpusSubtractsTheWorkloadAndNeverGoesNegative) {
   EXPECT_TRUE(ReadCpuTimes().has_value());
 }
 
+TEST(HostLoad, PressureSomeTotalIsRead) {
+  EXPECT_EQ(ParsePressureSome("some avg10=0.50 avg60=0.20 avg300=0.05 total=123456\n"
+                              "full avg10=0.00 avg60=0.00 avg300=0.00 total=42\n"),
+            123456u);
+  EXPECT_FALSE(ParsePressureSome("full avg10=0.00 total=42\n").has_value());
+  EXPECT_FALSE(ParsePressureSome("some avg10=0.50\n").has_value());
+  EXPECT_FALSE(ParsePressureSome("some total=x\n").has_value());
+}
+
+MetricSet Load(double other, double cpu_s, double wall_s, double steal = 0) {
+  MetricSet m;
+  m[kHostOtherCpus] = ScalarMetric(kHostOtherCpus, other, "cpus", Better::kNone);
+  m[kHostStealCpus] = ScalarMetric(kHostStealCpus, steal, "cpus", Better::kNone);
+  m["workload.cpu_time"] = ScalarMetric("workload.cpu_time", cpu_s, "s");
+  m["workload.wall_time"] = ScalarMetric("workload.wall_time", wall_s, "s");
+  return m;
+}
+
+TEST(HostLoad, TaintedWhenOtherWorkLeftTheWorkloadNoCpu) {
+  // Two CPUs, the workload busy on one: other work on the other one is fine.
+  EXPECT_EQ(TaintOf(Load(0.8, 1.0, 1.0), 2), "");
+  // ... but other work beyond it leaves no CPU idle.
+  EXPECT_EQ(TaintOf(Load(1.3, 0.9, 1.0), 2), "other work kept 1.30 of 2 CPUs busy, leaving 0.00 idle");
+  // A workload that fills both CPUs itself, with a little other work: not the neighbours' doing.
+  EXPECT_EQ(TaintOf(Load(0.3, 1.9, 1.0), 2), "");
+  EXPECT_EQ(TaintOf(Load(0.0, 0.1, 1.0, 0.4), 2), "the hypervisor stole 0.40 CPUs");
+  EXPECT_EQ(TaintOf(MetricSet{}, 2), "") << "the host's numbers missing";
+}
+
 }  // namespace
 }  // namespace perfgate
