@@ -1,59 +1,61 @@
 #!/usr/bin/env bash
 # What the cpu probe (perf_event counters in counting mode, inherited by the
 # workload's tree) costs the workload, in one interleaved run. Every round
-# times three workloads, each timing itself, under two modes:
+# times four workloads, each timing itself, under two modes:
 #
 #   none   the workload alone
 #   cpu    the cpu probe in workload scope, as perfgate runs it:
 #          probe_attach_driver forks the workload held on a pipe, tracks it,
 #          opens the counters on it (enabled at its exec) and releases it
 #
-# Workloads: getppid_loop (syscalls only: ns/call), pg-smoke (page faults,
-# syscalls and short sleeps: smoke.loop_time) and pg-locks --mode mutex (two
-# threads taking turns: context switches; locks.loop_time). A software
-# counter costs at its event (a fault, a switch) and a counting event costs at
-# every context switch of a counted task, so the last two are where a cost
-# would show. The modes' order alternates every round (AB, BA, ...). Prints
-# per workload the median of each mode and the ratio cpu/none, with the
+# Workloads: getppid_loop (syscalls only, ns/call); task_churn switches (two
+# threads ping-pong through pipes, ns per round trip) and task_churn forks
+# (fork and reap a child, ns per fork), where counting costs: a task's events
+# are switched out and in with it and copied into every child; pg-smoke
+# (page faults, syscalls and short sleeps; smoke.loop_time in s). The modes'
+# order alternates every round (AB, BA, ...). Prints per workload the median
+# of each mode, their ratio, and the median of the rounds' own cpu/none
+# ratios (each pair ran back to back, so machine drift cancels), with the
 # counter set the probe used (hardware where the host has a PMU). Needs root.
 #
-#   bench/cpu_probe_overhead.sh BUILD_DIR [ROUNDS=15]
+#   bench/cpu_probe_overhead.sh BUILD_DIR [ROUNDS=21]
 set -euo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [ROUNDS]}
-rounds=${2:-15}
+rounds=${2:-21}
 source "$(dirname "$0")/common.sh"
 loop=$(find_exe "$build" getppid_loop)
 driver=$(find_exe "$build" probe_attach_driver)
+churn=$(find_exe "$build" task_churn)
 smoke=$(find_exe "$build" pg-smoke)
-locks=$(find_exe "$build" pg-locks)
-[[ -x $loop && -x $driver && -x $smoke && -x $locks ]] ||
-  { echo "build getppid_loop, probe_attach_driver, pg-smoke and pg-locks in $build first" >&2; exit 2; }
+[[ -x $loop && -x $driver && -x $churn && -x $smoke ]] ||
+  { echo "build getppid_loop, probe_attach_driver, task_churn and pg-smoke in $build first" >&2; exit 2; }
 require_rounds "$rounds" 5
 require_root
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The number a workload printed about itself: getppid_loop's only line, or
-# the value of the metric line named $1 of pg-smoke and pg-locks.
+# The number a workload printed about itself: the only line of getppid_loop
+# and task_churn (with $1 = -), or the value of pg-smoke's metric line named $1.
 loop_value() { [[ $1 == - ]] && cat || sed -n "s/.*\"metric\": \"$1\", \"value\": \([0-9.e+-]*\).*/\1/p"; }
 
-workloads=(getppid smoke locks)
+workloads=(getppid switches forks smoke)
 declare -A argv=(
   [getppid]="$loop 2000000"
+  [switches]="$churn switches 100000"
+  [forks]="$churn forks 2000"
   [smoke]="$smoke --iterations 3000"
-  [locks]="$locks --mode mutex --iterations 2000 --hold-us 0 --gap-us 0"
 )
-declare -A metric=([getppid]=- [smoke]=smoke.loop_time [locks]=locks.loop_time)
-declare -A unit=([getppid]=ns/call [smoke]=s [locks]=s)
+declare -A metric=([getppid]=- [switches]=- [forks]=- [smoke]=smoke.loop_time)
+declare -A unit=([getppid]=ns/call [switches]=ns/trip [forks]=ns/fork [smoke]=s)
 
 run_none() { ${argv[$1]}; }
 run_cpu() { "$driver" cpu --scope workload -- ${argv[$1]} 2>"$tmp/driver.err"; }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -A samples=()
+declare -A samples=() ratios=()
 for ((round = 1; round <= rounds; round++)); do
   line="round $round:"
   for w in "${workloads[@]}"; do
@@ -63,17 +65,19 @@ for ((round = 1; round <= rounds; round++)); do
       [[ -n $value ]] || { echo "$w under $mode printed no ${metric[$w]}" >&2; cat "$tmp/driver.err" >&2; exit 3; }
       samples[$w.$mode]+="$value "
       line+=" $w.$mode=$value"
+      [[ $mode == cpu ]] && cpu_value=$value || none_value=$value
     done
+    ratios[$w]+="$(awk -v a="$cpu_value" -v b="$none_value" 'BEGIN { print a / b }') "
   done
   echo "$line"
 done
 
 counters=$(sed -n 's/^hook \([^:]*\): perf_event (\([a-z]*\):.*/\2/p' "$tmp/driver.err" | head -n1)
-printf '\n%-9s %-8s %14s %14s %9s\n' workload unit "median none" "median cpu" "cpu/none"
+printf '\n%-9s %-8s %14s %14s %9s %12s\n' workload unit "median none" "median cpu" "cpu/none" "paired ratio"
 for w in "${workloads[@]}"; do
   none=$(median ${samples[$w.none]})
   cpu=$(median ${samples[$w.cpu]})
-  printf '%-9s %-8s %14.6g %14.6g %8.3fx\n' "$w" "${unit[$w]}" "$none" "$cpu" \
-    "$(awk -v a="$cpu" -v b="$none" 'BEGIN { print (b > 0) ? a / b : 0 }')"
+  printf '%-9s %-8s %14.6g %14.6g %8.3fx %11.3fx\n' "$w" "${unit[$w]}" "$none" "$cpu" \
+    "$(awk -v a="$cpu" -v b="$none" 'BEGIN { print (b > 0) ? a / b : 0 }')" "$(median ${ratios[$w]})"
 done
 echo "medians of $rounds interleaved rounds; the cpu probe counted ${counters:-?} counters; kernel $(uname -r)"
