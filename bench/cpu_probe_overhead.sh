@@ -18,11 +18,15 @@
 # ratios (each pair ran back to back, so machine drift cancels), with the
 # counter set the probe used (hardware where the host has a PMU). Needs root.
 #
-#   bench/cpu_probe_overhead.sh BUILD_DIR [ROUNDS=21]
+# Each run is short (tens of ms) and the pairs many, so that what else the
+# machine runs (other processes, other BPF programs on every syscall) changes
+# little within a pair.
+#
+#   bench/cpu_probe_overhead.sh BUILD_DIR [ROUNDS=41]
 set -euo pipefail
 
 build=${1:?usage: $0 BUILD_DIR [ROUNDS]}
-rounds=${2:-21}
+rounds=${2:-41}
 source "$(dirname "$0")/common.sh"
 loop=$(find_exe "$build" getppid_loop)
 driver=$(find_exe "$build" probe_attach_driver)
@@ -42,10 +46,10 @@ loop_value() { [[ $1 == - ]] && cat || sed -n "s/.*\"metric\": \"$1\", \"value\"
 
 workloads=(getppid switches forks smoke)
 declare -A argv=(
-  [getppid]="$loop 2000000"
-  [switches]="$churn switches 100000"
-  [forks]="$churn forks 2000"
-  [smoke]="$smoke --iterations 3000"
+  [getppid]="$loop 300000"
+  [switches]="$churn switches 20000"
+  [forks]="$churn forks 500"
+  [smoke]="$smoke --iterations 600"
 )
 declare -A metric=([getppid]=- [switches]=- [forks]=- [smoke]=smoke.loop_time)
 declare -A unit=([getppid]=ns/call [switches]=ns/trip [forks]=ns/fork [smoke]=s)

@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto begin = std::chrono::steady_clock::now();
-  if (switches) Switches(n);
-  else Forks(n);
+  if (switches)
+    Switches(n);
+  else
+    Forks(n);
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - begin).count();
   std::printf("%.1f\n", ns / static_cast<double>(n));
   return 0;

@@ -71,12 +71,14 @@ void AddCpuCounterMetrics(const std::vector<CpuCounter>& counters,
     bool known = true;
     for (const CounterReading& reading : readings[i]) {
       if (reading.time_enabled > 0 && reading.time_running < reading.time_enabled) {
-        running_fraction = std::min(running_fraction, static_cast<double>(reading.time_running) /
-                                                          static_cast<double>(reading.time_enabled));
+        running_fraction = std::min(
+            running_fraction, static_cast<double>(reading.time_running) / static_cast<double>(reading.time_enabled));
       }
       const std::optional<double> scaled = ScaledCount(reading);
-      if (!scaled) known = false;
-      else total += *scaled;
+      if (!scaled)
+        known = false;
+      else
+        total += *scaled;
     }
     if (known) out[counters[i].metric] = CounterMetric(counters[i].metric, counters[i].unit, total, duration_s);
   }
@@ -121,7 +123,8 @@ CpuCounterSet CounterSetFrom(const nlohmann::json& params, std::vector<std::stri
                                  : "auto";
   if (wanted == "software") return CpuCounterSet::kSoftware;
   if (wanted != "auto" && wanted != "hardware")
-    throw InputError(std::string(kWhat) + ": parameter \"counters\" must be \"auto\", \"hardware\" or \"software\", not " +
+    throw InputError(std::string(kWhat) +
+                     ": parameter \"counters\" must be \"auto\", \"hardware\" or \"software\", not " +
                      params.at("counters").dump());
   const CpuCounterChoice choice = AutoCpuCounters();
   if (choice.set == CpuCounterSet::kHardware) return choice.set;
@@ -140,7 +143,8 @@ class CpuCountersProbe final : public Probe {
     Detach();
     RequireAllowedAttachType(options, AttachType::kPerfEvent, kName);
     const bool workload = options.scope == ProbeScope::kWorkload;
-    if (workload && tracker == nullptr) throw InfraError(std::string(kWhat) + ": workload scope needs a WorkloadTracker");
+    if (workload && tracker == nullptr)
+      throw InfraError(std::string(kWhat) + ": workload scope needs a WorkloadTracker");
     std::vector<std::string> rejected;
     const CpuCounterSet set = CounterSetFrom(options.params, rejected);
     // Each counter opened once now (on perfgate itself, or on the first CPU),
@@ -191,6 +195,15 @@ class CpuCountersProbe final : public Probe {
       }
     }
     CloseEvents();
+    // A workload's events are enabled at its exec, so only one that never
+    // counted has none enabled: zeros would read as a great improvement.
+    const bool never_enabled = std::all_of(readings.begin(), readings.end(), [](const auto& events) {
+      return std::all_of(events.begin(), events.end(), [](const CounterReading& r) { return r.time_enabled == 0; });
+    });
+    if (tracker_ != nullptr && never_enabled)
+      throw InfraError(std::string(kWhat) +
+                       ": the workload's counters never ran: it did not exec, or it executed a set-user-ID or "
+                       "set-group-ID program, whose counters the kernel drops at exec");
     AddCpuCounterMetrics(counters, readings, duration_s, out);
   }
 

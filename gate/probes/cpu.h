@@ -20,11 +20,11 @@ enum class CpuCounterSet { kHardware, kSoftware };
 std::string ToString(CpuCounterSet set);
 
 struct CpuCounter {
-  std::string metric;  // "cpu.instructions"
-  std::string event;   // perf's name: "instructions"
-  uint32_t type = 0;   // perf_event_attr.type
-  uint64_t config = 0; // perf_event_attr.config
-  std::string unit;    // of the count: "count", or "ns" for task-clock
+  std::string metric;   // "cpu.instructions"
+  std::string event;    // perf's name: "instructions"
+  uint32_t type = 0;    // perf_event_attr.type
+  uint64_t config = 0;  // perf_event_attr.config
+  std::string unit;     // of the count: "count", or "ns" for task-clock
 };
 
 // The counters of a set, in a stable order.

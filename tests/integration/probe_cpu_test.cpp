@@ -13,10 +13,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/cli.h"
 #include "harness/environment.h"
@@ -183,8 +182,8 @@ TEST(CpuProbe, OnlyThePerfEventAttachTypeServesIt) {
 TEST(CpuProbe, ContextSwitchesAreAtLeastTheWorkloadsSleepsAndAtMostTheKernelsCount) {
   PERFGATE_REQUIRE_ROOT();
   constexpr int kSleeps = 300;
-  CountedRun run = RunCounted(Smoke({"--iterations", std::to_string(kSleeps), "--sleep-every", "1", "--sleep-us",
-                                     "100", "--syscalls", "0", "--map-kib", "4"}));
+  CountedRun run = RunCounted(Smoke({"--iterations", std::to_string(kSleeps), "--sleep-every", "1", "--sleep-us", "100",
+                                     "--syscalls", "0", "--map-kib", "4"}));
   const double switches = Count(run, "cpu.context_switches");
   EXPECT_GE(switches, kSleeps);
   // wait4's count also has the switches before exec (the held child's wait).
@@ -197,8 +196,8 @@ TEST(CpuProbe, ContextSwitchesAreAtLeastTheWorkloadsSleepsAndAtMostTheKernelsCou
 TEST(CpuProbe, PageFaultsAreAtLeastThePagesTheWorkloadTouches) {
   PERFGATE_REQUIRE_ROOT();
   constexpr int kIterations = 100;
-  CountedRun run = RunCounted(Smoke({"--iterations", std::to_string(kIterations), "--map-kib", "256", "--sleep-every",
-                                     "0", "--syscalls", "0"}));
+  CountedRun run = RunCounted(Smoke(
+      {"--iterations", std::to_string(kIterations), "--map-kib", "256", "--sleep-every", "0", "--syscalls", "0"}));
   const double faults = Count(run, "cpu.page_faults");
   EXPECT_GE(faults, kIterations * 64);
   const auto& u = run.outcome.usage;
@@ -242,8 +241,8 @@ TEST(CpuProbe, CountsEveryProcessAndThreadTheWorkloadCreates) {
   EXPECT_LE(Count(threads, "cpu.context_switches"), static_cast<double>(u.ru_nvcsw + u.ru_nivcsw));
 }
 
-// Counting starts at the workload's exec: a held child that never execs
-// does all its work uncounted (perfgate's launch code is not the workload's).
+// Counting starts at the workload's exec: what the held child does before
+// (perfgate's launch code) is not the workload's.
 TEST(CpuProbe, CountingStartsAtTheWorkloadsExec) {
   PERFGATE_REQUIRE_ROOT();
   WorkloadTracker tracker;
@@ -252,22 +251,44 @@ TEST(CpuProbe, CountingStartsAtTheWorkloadsExec) {
   ProbeOptions options;
   options.params = Software();
   probe->Attach(options, &tracker);
-  HeldChild child([] { TouchAndUnmap(4 << 20); });
-  tracker.Track(child.pid());
+  constexpr int kPagesBeforeExec = 1024;
+  HeldChild exec_after_work([] {
+    TouchAndUnmap(kPagesBeforeExec * 4096);
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    _exit(127);
+  });
+  tracker.Track(exec_after_work.pid());
   probe->Reset();
-  ASSERT_TRUE(child.RunToCompletion());
+  ASSERT_TRUE(exec_after_work.RunToCompletion());
   MetricSet metrics;
   probe->Collect(1.0, metrics);
-  EXPECT_EQ(metrics.at("cpu.page_faults").value, 0);
-  EXPECT_EQ(metrics.at("cpu.task_clock").value, 0);
+  EXPECT_GT(metrics.at("cpu.page_faults").value, 0);  // true's own
+  EXPECT_LT(metrics.at("cpu.page_faults").value, kPagesBeforeExec);
+  EXPECT_GT(metrics.at("cpu.task_clock").value, 0);
+
+  // A process that never execs never counted: an error, not zeros that
+  // would read as an improvement.
+  HeldChild no_exec([] { TouchAndUnmap(kPagesBeforeExec * 4096); });
+  tracker.Clear();
+  tracker.Track(no_exec.pid());
+  probe->Reset();
+  ASSERT_TRUE(no_exec.RunToCompletion());
+  try {
+    probe->Collect(1.0, metrics);
+    FAIL() << "counted a workload that never executed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kInfra);
+    EXPECT_NE(std::string(e.what()).find("probe cpu: the workload's counters never ran"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CpuProbe, WorkloadScopeIgnoresOtherProcessesAndSystemScopeCountsThem) {
   PERFGATE_REQUIRE_ROOT();
   // A neighbour of ours that keeps faulting pages in while the workload sleeps.
   Noise noise([] { TouchAndUnmap(1 << 20); });
-  const auto sleeper = Smoke({"--iterations", "20", "--sleep-every", "1", "--sleep-us", "20000", "--syscalls", "0",
-                              "--map-kib", "4"});
+  const auto sleeper =
+      Smoke({"--iterations", "20", "--sleep-every", "1", "--sleep-us", "20000", "--syscalls", "0", "--map-kib", "4"});
   CountedRun workload = RunCounted(sleeper);
   EXPECT_LT(Count(workload, "cpu.page_faults"), 1000);
   CountedRun system = RunCounted(sleeper, Software(), ProbeScope::kSystem);
@@ -332,8 +353,8 @@ TEST(CpuProbeCli, MetricsPerRepetitionAndPerOperationInResultsJson) {
           {{{"metric", "cpu.task_clock"}, {"statistic", "per_op"}, {"type", "budget"}, {"max", 1e9}},
            {{"metric", "cpu.page_faults"}, {"statistic", "per_op"}, {"type", "budget"}, {"min", 64}}}}}}}};
   testing::WriteFile(dir / "suite.json", suite.dump(2));
-  testing::CliRun run = testing::RunCli(
-      {"run", dir / "suite.json", "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet"});
+  testing::CliRun run =
+      testing::RunCli({"run", dir / "suite.json", "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet"});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   RunResults results = ReadResultsFile(dir / "o/results.json");
   ASSERT_EQ(results.scenarios.size(), 1u);

@@ -22,8 +22,8 @@ TEST(CpuCounters, HardwareSetCountsInstructionsCyclesAndMisses) {
     EXPECT_EQ(c.unit, "count") << c.event;
     metrics.push_back(c.metric);
   }
-  EXPECT_EQ(metrics, (std::vector<std::string>{"cpu.instructions", "cpu.cycles", "cpu.branch_misses",
-                                               "cpu.cache_misses"}));
+  EXPECT_EQ(metrics,
+            (std::vector<std::string>{"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses"}));
 }
 
 TEST(CpuCounters, SoftwareSetCountsTaskClockSwitchesFaultsAndMigrations) {
@@ -32,8 +32,8 @@ TEST(CpuCounters, SoftwareSetCountsTaskClockSwitchesFaultsAndMigrations) {
     EXPECT_EQ(c.type, PERF_TYPE_SOFTWARE) << c.event;
     metrics.push_back(c.metric);
   }
-  EXPECT_EQ(metrics, (std::vector<std::string>{"cpu.task_clock", "cpu.context_switches", "cpu.page_faults",
-                                               "cpu.migrations"}));
+  EXPECT_EQ(metrics,
+            (std::vector<std::string>{"cpu.task_clock", "cpu.context_switches", "cpu.page_faults", "cpu.migrations"}));
   EXPECT_EQ(Software()[0].unit, "ns");  // task-clock counts nanoseconds on the CPU
 }
 
@@ -67,8 +67,7 @@ TEST(ScaledCount, UnknownWhenEnabledButNeverOnThePmu) { EXPECT_FALSE(ScaledCount
 TEST(CpuCounterMetrics, CountersSumTheirEventsAsCountersOverTheRepetition) {
   MetricSet out;
   // task-clock on two CPUs (system scope), the others on one process.
-  AddCpuCounterMetrics(Software(), {{{700, 10, 10}, {300, 10, 10}}, {{5, 9, 9}}, {{64, 9, 9}}, {{0, 9, 9}}}, 2.0,
-                       out);
+  AddCpuCounterMetrics(Software(), {{{700, 10, 10}, {300, 10, 10}}, {{5, 9, 9}}, {{64, 9, 9}}, {{0, 9, 9}}}, 2.0, out);
   const Metric& clock = out.at("cpu.task_clock");
   EXPECT_EQ(clock.kind, MetricKind::kCounter);
   EXPECT_EQ(clock.unit, "ns");
