@@ -42,7 +42,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The number a workload printed about itself: the only line of getppid_loop
 # and task_churn (with $1 = -), or the value of pg-smoke's metric line named $1.
-loop_value() { [[ $1 == - ]] && cat || sed -n "s/.*\"metric\": \"$1\", \"value\": \([0-9.e+-]*\).*/\1/p"; }
+loop_value() {
+  if [[ $1 == - ]]; then cat; else sed -n "s/.*\"metric\": \"$1\", \"value\": \([0-9.e+-]*\).*/\1/p"; fi
+}
 
 workloads=(getppid switches forks smoke)
 declare -A argv=(
@@ -58,6 +60,8 @@ run_none() { ${argv[$1]}; }
 run_cpu() { "$driver" cpu --scope workload -- ${argv[$1]} 2>"$tmp/driver.err"; }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The first and third quartiles, "Q1-Q3": how far the rounds' ratios spread.
+quartiles() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f-%.3f", v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)] }'; }
 
 declare -A samples=() ratios=()
 for ((round = 1; round <= rounds; round++)); do
@@ -77,11 +81,13 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 counters=$(sed -n 's/^hook \([^:]*\): perf_event (\([a-z]*\):.*/\2/p' "$tmp/driver.err" | head -n1)
-printf '\n%-9s %-8s %14s %14s %9s %12s\n' workload unit "median none" "median cpu" "cpu/none" "paired ratio"
+printf '\n%-9s %-8s %14s %14s %9s %12s %13s\n' workload unit "median none" "median cpu" "cpu/none" "paired ratio" \
+  "its Q1-Q3"
 for w in "${workloads[@]}"; do
   none=$(median ${samples[$w.none]})
   cpu=$(median ${samples[$w.cpu]})
-  printf '%-9s %-8s %14.6g %14.6g %8.3fx %11.3fx\n' "$w" "${unit[$w]}" "$none" "$cpu" \
-    "$(awk -v a="$cpu" -v b="$none" 'BEGIN { print (b > 0) ? a / b : 0 }')" "$(median ${ratios[$w]})"
+  printf '%-9s %-8s %14.6g %14.6g %8.3fx %11.3fx %13s\n' "$w" "${unit[$w]}" "$none" "$cpu" \
+    "$(awk -v a="$cpu" -v b="$none" 'BEGIN { print (b > 0) ? a / b : 0 }')" "$(median ${ratios[$w]})" \
+    "$(quartiles ${ratios[$w]})"
 done
 echo "medians of $rounds interleaved rounds; the cpu probe counted ${counters:-?} counters; kernel $(uname -r)"
