@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "metrics/error.h"
+#include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
 
@@ -139,6 +140,15 @@ int DoctorCommand(bool fix) {
                : "no cgroup v2 hierarchy: mount -t cgroup2 none /sys/fs/cgroup/unified");
   bool memcg = fs::exists("/sys/fs/cgroup/memory") || fs::exists("/sys/fs/cgroup/cgroup.controllers");
   Line(memcg, "memory cgroup", memcg ? "available" : "no memory controller: memory-limited scenarios cannot run");
+
+  // Only the cpu probe reads the PMU, and without one it counts software events.
+  const CpuCounterChoice counters = AutoCpuCounters();
+  std::string counted;
+  for (const auto& c : CpuCounters(counters.set)) counted += (counted.empty() ? "" : ", ") + c.event;
+  const bool pmu = counters.set == CpuCounterSet::kHardware;
+  Line(pmu, "hardware counters",
+       pmu ? "PMU found: the cpu probe counts hardware " + counted
+           : counters.why_not_hardware + "; the cpu probe counts software " + counted + " instead");
 
   if (!privileged) {
     Line(false, "attach types", "unknown: probing needs privileges");

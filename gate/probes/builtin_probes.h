@@ -22,5 +22,6 @@ std::unique_ptr<Probe> MakeFutexProbe();
 std::unique_ptr<Probe> MakeMmapLockProbe();
 std::unique_ptr<Probe> MakeTcpProbe();
 std::unique_ptr<Probe> MakeProfileProbe();
+std::unique_ptr<Probe> MakeCpuCountersProbe();
 
 }  // namespace perfgate

@@ -111,6 +111,17 @@ const std::vector<CatalogEntry>& Entries() {
         {{"frequency_hz", ProbeParameterType::kInteger,
           "samples per second and CPU (default 99, at most 10000)"}}},
        MakeProfileProbe},
+      {{"cpu",
+        "CPU counters of the workload's process tree (perf_event, counting mode, inherited by every process and "
+        "thread from the workload's exec; no BPF), read once per repetition: hardware instructions, cycles, branch "
+        "and cache misses where the host has a PMU, else software task-clock, context switches, page faults and CPU "
+        "migrations; counts the PMU multiplexed are scaled to the whole time and cpu.running_fraction says so",
+        {"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses", "cpu.task_clock",
+         "cpu.context_switches", "cpu.page_faults", "cpu.migrations", "cpu.running_fraction"},
+        {{"counters", ProbeParameterType::kString,
+          "\"auto\" (default: hardware where the host has a PMU, else software), \"hardware\" (fails without a PMU) "
+          "or \"software\" (the same metrics on every host)"}}},
+       MakeCpuCountersProbe},
   };
   return entries;
 }

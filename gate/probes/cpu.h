@@ -1,0 +1,65 @@
+// The cpu probe's counters: perf_event counters in counting mode, hardware
+// (instructions, cycles, branch and cache misses) where the host has a PMU,
+// software (task-clock, context switches, page faults, CPU migrations)
+// otherwise. The two sets differ only in each event's type and config; every
+// other attribute, the opening, the reading and the metrics are shared, so the
+// software set that hosts without a PMU run exercises the hardware set's code.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/metric.h"
+
+namespace perfgate {
+
+enum class CpuCounterSet { kHardware, kSoftware };
+// "hardware" | "software" (the suite parameter `counters` and the report).
+std::string ToString(CpuCounterSet set);
+
+struct CpuCounter {
+  std::string metric;   // "cpu.instructions"
+  std::string event;    // perf's name: "instructions"
+  uint32_t type = 0;    // perf_event_attr.type
+  uint64_t config = 0;  // perf_event_attr.config
+  std::string unit;     // of the count: "count", or "ns" for task-clock
+};
+
+// The counters of a set, in a stable order.
+const std::vector<CpuCounter>& CpuCounters(CpuCounterSet set);
+
+// Which set `"counters": "auto"` (the default) takes on this host, and why
+// not the hardware one (empty when it is hardware). For the probe and doctor.
+struct CpuCounterChoice {
+  CpuCounterSet set = CpuCounterSet::kSoftware;
+  std::string why_not_hardware;
+};
+CpuCounterChoice AutoCpuCounters();
+
+// What read() of one counting event gives with PERF_FORMAT_TOTAL_TIME_ENABLED
+// and _RUNNING: a count, and how long the event was enabled and how long it
+// was on the PMU. Less running than enabled time means the PMU multiplexed it.
+struct CounterReading {
+  uint64_t value = 0;
+  uint64_t time_enabled = 0;
+  uint64_t time_running = 0;
+};
+
+// The count scaled to the whole enabled time (exact when never multiplexed);
+// nullopt when the event was enabled but never ran, so nothing was counted.
+std::optional<double> ScaledCount(const CounterReading& reading);
+
+// The metric of the multiplexing: the least share of its enabled time that
+// any counter ran, 1 when no count is an estimate.
+inline constexpr const char* kCpuRunningFraction = "cpu.running_fraction";
+
+// One counter metric per counter from its readings (one event per workload
+// process, or per CPU in system scope), each scaled for multiplexing and
+// summed, plus cpu.running_fraction. A counter one of whose events never ran
+// has no metric: its count is unknown.
+void AddCpuCounterMetrics(const std::vector<CpuCounter>& counters,
+                          const std::vector<std::vector<CounterReading>>& readings, double duration_s, MetricSet& out);
+
+}  // namespace perfgate
