@@ -24,6 +24,10 @@ namespace {
 // above an extra page allocation and below a millisecond of waiting. A
 // syscall is priced at the median syscall latency the syscalls probe sampled
 // in the same repetition, when it did.
+// What a wait is compared per (see ScaledShift): waits for a CPU per
+// CPU-second the workload ran, waits off the CPU per second of its run.
+enum class Scale { kNone, kCpu, kWall };
+
 struct PriceRule {
   std::string_view name;  // exact, or "<prefix>.*" for every metric below the prefix
   Pricing pricing;
@@ -31,21 +35,23 @@ struct PriceRule {
   std::string_view within = {};  // the metric whose time includes this one's
   std::string_view unless = {};  // left out when this metric is there too (it says the same, better)
   bool hidden = false;           // never a cause (evidence-only or sampled numbers)
+  Scale scale = Scale::kNone;
 };
 
 constexpr double kUs = 1e-6;
 
-constexpr std::array<PriceRule, 44> kPriceRules = {{
-    {"sched.offcpu_time", Pricing::kWaitTime},
-    {"sched.offcpu", Pricing::kLatencySum, 0, {}, "sched.offcpu_time"},
-    {"sched.offcpu.*", Pricing::kLatencySum, 0, "sched.offcpu_time"},
-    {"sched.runq_latency", Pricing::kLatencySum},
+constexpr std::array<PriceRule, 45> kPriceRules = {{
+    {"sched.offcpu_time", Pricing::kWaitTime, 0, {}, {}, false, Scale::kWall},
+    {"sched.offcpu", Pricing::kLatencySum, 0, {}, "sched.offcpu_time", false, Scale::kWall},
+    {"sched.offcpu.preempted", Pricing::kLatencySum, 0, "sched.offcpu_time", {}, false, Scale::kCpu},
+    {"sched.offcpu.*", Pricing::kLatencySum, 0, "sched.offcpu_time", {}, false, Scale::kWall},
+    {"sched.runq_latency", Pricing::kLatencySum, 0, {}, {}, false, Scale::kCpu},
     {"sched.switches", Pricing::kEvents, 2 * kUs},
     {"sched.wakeups", Pricing::kEvents, 1 * kUs},
     {"sched.migrations", Pricing::kEvents, 2 * kUs},
     // Futex waits sleep (state S), mmap_lock waits do not (D).
-    {"lock.futex_wait_time", Pricing::kWaitTime, 0, "sched.offcpu.sleep"},
-    {"lock.futex_wait", Pricing::kLatencySum, 0, "sched.offcpu.sleep", "lock.futex_wait_time"},
+    {"lock.futex_wait_time", Pricing::kWaitTime, 0, "sched.offcpu.sleep", {}, false, Scale::kWall},
+    {"lock.futex_wait", Pricing::kLatencySum, 0, "sched.offcpu.sleep", "lock.futex_wait_time", false, Scale::kWall},
     {"lock.futex_waits", Pricing::kUnpriced, 0, {}, "lock.futex_wait_time"},
     {"lock.mmap_lock_wait_time", Pricing::kWaitTime, 0, "sched.offcpu.io"},
     {"lock.mmap_lock_wait", Pricing::kLatencySum, 0, "sched.offcpu.io", "lock.mmap_lock_wait_time"},
@@ -128,6 +134,8 @@ struct Series {
   std::vector<double> shown;  // the statistic shown
   std::vector<double> cost;   // seconds per op (or repetition), less the contained metrics'
   std::vector<double> event_cost;
+  std::vector<double> cpu;   // the workload's CPU seconds per op (or repetition), beside each cost
+  std::vector<double> wall;  // its wall-clock seconds, likewise
 };
 
 struct MetricSamples {
@@ -149,9 +157,12 @@ class Collector {
 
   void Add(const Repetition& rep, int side) {
     const double ops = per_op_ ? OpsOf(rep).value_or(1) : 1;
-    if (auto wall = rep.metrics.find("workload.wall_time"); wall != rep.metrics.end()) {
-      sides_[side].wall.push_back(wall->second.value * SecondsPer(wall->second.unit) / ops);
-    }
+    auto seconds_of = [&](const char* outcome) -> std::optional<double> {
+      auto m = rep.metrics.find(outcome);
+      if (m == rep.metrics.end() || !(m->second.value > 0)) return std::nullopt;
+      return m->second.value * SecondsPer(m->second.unit) / ops;
+    };
+    const std::optional<double> cpu = seconds_of("workload.cpu_time"), wall = seconds_of("workload.wall_time");
     std::map<std::string, double> cost;
     for (const auto& [name, metric] : rep.metrics) {
       if (IsHostMetric(name) && metric.kind == MetricKind::kScalar) {
@@ -179,9 +190,12 @@ class Collector {
       if (seconds) {
         cost[name] = *seconds;
         series.cost.push_back(*seconds);
+        if (cpu) series.cpu.push_back(*cpu);
+        if (wall) series.wall.push_back(*wall);
       }
       if (event_cost) series.event_cost.push_back(*event_cost);
     }
+    if (wall) sides_[side].wall.push_back(*wall);
     // A metric's time less the time of the more specific metrics it includes,
     // so that a lock wait is not also counted as a sleep.
     std::map<std::string, double> contained;
@@ -249,10 +263,37 @@ class Collector {
   SideSamples sides_[2];
 };
 
-// Robust standard deviations beyond which a metric has clearly moved.
-constexpr double kClearEffect = 10;
 // Two-sided: the low end is a one-sided 95 % bound.
 constexpr double kConfidence = 0.90;
+
+// The shift of a wait, as time per op (or repetition). A wait that only
+// stretches with the run is a consequence, not a cause: on a busy host a
+// workload that runs longer waits longer for its CPU, and its idle threads
+// (a pool's workers, a helper blocked on a pipe) sleep as long as it runs.
+// So waits for a CPU are compared per CPU-second the workload ran and waits
+// off the CPU per second of its run, and the shift is priced at the
+// candidate's CPU or wall time. A wait on the critical path that grows takes
+// a larger share of the run, so this hides no such cause.
+stats::ShiftEstimate ScaledShift(const Series& b, const Series& c, Scale scale) {
+  auto per = [scale](const Series& s) -> const std::vector<double>& { return scale == Scale::kCpu ? s.cpu : s.wall; };
+  if (scale == Scale::kNone || per(b).size() != b.cost.size() || per(c).size() != c.cost.size() || c.cost.empty()) {
+    return stats::HodgesLehmannShift(b.cost, c.cost, kConfidence);
+  }
+  auto ratios = [&](const Series& s) {
+    std::vector<double> out;
+    for (size_t i = 0; i < s.cost.size(); ++i) out.push_back(s.cost[i] / per(s)[i]);
+    return out;
+  };
+  stats::ShiftEstimate shift = stats::HodgesLehmannShift(ratios(b), ratios(c), kConfidence);
+  const double time = stats::Median(per(c));
+  shift.estimate *= time;
+  shift.low *= time;
+  shift.high *= time;
+  return shift;
+}
+
+// Robust standard deviations beyond which a metric has clearly moved.
+constexpr double kClearEffect = 10;
 
 // How large a change is as a ratio, either way: |log(candidate / baseline)|.
 double RelativeSize(const KernelShift& shift) {
@@ -332,6 +373,9 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
                           : 0;
     out.host.push_back(host);
   }
+  const bool busy_host = std::any_of(out.host.begin(), out.host.end(), [](const HostShift& h) {
+    return h.metric == kHostOtherCpus && std::max(h.baseline_median, h.candidate_median) >= kBusyHostCpus;
+  });
   for (auto& [name, samples] : collector.metrics()) {
     const Series &b = samples.sides[0], &c = samples.sides[1];
     if (b.shown.empty() || c.shown.empty() || b.statistic != c.statistic) continue;
@@ -343,13 +387,17 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
       shift->pricing = Pricing::kUnpriced;
       if (!ClearlyCostlier(b.shown, c.shown, samples.better)) continue;
     } else {
-      stats::ShiftEstimate time = stats::HodgesLehmannShift(b.cost, c.cost, kConfidence);
+      stats::ShiftEstimate time = ScaledShift(b, c, samples.rule.scale);
       if (!(time.low > 0)) continue;
       shift->accounted_s = time.estimate;
       shift->accounted_low_s = time.low;
       if (!c.event_cost.empty()) shift->event_cost_s = stats::Median(c.event_cost);
       if (out.wall_change_s && *out.wall_change_s > 0) shift->share = time.low / *out.wall_change_s;
       shift->excluding.assign(samples.excluding.begin(), samples.excluding.end());
+      if (busy_host && samples.rule.scale == Scale::kCpu) {
+        out.cpu_waits.push_back(std::move(*shift));
+        continue;
+      }
     }
     out.causes.push_back(std::move(*shift));
   }
@@ -387,6 +435,7 @@ bool IsHostMetric(const std::string& metric) { return metric.rfind("host.", 0) =
 KernelAttribution Attribute(const ScenarioResult& scenario, size_t limit) {
   KernelAttribution out = scenario.baseline_repetitions.empty() ? FromChecks(scenario) : FromRepetitions(scenario);
   Rank(out.causes);
+  Rank(out.cpu_waits);
   if (out.causes.size() > limit) out.causes.resize(limit);
   return out;
 }
@@ -406,8 +455,8 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
     }
     if (out.size() == kMaxExplainedFailures) continue;
     KernelAttribution a = Attribute(*f.scenario);
-    out.push_back({f.scenario, f.scenario_index, {f.check}, std::move(a.causes), std::move(a.host), a.wall_change_s,
-                   a.per_op});
+    out.push_back({f.scenario, f.scenario_index, {f.check}, std::move(a.causes), std::move(a.host),
+                   std::move(a.cpu_waits), a.wall_change_s, a.per_op});
   }
   return out;
 }
@@ -436,12 +485,17 @@ std::string DescribeShift(const KernelShift& shift) {
   return text;
 }
 
-std::string DescribeHost(const std::vector<HostShift>& host) {
+std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits) {
   std::string text;
   for (const HostShift& h : host) {
     text += (text.empty() ? "host noise (not a cause): " : "; ") + h.metric + " " +
             FormatQuantity(h.baseline_median, h.unit) + " \u2192 " + FormatQuantity(h.candidate_median, h.unit) + " (" +
             FormatPercent(h.change_pct) + ")";
+  }
+  for (size_t i = 0; i < cpu_waits.size(); ++i) {
+    text += std::string(i ? ", " : text.empty() ? "host noise (not a cause): " : "; ") +
+            (i ? "" : "waits for a CPU on the busy host: ") + cpu_waits[i].metric + " " +
+            FormatAccounted(cpu_waits[i].accounted_s, cpu_waits[i].per_op);
   }
   return text;
 }

@@ -24,6 +24,12 @@ bool IsOutcomeMetric(const std::string& metric);
 // slow a workload, never its cause.
 bool IsHostMetric(const std::string& metric);
 
+// Other work on the host, in CPUs (host.other_cpus, either side's median),
+// from which waits for a CPU are the host's noise rather than causes: on a
+// busy host a workload that runs longer, or in longer bursts, is preempted
+// more, whatever made it run longer.
+inline constexpr double kBusyHostCpus = 0.5;
+
 // Failing checks whose scenario an explanation is worth computing for: a
 // report explains the first few, not thousands.
 inline constexpr size_t kMaxExplainedFailures = 20;
@@ -83,6 +89,9 @@ struct KernelAttribution {
   // improved or did not clearly move, and host.* metrics, are not here.
   std::vector<KernelShift> causes;
   std::vector<HostShift> host;
+  // Waits for a CPU (sched.runq_latency, sched.offcpu.preempted) that grew
+  // while the host was busy (kBusyHostCpus): the host's noise, not causes.
+  std::vector<KernelShift> cpu_waits;
   // The workload's wall-time change per operation (or repetition), seconds.
   std::optional<double> wall_change_s;
   bool per_op = false;
@@ -105,6 +114,7 @@ struct Explanation {
   std::vector<const CheckResult*> failing;
   std::vector<KernelShift> shifts;
   std::vector<HostShift> host;
+  std::vector<KernelShift> cpu_waits;
   std::optional<double> wall_change_s;
   bool per_op = false;
 };
@@ -120,7 +130,8 @@ std::string FormatAccounted(double seconds, bool per_op);
 // "syscalls.count.getppid.per_op +200.0% (16.0 → 48.0 count/op), at least +9.10 us/op (…)", the
 // "why" in one phrase for one-line reports (Markdown, JUnit).
 std::string DescribeShift(const KernelShift& shift);
-// "host noise (not a cause): host.other_cpus 0.950 → 1.02 cpus (+7.4%)", or "" without host metrics.
-std::string DescribeHost(const std::vector<HostShift>& host);
+// "host noise (not a cause): host.other_cpus 0.950 → 1.02 cpus (+7.4%); waits for a CPU on the busy
+// host: sched.offcpu.preempted +170 us/op", or "" when there is neither.
+std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits);
 
 }  // namespace perfgate

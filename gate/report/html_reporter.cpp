@@ -171,7 +171,7 @@ std::string WhySection(const std::vector<Finding>& findings) {
       body += "<p class=\"muted\">workload.wall_time changed " + Esc(FormatAccounted(*e.wall_change_s, e.per_op)) +
               ".</p>\n";
     }
-    if (std::string host = DescribeHost(e.host); !host.empty()) body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
+    if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty()) body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
     if (e.shifts.empty()) {
       body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n</div>\n";
       continue;
@@ -187,8 +187,9 @@ std::string WhySection(const std::vector<Finding>& findings) {
   return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"
          "<p class=\"muted\">Kernel-side metrics that grew in each scenario that regressed, ranked by the time their "
          "growth accounts for per operation of the workload (per repetition when it counts none): events times an "
-         "estimated cost per event, wait and latency time as measured; the low end of a 90 % interval. Metrics that "
-         "improved are not causes; the host's load is noise, on a line of its own.</p>\n" +
+         "estimated cost per event, wait and latency time as measured; the low end of a 90 % interval. Waits that "
+         "only stretch with the run are not causes; nor are metrics that improved. The host's load, and waits for "
+         "a CPU while it was busy, are noise, on a line of their own.</p>\n" +
          body + "</section>\n";
 }
 

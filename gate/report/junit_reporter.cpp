@@ -182,7 +182,7 @@ std::string WhyDetail(const ScenarioResult& scenario) {
   std::string text;
   for (const KernelShift& shift : attribution.causes) text += "why: " + DescribeShift(shift) + "\n";
   if (attribution.causes.empty()) text += "why: no kernel-side metric clearly grew\n";
-  if (std::string host = DescribeHost(attribution.host); !host.empty()) text += host + "\n";
+  if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits); !host.empty()) text += host + "\n";
   return text;
 }
 

@@ -128,7 +128,7 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   constexpr size_t kShownCauses = 3;
   std::vector<std::string> items;
   for (const Explanation& e : Explain(findings)) {
-    std::string host = DescribeHost(e.host);
+    std::string host = DescribeHost(e.host, e.cpu_waits);
     if (e.shifts.empty() && host.empty()) continue;
     std::string item = "- " + Cell(e.scenario->name) + " /";
     for (size_t i = 0; i < e.failing.size(); ++i) {

@@ -419,14 +419,14 @@ TEST(Attribution, MetricsThatImprovedAreNeverCauses) {
 
 TEST(Attribution, EventsArePricedPerEventAndWaitsAsMeasured) {
   // Per operation: 64 more page faults (1 us each), 64 more pages (0.2 us
-  // each), 10 us more off-CPU waiting, 2000 more run-queue waits of 1 us per
-  // 1000 operations (2 us).
+  // each), off-CPU waiting from 20 % of the run to 25.6 % (10 us of the
+  // candidate's 180), 2000 more run-queue waits of 1 us per 1000 operations (2 us).
   ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
     const double j = Jitter(i);
     m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.180 : 0.100) * j, "s");
     m["mm.page_faults"] = CounterMetric("mm.page_faults", "count", (candidate ? 128 : 64) * 1000 * j, 1);
     m["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", (candidate ? 128 : 64) * 1000 * j, 1);
-    m["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", (candidate ? 30e6 : 20e6) * j, 1);
+    m["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", (candidate ? 46e6 : 20e6) * j, 1);
     m["sched.runq_latency"] =
         HistogramMetric("sched.runq_latency", "ns", Latencies({{1000, candidate ? 3000 : 1000}}), 1);
   });
@@ -469,7 +469,8 @@ TEST(Attribution, ALockWaitIsNotCountedAgainAsTheSleepItIsPartOf) {
   KernelAttribution a = Attribute(s);
   ASSERT_FALSE(a.causes.empty());
   EXPECT_EQ(a.causes[0].metric, "lock.futex_wait_time");
-  EXPECT_NEAR(a.causes[0].accounted_s, 50e-6, 3e-6);
+  // Per second of the run, 10 % -> 28 %, of the candidate's 250 us per op.
+  EXPECT_NEAR(a.causes[0].accounted_s, 45e-6, 3e-6);
   for (const KernelShift& shift : a.causes) {
     EXPECT_NE(shift.metric, "lock.futex_wait");  // the same waits as lock.futex_wait_time
     if (shift.metric == "sched.offcpu.sleep") {
@@ -477,6 +478,48 @@ TEST(Attribution, ALockWaitIsNotCountedAgainAsTheSleepItIsPartOf) {
       EXPECT_LT(shift.accounted_s, 0.1 * a.causes[0].accounted_s);  // bucket midpoints' error at most
     }
   }
+}
+
+TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
+  // Twice the page faults; an idle helper thread sleeps as long as the run
+  // lasts, and the loop is preempted in proportion to its CPU time.
+  auto run = [](double other_cpus) {
+    return Sides([other_cpus](MetricSet& m, bool candidate, int i) {
+      const double j = Jitter(i);
+      const double wall = (candidate ? 0.2 : 0.1) * j, cpu = (candidate ? 0.16 : 0.08) * j;
+      m["workload.wall_time"] = ScalarMetric("workload.wall_time", wall, "s");
+      m["workload.cpu_time"] = ScalarMetric("workload.cpu_time", cpu, "s");
+      m["host.other_cpus"] = ScalarMetric("host.other_cpus", other_cpus, "cpus", Better::kNone);
+      m["mm.page_faults"] = CounterMetric("mm.page_faults", "count", (candidate ? 128 : 64) * 1000 * j, 1);
+      m["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", (wall + 0.01) * 1e9, 1);
+      m["sched.runq_latency"] = HistogramMetric(
+          "sched.runq_latency", "ns", Latencies({{10000, static_cast<uint64_t>(std::llround(cpu * 1e9 / 4e4))}}), 1);
+    });
+  };
+  KernelAttribution quiet = Attribute(run(0.1));
+  ASSERT_EQ(quiet.causes.size(), 1u);
+  EXPECT_EQ(quiet.causes[0].metric, "mm.page_faults");
+  EXPECT_TRUE(quiet.cpu_waits.empty());
+
+  // Waiting for a CPU more per CPU-second on a busy host: the host's noise.
+  ScenarioResult busy = run(1.0);
+  for (Repetition& rep : busy.repetitions) {
+    rep.metrics["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", Latencies({{10000, 8000}}), 1);
+  }
+  KernelAttribution a = Attribute(busy);
+  ASSERT_EQ(a.causes.size(), 1u);
+  EXPECT_EQ(a.causes[0].metric, "mm.page_faults");
+  ASSERT_EQ(a.cpu_waits.size(), 1u);
+  EXPECT_EQ(a.cpu_waits[0].metric, "sched.runq_latency");
+  EXPECT_NE(DescribeHost(a.host, a.cpu_waits).find("waits for a CPU on the busy host: sched.runq_latency +"),
+            std::string::npos);
+  // On a quiet host the same growth is a cause.
+  for (auto* reps : {&busy.repetitions, &busy.baseline_repetitions}) {
+    for (Repetition& rep : *reps) rep.metrics["host.other_cpus"].value = 0.1;
+  }
+  KernelAttribution calm = Attribute(busy);
+  ASSERT_EQ(calm.causes.size(), 2u);
+  EXPECT_EQ(calm.causes[1].metric, "sched.runq_latency");
 }
 
 TEST(Attribution, WithoutOperationsTimeIsPerRepetition) {

@@ -7,9 +7,10 @@
 // behaviour: more syscalls, more page faults, longer sleeps, longer lock waits.
 //
 // --lock-every N: every Nth iteration the loop takes a mutex that a helper
-// thread holds, on the CPU, for --lock-hold-us: one futex wait of about that
-// long, and no sleep of the helper's to be mistaken for it. The two threads
-// hand over through pipes, so the mutex's are the only futex waits.
+// thread holds, asleep, for --lock-hold-us: one futex wait of about that
+// long. The helper sleeps all the time, holding the mutex or waiting for the
+// next turn, as an idle thread of a pool would. The two threads hand over
+// through pipes, so the mutex's are the only futex waits.
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -84,7 +85,7 @@ double Now() {
 
 class LockContention {
  public:
-  explicit LockContention(long hold_us) : hold_s_(static_cast<double>(hold_us) / 1e6) {
+  explicit LockContention(long hold_us) : hold_{hold_us / 1000000, hold_us % 1000000 * 1000} {
     if (pipe(go_) != 0 || pipe(held_) != 0) Die("pg-smoke: pipe");
     helper_ = std::thread([this] { Hold(); });
   }
@@ -110,13 +111,12 @@ class LockContention {
     while (read(go_[0], &c, 1) == 1 && c == 'g') {
       pthread_mutex_lock(&mutex_);
       if (write(held_[1], &c, 1) != 1) Die("pg-smoke: lock hand-over");
-      for (double end = Now() + hold_s_; Now() < end;) {
-      }
+      nanosleep(&hold_, nullptr);
       pthread_mutex_unlock(&mutex_);
     }
   }
 
-  double hold_s_;
+  timespec hold_;
   int go_[2] = {-1, -1};
   int held_[2] = {-1, -1};
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
