@@ -316,10 +316,10 @@ std::optional<KernelShift> ShiftOf(const std::string& metric, const std::string&
   double floor = 0.01 * std::max(std::fabs(shift.baseline_median), std::fabs(shift.candidate_median));
   double spread = std::max(std::sqrt((sb * sb + sc * sc) / 2), floor);
   shift.effect_size = spread > 0 ? moved / spread : 0;
-  if (moved == 0) shift.change_pct = 0;
-  else
+  if (moved != 0) {
     shift.change_pct = shift.baseline_median != 0 ? 100 * moved / std::fabs(shift.baseline_median)
                                                   : std::copysign(std::numeric_limits<double>::infinity(), moved);
+  }
   return shift;
 }
 
@@ -411,8 +411,7 @@ KernelAttribution FromChecks(const ScenarioResult& scenario) {
   for (const CheckResult& check : scenario.checks) {
     if (IsOutcomeMetric(check.spec.metric) || IsHostMetric(check.spec.metric) || !HasBaseline(check)) continue;
     if (!ClearlyCostlier(check.baseline_values, check.candidate_values, check.better)) continue;
-    auto shift =
-        ShiftOf(check.spec.metric, check.statistic, check.unit, check.baseline_values, check.candidate_values);
+    auto shift = ShiftOf(check.spec.metric, check.statistic, check.unit, check.baseline_values, check.candidate_values);
     if (shift) out.causes.push_back(std::move(*shift));
   }
   return out;
@@ -455,8 +454,14 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
     }
     if (out.size() == kMaxExplainedFailures) continue;
     KernelAttribution a = Attribute(*f.scenario);
-    out.push_back({f.scenario, f.scenario_index, {f.check}, std::move(a.causes), std::move(a.host),
-                   std::move(a.cpu_waits), a.wall_change_s, a.per_op});
+    out.push_back({f.scenario,
+                   f.scenario_index,
+                   {f.check},
+                   std::move(a.causes),
+                   std::move(a.host),
+                   std::move(a.cpu_waits),
+                   a.wall_change_s,
+                   a.per_op});
   }
   return out;
 }
@@ -493,9 +498,10 @@ std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<K
             FormatPercent(h.change_pct) + ")";
   }
   for (size_t i = 0; i < cpu_waits.size(); ++i) {
-    text += std::string(i ? ", " : text.empty() ? "host noise (not a cause): " : "; ") +
-            (i ? "" : "waits for a CPU on the busy host: ") + cpu_waits[i].metric + " " +
-            FormatAccounted(cpu_waits[i].accounted_s, cpu_waits[i].per_op);
+    if (i == 0)
+      text += (text.empty() ? "host noise (not a cause): " : "; ") + std::string("waits for a CPU on the busy host: ");
+    text +=
+        (i ? ", " : "") + cpu_waits[i].metric + " " + FormatAccounted(cpu_waits[i].accounted_s, cpu_waits[i].per_op);
   }
   return text;
 }

@@ -147,8 +147,8 @@ std::string ShiftRow(const KernelShift& shift, double scale) {
   std::string bar = priced ? ChangeBarSvg(100 * shift.accounted_low_s, scale, Outcome::kRegressed) : "";
   return "<tr>" + Td(name, "name") + Td(Esc(FormatQuantity(shift.baseline_median, shift.unit)), "num") +
          Td(Esc(FormatQuantity(shift.candidate_median, shift.unit)), "num") +
-         Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(accounted, "num") + Td(share, "num") +
-         Td(bar, "bar") + "</tr>\n";
+         Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(accounted, "num") + Td(share, "num") + Td(bar, "bar") +
+         "</tr>\n";
 }
 
 // For each scenario whose user-visible outcome regressed, the kernel-side
@@ -171,9 +171,11 @@ std::string WhySection(const std::vector<Finding>& findings) {
       body += "<p class=\"muted\">workload.wall_time changed " + Esc(FormatAccounted(*e.wall_change_s, e.per_op)) +
               ".</p>\n";
     }
-    if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty()) body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
+    if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty())
+      body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
     if (e.shifts.empty()) {
-      body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n</div>\n";
+      body +=
+          "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n</div>\n";
       continue;
     }
     double scale = 1e-12;

@@ -82,8 +82,9 @@ nlohmann::json WhyJson(const RunResults& results) {
                                     {"change_pct", Number(host.change_pct)}});
     }
     for (const KernelShift& wait : e.cpu_waits) {
-      item["cpu_waits_on_busy_host"].push_back(
-          {{"metric", wait.metric}, {"accounted_s", Number(wait.accounted_s)}, {"change_pct", Number(wait.change_pct)}});
+      item["cpu_waits_on_busy_host"].push_back({{"metric", wait.metric},
+                                                {"accounted_s", Number(wait.accounted_s)},
+                                                {"change_pct", Number(wait.change_pct)}});
     }
     why.push_back(std::move(item));
   }

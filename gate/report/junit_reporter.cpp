@@ -249,9 +249,9 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   }
   const std::string why = WhyDetail(scenario);
   for (const CheckResult& check : scenario.checks) {
-    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file,
-                      PropertiesElement(CheckProperties(check), "      ") +
-                          CheckOutcomeElement(check, results.strict, why));
+    cases +=
+        Testcase(classname, names.Take(CheckName(check)), results.suite_file,
+                 PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check, results.strict, why));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);

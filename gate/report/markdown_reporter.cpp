@@ -137,7 +137,8 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
     }
     item += ":";
     if (e.shifts.empty()) item += " no kernel-side metric clearly grew";
-    for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i) item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
+    for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i)
+      item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
     if (!host.empty()) item += ". " + Cell(host);
     items.push_back(item + "\n");
   }

@@ -273,10 +273,10 @@ TEST(Attribution, WithoutBaselineRepetitionsListsOnlyKernelChecksThatClearlyGrew
   EXPECT_TRUE(KernelShifts(r.scenarios[0]).empty());
 
   ScenarioResult s;
-  s.checks.push_back(MakeCheck("sched.runq_latency", "p99", Verdict::kRegression, {50, 51, 52, 50, 51},
-                               {80, 81, 82, 80, 81}, 60));
-  s.checks.push_back(MakeCheck("mm.page_alloc", "per_op", Verdict::kImprovement, {50, 51, 52, 50, 51},
-                               {20, 21, 22, 20, 21}, -60));
+  s.checks.push_back(
+      MakeCheck("sched.runq_latency", "p99", Verdict::kRegression, {50, 51, 52, 50, 51}, {80, 81, 82, 80, 81}, 60));
+  s.checks.push_back(
+      MakeCheck("mm.page_alloc", "per_op", Verdict::kImprovement, {50, 51, 52, 50, 51}, {20, 21, 22, 20, 21}, -60));
   s.checks.push_back(MakeCheck("host.other_cpus", "value", Verdict::kPass, {0.1, 0.1, 0.1, 0.1, 0.1},
                                {1.1, 1.1, 1.1, 1.1, 1.1}, 1000));
   std::vector<KernelShift> shifts = KernelShifts(s);
@@ -371,8 +371,8 @@ ScenarioResult MoreGetppidCalls() {
     m["syscalls.count.getppid"] = CounterMetric("syscalls.count.getppid", "count", getppid, 0.1);
     m["syscalls.count"] = CounterMetric("syscalls.count", "count", getppid + 4000, 0.1);
     // 1 us calls, and 1 in 100 (baseline) or 1 in 200 (candidate) a 300 us sleep.
-    m["syscalls.latency"] = HistogramMetric(
-        "syscalls.latency", "ns", Latencies({{1000, candidate ? 1990 : 990}, {300000, 10}}), 0.1);
+    m["syscalls.latency"] =
+        HistogramMetric("syscalls.latency", "ns", Latencies({{1000, candidate ? 1990 : 990}, {300000, 10}}), 0.1);
     m["host.other_cpus"] = ScalarMetric("host.other_cpus", (candidate ? 1.2 : 0.4) * Jitter(i), "cpus", Better::kNone);
     m["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", Latencies({{5000 + 400 * i, 50}}), 0.1);
   });
