@@ -22,8 +22,9 @@ namespace {
 // magnitude for a current x86-64 or arm64 server, not measurements: they
 // rank an extra page fault (about a microsecond with the page's zeroing)
 // above an extra page allocation and below a millisecond of waiting. A
-// syscall is priced at the median syscall latency the syscalls probe sampled
-// in the same repetition, when it did.
+// syscall is priced at the median syscall latency the syscalls probe sampled,
+// one price for both sides (SyscallPrice), so that only more calls per
+// operation move its time, not a busier host's slower calls.
 // What a wait is compared per (see ScaledShift): waits for a CPU per
 // CPU-second the workload ran, waits off the CPU per second of its run.
 enum class Scale { kNone, kCpu, kWall };
@@ -151,9 +152,24 @@ struct SideSamples {
   std::map<std::string, std::string> host_units;
 };
 
+// The median over both sides' repetitions of each one's median sampled
+// syscall latency, in seconds; nullopt without the syscalls probe's latency.
+std::optional<double> SyscallPrice(const ScenarioResult& scenario) {
+  std::vector<double> medians;
+  for (const auto* reps : {&scenario.baseline_repetitions, &scenario.repetitions}) {
+    for (const Repetition& rep : *reps) {
+      auto latency = rep.metrics.find("syscalls.latency");
+      if (!Usable(rep) || latency == rep.metrics.end() || latency->second.hist.empty()) continue;
+      medians.push_back(latency->second.hist.Quantile(0.5) * SecondsPer(latency->second.unit));
+    }
+  }
+  if (medians.empty()) return std::nullopt;
+  return stats::Median(medians);
+}
+
 class Collector {
  public:
-  explicit Collector(bool per_op) : per_op_(per_op) {}
+  Collector(bool per_op, std::optional<double> syscall_price) : per_op_(per_op), syscall_price_(syscall_price) {}
 
   void Add(const Repetition& rep, int side) {
     const double ops = per_op_ ? OpsOf(rep).value_or(1) : 1;
@@ -175,7 +191,7 @@ class Collector {
       if (rule.hidden || (!rule.unless.empty() && rep.metrics.count(std::string(rule.unless)))) continue;
       if (metric.better == Better::kHigher) rule.pricing = Pricing::kUnpriced;
       std::optional<double> event_cost;
-      std::optional<double> seconds = Cost(rep, name, metric, rule, ops, event_cost);
+      std::optional<double> seconds = Cost(name, metric, rule, ops, event_cost);
       if (rule.pricing != Pricing::kUnpriced && !seconds) continue;
       const std::string statistic = ShownStatistic(metric, rule);
       std::optional<double> shown = Shown(metric, statistic, ops);
@@ -234,19 +250,15 @@ class Collector {
     return StatisticValue(metric, statistic);
   }
 
-  static std::optional<double> Cost(const Repetition& rep, const std::string& name, const Metric& metric,
-                                    const PriceRule& rule, double ops, std::optional<double>& event_cost) {
+  std::optional<double> Cost(const std::string& name, const Metric& metric, const PriceRule& rule, double ops,
+                             std::optional<double>& event_cost) const {
     switch (rule.pricing) {
       case Pricing::kWaitTime:
         if (metric.kind != MetricKind::kCounter) return std::nullopt;
         return metric.value * SecondsPer(metric.unit) / ops;
       case Pricing::kEvents: {
         if (metric.kind != MetricKind::kCounter) return std::nullopt;
-        event_cost = rule.event_s;
-        auto latency = rep.metrics.find("syscalls.latency");
-        if (name.rfind("syscalls.count", 0) == 0 && latency != rep.metrics.end() && !latency->second.hist.empty()) {
-          event_cost = latency->second.hist.Quantile(0.5) * SecondsPer(latency->second.unit);
-        }
+        event_cost = name.rfind("syscalls.count", 0) == 0 && syscall_price_ ? *syscall_price_ : rule.event_s;
         return metric.value * *event_cost / ops;
       }
       case Pricing::kLatencySum:
@@ -259,6 +271,7 @@ class Collector {
   }
 
   bool per_op_;
+  std::optional<double> syscall_price_;
   std::map<std::string, MetricSamples> metrics_;
   SideSamples sides_[2];
 };
@@ -351,7 +364,7 @@ bool AllHaveOps(const std::vector<Repetition>& reps) {
 KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
   KernelAttribution out;
   out.per_op = AllHaveOps(scenario.baseline_repetitions) && AllHaveOps(scenario.repetitions);
-  Collector collector(out.per_op);
+  Collector collector(out.per_op, SyscallPrice(scenario));
   for (const Repetition& rep : scenario.baseline_repetitions) {
     if (Usable(rep)) collector.Add(rep, 0);
   }

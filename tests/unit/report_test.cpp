@@ -408,6 +408,17 @@ TEST(Attribution, MoreCallsPerOperationLeadAnImprovedLatencyAndHostLoadAreNotCau
   EXPECT_NEAR(a.host[0].change_pct, 200, 1e-6);
 }
 
+TEST(Attribution, SlowerSyscallsOnABusierHostAreNotMoreSyscalls) {
+  // As many calls per operation; the candidate's sampled calls took twice as long.
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.12 : 0.1) * Jitter(i), "s");
+    m["syscalls.count"] = CounterMetric("syscalls.count", "count", 20000 * Jitter(i), 0.1);
+    m["syscalls.latency"] =
+        HistogramMetric("syscalls.latency", "ns", Latencies({{candidate ? 2000u : 1000u, 1000}}), 0.1);
+  });
+  EXPECT_TRUE(Attribute(s).causes.empty());
+}
+
 TEST(Attribution, MetricsThatImprovedAreNeverCauses) {
   ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
     m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.2 : 0.1) * Jitter(i), "s");
