@@ -479,11 +479,6 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
   return out;
 }
 
-std::string FormatEffectSize(double effect_size) {
-  if (!std::isfinite(effect_size)) return "n/a";
-  return (effect_size >= 0 ? "+" : "-") + FormatNumber(std::fabs(effect_size));
-}
-
 std::string FormatAccounted(double seconds, bool per_op) {
   if (!std::isfinite(seconds)) return "n/a";
   return (seconds >= 0 ? "+" : "-") + FormatQuantity(std::fabs(seconds), "s") + (per_op ? "/op" : "/rep");

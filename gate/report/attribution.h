@@ -123,8 +123,6 @@ struct Explanation {
 // `findings` (most severe first), at most kMaxExplainedFailures scenarios.
 std::vector<Explanation> Explain(const std::vector<Finding>& findings);
 
-// "+12.3" / "-0.8": an effect size as the reports print it.
-std::string FormatEffectSize(double effect_size);
 // "+9.10 us/op", "+2.00 ms/rep": time a metric accounts for.
 std::string FormatAccounted(double seconds, bool per_op);
 // "syscalls.count.getppid.per_op +200.0% (16.0 → 48.0 count/op), at least +9.10 us/op (…)", the
