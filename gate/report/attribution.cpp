@@ -212,6 +212,19 @@ class Collector {
       if (event_cost) series.event_cost.push_back(*event_cost);
     }
     if (wall) sides_[side].wall.push_back(*wall);
+    // After a wake-up a thread may wait for a CPU, and that wait counts as
+    // off-CPU time in the state it slept in; sched.runq_latency has it (all
+    // its waits less the preempted threads', sched.offcpu.preempted's), so a
+    // sleep is not charged with a busy host's waits for a CPU.
+    if (cost.count("sched.runq_latency") && cost.count("sched.offcpu.sleep")) {
+      const double preempted = cost.count("sched.offcpu.preempted") ? cost.at("sched.offcpu.preempted") : 0;
+      const double wakeup_waits = cost.at("sched.runq_latency") - preempted;
+      if (wakeup_waits > 0) {
+        MetricSamples& sleep = metrics_["sched.offcpu.sleep"];
+        sleep.sides[side].cost.back() -= wakeup_waits;
+        sleep.excluding.insert("sched.runq_latency");
+      }
+    }
     // A metric's time less the time of the more specific metrics it includes,
     // so that a lock wait is not also counted as a sleep.
     std::map<std::string, double> contained;

@@ -533,6 +533,25 @@ TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
   EXPECT_EQ(calm.causes[1].metric, "sched.runq_latency");
 }
 
+TEST(Attribution, ASleepIsNotChargedWithTheWaitForACpuAfterItsWakeUp) {
+  // As many sleeps of 1 ms; on the candidate's side each wake-up waited
+  // 1 ms more for a CPU, which sched.offcpu.sleep counts and runqlat sees.
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.15 : 0.1) * j, "s");
+    m["host.other_cpus"] = ScalarMetric("host.other_cpus", 1.5, "cpus", Better::kNone);
+    m["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", (candidate ? 0.2 : 0.1) * j * 1e9, 1);
+    m["sched.offcpu.sleep"] =
+        HistogramMetric("sched.offcpu.sleep", "ns", Latencies({{candidate ? 2000000u : 1000000u, 100}}), 1);
+    m["sched.runq_latency"] =
+        HistogramMetric("sched.runq_latency", "ns", Latencies({{candidate ? 1000000u : 1000u, 100}}), 1);
+  });
+  KernelAttribution a = Attribute(s);
+  for (const KernelShift& shift : a.causes) EXPECT_NE(shift.metric, "sched.offcpu.sleep");
+  ASSERT_EQ(a.cpu_waits.size(), 1u);  // the host was busy: its noise
+  EXPECT_EQ(a.cpu_waits[0].metric, "sched.runq_latency");
+}
+
 TEST(Attribution, WithoutOperationsTimeIsPerRepetition) {
   ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
     m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.3 : 0.2) * Jitter(i), "s");

@@ -131,7 +131,7 @@ void Iteration(const Options& o, long i, LockContention* lock) {
   for (long off = 0; off < o.map_bytes; off += page) static_cast<volatile char*>(p)[off] = static_cast<char>(i);
   munmap(p, static_cast<size_t>(o.map_bytes));
   if (o.sleep_every > 0 && i % o.sleep_every == 0) {
-    timespec ts{0, o.sleep_us * 1000};
+    timespec ts{o.sleep_us / 1000000, o.sleep_us % 1000000 * 1000};
     nanosleep(&ts, nullptr);
   }
   if (lock && i % o.lock_every == 0) lock->Wait();
