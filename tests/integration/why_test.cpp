@@ -32,7 +32,7 @@ struct Plant {
 // the loop's CPU-bound part in one repetition and not in the next); pairs are
 // added while a check is undecided.
 const std::vector<Plant> kPlants = {
-    {"more-syscalls", "WHY_SYSCALLS", "16", "2048", R"(^syscalls\.count(\..+)?$)"},
+    {"more-syscalls", "WHY_SYSCALLS", "16", "1024", R"(^syscalls\.count(\..+)?$)"},
     {"more-page-faults", "WHY_MAP_KIB", "128", "1024", R"(^(mm\.page_faults(\..+)?|workload\.page_faults)$)"},
     {"longer-sleeps", "WHY_SLEEP_US", "100", "10000", R"(^sched\.offcpu\.sleep$)"},
     {"longer-lock-waits", "WHY_LOCK_HOLD_US", "100", "10000", R"(^lock\.futex_wait(_time)?$)"},
