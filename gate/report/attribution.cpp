@@ -492,6 +492,15 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
   return out;
 }
 
+std::string FormatShiftValue(double value, const std::string& unit) {
+  const std::string suffix = "/op";
+  if (unit.size() > suffix.size() && unit.compare(unit.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const std::string base = unit.substr(0, unit.size() - suffix.size());
+    if (IsTimeUnit(base)) return FormatQuantity(value * SecondsPer(base), "s") + suffix;
+  }
+  return FormatQuantity(value, unit);
+}
+
 std::string FormatAccounted(double seconds, bool per_op) {
   if (!std::isfinite(seconds)) return "n/a";
   return (seconds >= 0 ? "+" : "-") + FormatQuantity(std::fabs(seconds), "s") + (per_op ? "/op" : "/rep");
@@ -499,8 +508,8 @@ std::string FormatAccounted(double seconds, bool per_op) {
 
 std::string DescribeShift(const KernelShift& shift) {
   std::string text = shift.metric + "." + shift.statistic + " " + FormatPercent(shift.change_pct) + " (" +
-                     FormatQuantity(shift.baseline_median, shift.unit) + " \u2192 " +
-                     FormatQuantity(shift.candidate_median, shift.unit) + ")";
+                     FormatShiftValue(shift.baseline_median, shift.unit) + " \u2192 " +
+                     FormatShiftValue(shift.candidate_median, shift.unit) + ")";
   if (shift.pricing == Pricing::kUnpriced) return text + ", not priced";
   text += ", at least " + FormatAccounted(shift.accounted_low_s, shift.per_op);
   if (shift.share) text += " (" + FormatNumber(100 * *shift.share) + " % of the wall-time change)";

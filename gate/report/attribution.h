@@ -123,6 +123,9 @@ struct Explanation {
 // `findings` (most severe first), at most kMaxExplainedFailures scenarios.
 std::vector<Explanation> Explain(const std::vector<Finding>& findings);
 
+// A value of a shift's statistic with its unit; times per operation read as
+// "147 µs/op", not "147k ns/op".
+std::string FormatShiftValue(double value, const std::string& unit);
 // "+9.10 us/op", "+2.00 ms/rep": time a metric accounts for.
 std::string FormatAccounted(double seconds, bool per_op);
 // "syscalls.count.getppid.per_op +200.0% (16.0 → 48.0 count/op), at least +9.10 us/op (…)", the

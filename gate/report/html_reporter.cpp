@@ -145,8 +145,8 @@ std::string ShiftRow(const KernelShift& shift, double scale) {
   }
   std::string share = priced && shift.share ? Esc(FormatNumber(100 * *shift.share) + " %") : "";
   std::string bar = priced ? ChangeBarSvg(100 * shift.accounted_low_s, scale, Outcome::kRegressed) : "";
-  return "<tr>" + Td(name, "name") + Td(Esc(FormatQuantity(shift.baseline_median, shift.unit)), "num") +
-         Td(Esc(FormatQuantity(shift.candidate_median, shift.unit)), "num") +
+  return "<tr>" + Td(name, "name") + Td(Esc(FormatShiftValue(shift.baseline_median, shift.unit)), "num") +
+         Td(Esc(FormatShiftValue(shift.candidate_median, shift.unit)), "num") +
          Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(accounted, "num") + Td(share, "num") + Td(bar, "bar") +
          "</tr>\n";
 }

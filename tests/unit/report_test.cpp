@@ -573,6 +573,13 @@ TEST(Attribution, WithoutOperationsTimeIsPerRepetition) {
   EXPECT_NE(FormatAccounted(a.causes[0].accounted_s, false).find("/rep"), std::string::npos);
 }
 
+TEST(Attribution, TimesPerOperationReadInSeconds) {
+  EXPECT_EQ(FormatShiftValue(147000, "ns/op"), FormatQuantity(147e-6, "s") + "/op");
+  EXPECT_EQ(FormatShiftValue(3, "count/op"), FormatQuantity(3, "count/op"));
+  EXPECT_EQ(FormatShiftValue(2e6, "ns"), FormatQuantity(2e6, "ns"));
+  EXPECT_EQ(FormatAccounted(-2e-3, false), "-" + FormatQuantity(2e-3, "s") + "/rep");
+}
+
 TEST(Attribution, HostLoadAndProcessCountsAreKernelSide) {
   EXPECT_FALSE(IsOutcomeMetric("host.other_cpus"));
   EXPECT_FALSE(IsOutcomeMetric("proc.forks"));
