@@ -136,16 +136,28 @@ std::string FindingsSection(const std::vector<Finding>& findings) {
 }
 
 std::string ShiftRow(const KernelShift& shift, double scale) {
-  std::string name = shift.metric + "." + shift.statistic;
-  Outcome color = shift.effect_size > 0 ? Outcome::kRegressed : Outcome::kImproved;
-  return "<tr>" + Td(Esc(name), "name") + Td(Esc(FormatQuantity(shift.baseline_median, shift.unit)), "num") +
-         Td(Esc(FormatQuantity(shift.candidate_median, shift.unit)), "num") +
-         Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(Esc(FormatEffectSize(shift.effect_size)), "num") +
-         Td(ChangeBarSvg(shift.effect_size, scale, color), "bar") + "</tr>\n";
+  std::string name = Esc(shift.metric + "." + shift.statistic);
+  if (!shift.excluding.empty()) {
+    std::string excluding;
+    for (const std::string& m : shift.excluding) excluding += (excluding.empty() ? "" : ", ") + m;
+    name += "<br/><span class=\"muted\">beyond " + Esc(excluding) + "</span>";
+  }
+  const bool priced = shift.pricing != Pricing::kUnpriced;
+  std::string accounted = priced ? Esc(FormatAccounted(shift.accounted_low_s, shift.per_op)) : "not priced";
+  if (priced && shift.pricing == Pricing::kEvents && shift.event_cost_s > 0) {
+    accounted += "<br/><span class=\"muted\">at " + Esc(FormatQuantity(shift.event_cost_s, "s")) + " each</span>";
+  }
+  std::string share = priced && shift.share ? Esc(FormatNumber(100 * *shift.share) + " %") : "";
+  std::string bar = priced ? ChangeBarSvg(100 * shift.accounted_low_s, scale, Outcome::kRegressed) : "";
+  return "<tr>" + Td(name, "name") + Td(Esc(FormatShiftValue(shift.baseline_median, shift.unit)), "num") +
+         Td(Esc(FormatShiftValue(shift.candidate_median, shift.unit)), "num") +
+         Td(Esc(FormatPercent(shift.change_pct)), "num") + Td(accounted, "num") + Td(share, "num") + Td(bar, "bar") +
+         "</tr>\n";
 }
 
 // For each scenario whose user-visible outcome regressed, the kernel-side
-// metrics that moved most with it: the likely mechanism is among them.
+// metrics that grew, ranked by the time they account for: the likely
+// mechanism leads. The host's load gets a line of its own.
 std::string WhySection(const std::vector<Finding>& findings) {
   std::vector<Explanation> explanations = Explain(findings);
   if (explanations.empty()) return "";
@@ -159,20 +171,31 @@ std::string WhySection(const std::vector<Finding>& findings) {
     }
     body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(e.scenario_index) + "\">" + Esc(e.scenario->name) +
             "</a> \u00b7 " + failing + "</h3>\n";
+    if (e.wall_change_s) {
+      body += "<p class=\"muted\">workload.wall_time changed " + Esc(FormatAccounted(*e.wall_change_s, e.per_op)) +
+              ".</p>\n";
+    }
+    if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty())
+      body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
     if (e.shifts.empty()) {
-      body += "<p class=\"muted\">No kernel-side metric of this scenario compares against a baseline.</p>\n</div>\n";
+      body +=
+          "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n</div>\n";
       continue;
     }
-    double scale = std::max(std::fabs(e.shifts.front().effect_size), 1.0);
+    double scale = 1e-12;
+    for (const KernelShift& shift : e.shifts) scale = std::max(scale, 100 * shift.accounted_low_s);
     body += "<table class=\"related\">\n<thead><tr>" + Th("Kernel metric") + Th("Baseline", "num") +
-            Th("Candidate", "num") + Th("Change", "num") + Th("Effect size", "num") + Th("") +
-            "</tr></thead>\n<tbody>\n";
+            Th("Candidate", "num") + Th("Change", "num") + Th("Accounts for, at least", "num") +
+            Th("Of the wall-time change", "num") + Th("") + "</tr></thead>\n<tbody>\n";
     for (const KernelShift& shift : e.shifts) body += ShiftRow(shift, scale);
     body += "</tbody>\n</table>\n</div>\n";
   }
   return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"
-         "<p class=\"muted\">Kernel-side metrics of each scenario that regressed, ranked by effect size: the change "
-         "of the medians in robust standard deviations of the repetitions.</p>\n" +
+         "<p class=\"muted\">Kernel-side metrics that grew in each scenario that regressed, ranked by the time their "
+         "growth accounts for per operation of the workload (per repetition when it counts none): events times an "
+         "estimated cost per event, wait and latency time as measured; the low end of a 90 % interval. Waits that "
+         "only stretch with the run are not causes; nor are metrics that improved. The host's load, and waits for "
+         "a CPU while it was busy, are noise, on a line of their own.</p>\n" +
          body + "</section>\n";
 }
 

@@ -1,5 +1,6 @@
 #include "report/junit_reporter.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <regex>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/attribution.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/outcome.h"
@@ -18,6 +20,7 @@ namespace {
 // CI tools show the message attribute on one line; the detail is the body.
 constexpr size_t kMaxMessageBytes = 1000;
 constexpr size_t kMaxDetailBytes = 64 * 1024;
+constexpr size_t kMaxWhyBytes = 4 * 1024;
 
 std::string Attr(std::string_view name, const std::string& value) {
   return " " + std::string(name) + "=\"" + XmlAttributeEscape(value) + "\"";
@@ -137,14 +140,16 @@ std::string Detail(const CheckResult& check) {
 // The <failure>/<error>/<skipped> child of a check's testcase, or "" when it
 // passed. With --strict an inconclusive check fails the run, so it is a
 // failure here too: a red job never shows only green and skipped tests.
-std::string CheckOutcomeElement(const CheckResult& check, bool strict) {
+// `why`: the kernel-side causes of a failed outcome check, lines for the body.
+std::string CheckOutcomeElement(const CheckResult& check, bool strict, const std::string& why) {
   std::string message = OneLineSummary(check);
   switch (OutcomeOf(check)) {
     case Outcome::kRegressed:
     case Outcome::kOverBudget: {
       const char* type = OutcomeOf(check) == Outcome::kRegressed ? "PerfRegression" : "BudgetExceeded";
-      return "      <failure" + Attr("type", type) + MessageAttr(message) + ">" + XmlEscape(Detail(check)) +
-             "</failure>\n";
+      std::string detail = Detail(check) + (IsOutcomeMetric(check.spec.metric) ? why : "");
+      return "      <failure" + Attr("type", type) + MessageAttr(message) + ">" +
+             XmlEscape(Abbreviate(detail, kMaxDetailBytes + kMaxWhyBytes)) + "</failure>\n";
     }
     case Outcome::kError: {
       std::string reason = check.message.empty() ? "the check could not be evaluated" : check.message;
@@ -163,6 +168,22 @@ std::string CheckOutcomeElement(const CheckResult& check, bool strict) {
       break;
   }
   return "";
+}
+
+// "why: syscalls.count.getppid.per_op +200.0% (...), at least +9.10 us/op (...)" and the host-noise
+// line, for the failures of the scenario's outcome checks; "" when none failed.
+std::string WhyDetail(const ScenarioResult& scenario) {
+  constexpr size_t kCauses = 3;
+  const bool failed = std::any_of(scenario.checks.begin(), scenario.checks.end(), [](const CheckResult& c) {
+    return IsFailure(OutcomeOf(c)) && IsOutcomeMetric(c.spec.metric);
+  });
+  if (!failed) return "";
+  KernelAttribution attribution = Attribute(scenario, kCauses);
+  std::string text;
+  for (const KernelShift& shift : attribution.causes) text += "why: " + DescribeShift(shift) + "\n";
+  if (attribution.causes.empty()) text += "why: no kernel-side metric clearly grew\n";
+  if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits); !host.empty()) text += host + "\n";
+  return text;
 }
 
 std::string RunErrorDetail(const ScenarioResult& scenario) {
@@ -226,9 +247,11 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
                       "      <error" + Attr("type", "InfrastructureError") + MessageAttr(message) + ">" +
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
+  const std::string why = WhyDetail(scenario);
   for (const CheckResult& check : scenario.checks) {
-    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file,
-                      PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check, results.strict));
+    cases +=
+        Testcase(classname, names.Take(CheckName(check)), results.suite_file,
+                 PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check, results.strict, why));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);

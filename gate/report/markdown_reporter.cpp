@@ -123,22 +123,24 @@ std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
   return items;
 }
 
-// "- camera / workload.wall_time.value +30.0%: mm.reclaim_latency.p99 +410.0% (effect +12.3), ..."
+// "- camera / workload.wall_time.value +30.0%: mm.reclaim_latency.sum_per_op +410.0% (1.00 us/op → 5.10 us/op),
+// at least +4.00 us/op (80 % of the wall-time change); ... host noise (not a cause): host.other_cpus ..."
 std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
+  constexpr size_t kShownCauses = 3;
   std::vector<std::string> items;
   for (const Explanation& e : Explain(findings)) {
-    if (e.shifts.empty()) continue;
+    std::string host = DescribeHost(e.host, e.cpu_waits);
+    if (e.shifts.empty() && host.empty()) continue;
     std::string item = "- " + Cell(e.scenario->name) + " /";
     for (size_t i = 0; i < e.failing.size(); ++i) {
       item += (i ? ", " : " ") + Cell(CheckName(*e.failing[i]));
       if (HasBaseline(*e.failing[i])) item += " " + FormatPercent(e.failing[i]->change_pct);
     }
     item += ":";
-    for (size_t i = 0; i < e.shifts.size(); ++i) {
-      const KernelShift& shift = e.shifts[i];
-      item += (i ? ", " : " ") + Cell(shift.metric + "." + shift.statistic) + " " + FormatPercent(shift.change_pct) +
-              " (effect " + FormatEffectSize(shift.effect_size) + ")";
-    }
+    if (e.shifts.empty()) item += " no kernel-side metric clearly grew";
+    for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i)
+      item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
+    if (!host.empty()) item += ". " + Cell(host);
     items.push_back(item + "\n");
   }
   return items;
@@ -238,8 +240,9 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
   AppendSection(doc, kTableHeader, FindingRows(findings), omitted);
   AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
   AppendSection(doc,
-                "**Kernel metrics that moved most where a workload metric regressed** (effect size: change in robust "
-                "standard deviations)\n\n",
+                "**Why it regressed**: kernel metrics that grew, ranked by the time they account for at least (events "
+                "times an estimated cost, waits as measured); metrics that improved and the host's load are not "
+                "causes\n\n",
                 WhyItems(findings), omitted);
   AppendSection(doc,
                 "**Where the time went** (evidence stacks; share of each side's total, in percentage points; "
