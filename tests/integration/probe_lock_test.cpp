@@ -305,7 +305,8 @@ TEST_P(LockProbeLifetime, DetachUnloadsEveryProgram) {
     auto probe = CreateProbe(GetParam());
     ASSERT_NE(probe, nullptr);
     probe->Attach({}, &tracker);
-    EXPECT_EQ(probe->Report().hooks.size(), 2u);
+    // futex: an enter and an exit hook for each futex syscall this kernel has.
+    EXPECT_GE(probe->Report().hooks.size(), 2u);
     EXPECT_FALSE(NewProgramIdsNow(before, prefix).empty());
     probe->Detach();
     probe->Detach();              // twice is fine
