@@ -73,6 +73,13 @@ struct futex_start {
 	__u64 uaddr;
 	__u32 tgid;
 	__s32 user_stack;
+	/* Task storage only: the tracked map's generation (filter.h) when the
+	 * thread was last found in it. While the map stays at that generation
+	 * the thread is still tracked, and neither end of a wait looks it up:
+	 * a waking thread finds its own slot in cache less often than not, and
+	 * the hash lookup was two more cold lines at each end. */
+	__u64 tracked_kernel_gen;
+	__u64 tracked_user_gen;
 };
 
 /* The current wait of each thread: a task-local slot costs a pointer chase
@@ -139,17 +146,73 @@ static __always_inline bool blocks(long id, unsigned long op)
 
 /* arg0 is the futex word of futex() and futex_wait(), the waiter array of
  * futex_waitv(), whose words are not read. */
+static __always_inline struct pg_tracked_gen *tracked_gen(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&pg_tracked_gen, &zero);
+}
+
+/* Whether `slot` says its thread is tracked at the map's generation now. */
+static __always_inline bool tracked_as_of_now(const struct futex_start *slot, const struct pg_tracked_gen *gen)
+{
+	return slot && gen && slot->tracked_kernel_gen == *(volatile __u64 *)&gen->kernel &&
+	       slot->tracked_user_gen == *(volatile __u64 *)&gen->user;
+}
+
+/* The current thread's slot when it is tracked (created on its first
+ * wait); NULL when it is not tracked or no slot could be made. */
+static __always_inline struct futex_start *tracked_slot(__u32 tid, struct pg_futex_drops **lost)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pg_tracked_gen *gen;
+	struct futex_start *slot;
+	__u64 kernel_gen, user_gen;
+
+	if (!pg_filter_tracked) {
+		slot = bpf_task_storage_get(&futex_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		goto out;
+	}
+	slot = bpf_task_storage_get(&futex_task, task, 0, 0);
+	gen = tracked_gen();
+	if (tracked_as_of_now(slot, gen))
+		return slot;
+	/* Read before the lookup: a change in between makes the next check
+	 * look again. */
+	kernel_gen = gen ? *(volatile __u64 *)&gen->kernel : 0;
+	user_gen = gen ? *(volatile __u64 *)&gen->user : 0;
+	if (!pg_is_tracked(tid))
+		return NULL;
+	if (!slot)
+		slot = bpf_task_storage_get(&futex_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (slot) {
+		slot->tracked_kernel_gen = kernel_gen;
+		slot->tracked_user_gen = user_gen;
+	}
+out:
+	if (!slot && (*lost = drops()))
+		(*lost)->starts++;
+	return slot;
+}
+
 static __always_inline void on_enter(void *ctx, long id, unsigned long arg0, unsigned long arg1)
 {
-	struct futex_start start = {}, *slot;
+	struct futex_start start = {}, *slot = NULL;
 	struct pg_futex_drops *lost;
 	__u64 id_tgid;
 	__u32 tid;
 
-	if (!blocks(id, arg1) || !pg_current_is_tracked())
+	if (!blocks(id, arg1))
 		return;
 	id_tgid = bpf_get_current_pid_tgid();
 	tid = (__u32)id_tgid;
+	if (use_task_storage) {
+		slot = tracked_slot(tid, &lost);
+		if (!slot)
+			return;
+	} else if (!pg_current_is_tracked()) {
+		return;
+	}
 	start.ts = bpf_ktime_get_ns();
 	start.uaddr = id == PG_NR_FUTEX_WAITV ? 0 : arg0;
 	start.tgid = id_tgid >> 32;
@@ -159,17 +222,14 @@ static __always_inline void on_enter(void *ctx, long id, unsigned long arg0, uns
 		if (start.user_stack < 0 && (lost = drops()))
 			lost->stacks++;
 	}
-	if (use_task_storage) {
-		slot = bpf_task_storage_get(&futex_task, bpf_get_current_task_btf(), 0,
-					    BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (slot) {
-			*slot = start;
-			return;
-		}
-	} else if (bpf_map_update_elem(&futex_since, &tid, &start, BPF_ANY) == 0) {
+	if (slot) {
+		slot->uaddr = start.uaddr;
+		slot->tgid = start.tgid;
+		slot->user_stack = start.user_stack;
+		slot->ts = start.ts;
 		return;
 	}
-	if ((lost = drops()))
+	if (bpf_map_update_elem(&futex_since, &tid, &start, BPF_ANY) != 0 && (lost = drops()))
 		lost->starts++;
 }
 
@@ -217,8 +277,11 @@ static __always_inline void on_exit(long id, long ret)
 		start = *slot;
 		bpf_map_delete_elem(&futex_since, &tid);
 	}
-	/* The tracker may have forgotten the thread since (a new repetition). */
-	if (ret == -PG_EAGAIN || !pg_is_tracked(tid))
+	if (ret == -PG_EAGAIN)
+		return;
+	/* The tracker may have forgotten the thread since (a new repetition):
+	 * unless its map is still at the generation the wait began in. */
+	if (!(use_task_storage && tracked_as_of_now(&start, tracked_gen())) && !pg_is_tracked(tid))
 		return;
 	delta = bpf_ktime_get_ns() - start.ts;
 	stats = bpf_map_lookup_elem(&futex_stats, &zero);
