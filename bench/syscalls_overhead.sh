@@ -20,9 +20,10 @@
 #   base-work, base-default   with BASE_BUILD=DIR: pg-work and pg-default with
 #                 that build's probes (e.g. the merge base), in the same rounds
 #
-# The order rotates every round so machine drift and teardown hit all modes
-# alike. Prints per-mode medians of ns/call, the ns/call each adds over no
-# probe, and perfgate's added ns as a fraction of syscount's. Needs root, and
+# The order is shuffled every round so machine drift and teardown hit all
+# modes alike. Prints per-mode medians (and minima, the runs least disturbed
+# by other load) of ns/call, the ns/call each adds over no probe, and
+# perfgate's added ns as a fraction of syscount's. Needs root, and
 # BPF run-time statistics off (they add two clock reads per program run).
 #
 #   [BASE_BUILD=DIR] bench/syscalls_overhead.sh BUILD_DIR [ROUNDS=9] [ITERATIONS=2000000] [SAMPLE=16] [CLOCK=cpu]
@@ -136,10 +137,12 @@ echo "getppid loop: $iterations calls/run, $rounds rounds, $clock time, perfgate
 modes=(none empty-enter empty-pair pg-work pg-count pg-default pg-default-count pg-system sc sc-pid)
 [[ -n $base_driver ]] && modes+=(base-work base-default)
 for ((round = 1; round <= rounds; round++)); do
-  # Rotate the order so no mode always runs right after another's teardown.
+  # A new order every round: rotating one order would put each mode after
+  # the same other mode's teardown in every round (the mode rotated in right
+  # after syscount's teardown ran up to 70 % slower in one such run).
   line="round $round:"
-  for ((k = 0; k < ${#modes[@]}; k++)); do
-    mode=${modes[(k + round) % ${#modes[@]}]}
+  mapfile -t order < <(printf '%s\n' "${modes[@]}" | shuf)
+  for mode in "${order[@]}"; do
     ns=$("run_$mode")
     samples[$mode]+="$ns "
     line+=" $mode=$ns"
@@ -147,16 +150,18 @@ for ((round = 1; round <= rounds; round++)); do
   echo "$line"
 done
 
-declare -A med added
+declare -A med added low
 for mode in "${modes[@]}"; do
   med[$mode]=$(median ${samples[$mode]})
+  low[$mode]=$(printf '%s\n' ${samples[$mode]} | sort -g | head -n1)
   added[$mode]=$(awk -v a="${med[$mode]}" -v b="$(median ${samples[none]})" 'BEGIN { print a - b }')
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-printf '\n%-16s %14s %10s %8s %14s %14s\n' mode "median ns/call" "added ns" "x none" "added/sc-add" "added/scpid-add"
+printf '\n%-16s %14s %10s %8s %14s %14s %10s\n' mode "median ns/call" "added ns" "x none" "added/sc-add" \
+  "added/scpid-add" "min ns"
 for mode in "${modes[@]}"; do
-  printf '%-16s %14.1f %10.1f %7.2fx %14s %14s\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
+  printf '%-16s %14.1f %10.1f %7.2fx %14s %14s %10.1f\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
     "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[sc]}")" \
-    "$(ratio "${added[$mode]}" "${added[sc-pid]}")"
+    "$(ratio "${added[$mode]}" "${added[sc-pid]}")" "${low[$mode]}"
 done
