@@ -114,8 +114,10 @@ struct {
 
 PG_STACK_MAP(futex_stacks);
 
+/* Per CPU: the threads contending one futex word wait on every CPU, and
+ * shared sums would move their cache line between the CPUs at every wait. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, ADDRESSES_MAX);
 	__type(key, struct pg_futex_address_key);
 	__type(value, struct pg_futex_address_total);
@@ -242,15 +244,18 @@ static __always_inline void add_to_address(const struct futex_start *start, __u6
 	key.uaddr = start->uaddr;
 	key.tgid = start->tgid;
 	key.user_stack = start->user_stack;
-	total = pg_stack_sum(&futex_by_address, &key, &zero);
+	total = bpf_map_lookup_elem(&futex_by_address, &key);
+	if (!total) {
+		bpf_map_update_elem(&futex_by_address, &key, &zero, BPF_NOEXIST);
+		total = bpf_map_lookup_elem(&futex_by_address, &key);
+	}
 	if (!total) {
 		if ((lost = drops()))
 			lost->addresses++;
 		return;
 	}
-	/* Shared by every CPU. */
-	__sync_fetch_and_add(&total->time_ns, delta);
-	__sync_fetch_and_add(&total->count, 1);
+	total->time_ns += delta;
+	total->count++;
 }
 
 static __always_inline void on_exit(long id, long ret)

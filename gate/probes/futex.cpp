@@ -107,10 +107,20 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   }
 
   std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
+    const int fd = bpf_map__fd(skel().maps.futex_by_address);
+    const int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
     std::vector<FutexWaitSum> sums;
-    for (const auto& [key, total] :
-         MapEntries<pg_futex_address_key, pg_futex_address_total>(bpf_map__fd(skel().maps.futex_by_address)))
-      sums.push_back({key.tgid, key.uaddr, key.user_stack, total.time_ns, total.count});
+    std::vector<pg_futex_address_total> per_cpu(static_cast<size_t>(cpus));
+    for (const auto& key : MapKeys<pg_futex_address_key>(fd)) {
+      if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+      FutexWaitSum sum{key.tgid, key.uaddr, key.user_stack, 0, 0};
+      for (const auto& cpu : per_cpu) {
+        sum.time_ns += cpu.time_ns;
+        sum.count += cpu.count;
+      }
+      sums.push_back(sum);
+    }
     std::vector<ContendedFutex> top = MostContendedFutexes(sums, n);
     for (auto& futex : top) futex.user_ips = ReadStack(StacksFd(), futex.user_stack_id);
     return top;
