@@ -233,7 +233,9 @@ TEST_P(FutexProbe, SystemScopeSeesOtherThreads) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
   Noise noise(TimedFutexWait);
-  MetricSet metrics = Measure("futex", ProbeScope::kSystem, [] { std::this_thread::sleep_for(milliseconds(50)); });
+  // Long enough for more than 10 of the noise thread's 1 ms waits while
+  // CPU-bound neighbours delay each wake-up by several ms.
+  MetricSet metrics = Measure("futex", ProbeScope::kSystem, [] { std::this_thread::sleep_for(milliseconds(200)); });
   EXPECT_GT(noise.rounds(), 10);
   // The noise thread's timed waits (ETIMEDOUT) are waits.
   EXPECT_GT(metrics.at("lock.futex_waits").value, 10);
