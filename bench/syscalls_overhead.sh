@@ -158,10 +158,12 @@ for mode in "${modes[@]}"; do
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-printf '\n%-16s %14s %10s %8s %14s %14s %10s\n' mode "median ns/call" "added ns" "x none" "added/sc-add" \
-  "added/scpid-add" "min ns"
+printf '\n%-16s %14s %10s %8s %14s %14s %10s %10s %14s\n' mode "median ns/call" "added ns" "x none" "added/sc-add" \
+  "added/scpid-add" "min ns" "min x none" "min added/sc"
 for mode in "${modes[@]}"; do
-  printf '%-16s %14.1f %10.1f %7.2fx %14s %14s %10.1f\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
+  printf '%-16s %14.1f %10.1f %7.2fx %14s %14s %10.1f %9sx %14s\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
     "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[sc]}")" \
-    "$(ratio "${added[$mode]}" "${added[sc-pid]}")" "${low[$mode]}"
+    "$(ratio "${added[$mode]}" "${added[sc-pid]}")" "${low[$mode]}" "$(ratio "${low[$mode]}" "${low[none]}")" \
+    "$(ratio "$(awk -v a="${low[$mode]}" -v b="${low[none]}" 'BEGIN { print a - b }')" \
+      "$(awk -v a="${low[sc]}" -v b="${low[none]}" 'BEGIN { print a - b }')")"
 done
