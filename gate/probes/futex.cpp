@@ -137,9 +137,8 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
         const std::string event = std::string("sys_") + end + "_" + call;
         // futex_waitv (5.16) and futex_wait (6.7) are newer than futex.
         if (call != kWaitSyscalls[0] && !TracepointExists("syscalls", event).supported) continue;
-        hooks.push_back({event,
-                         "syscalls",
-                         {{AttachType::kTracepoint, std::string("futex_") + end + "_" + call + "_tracepoint"}}});
+        hooks.push_back(
+            {event, "syscalls", {{AttachType::kTracepoint, std::string("futex_") + end + "_" + call + "_tracepoint"}}});
       }
     }
     return hooks;

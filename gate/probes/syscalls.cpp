@@ -174,8 +174,8 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   int StatsFd() const { return bpf_map__fd(skel().maps.syscalls_stats); }
 
   SyscallsProbeOptions options_;
-  uint32_t top_ = 0;          // from the suite's `top`, else options_.top
-  bool latency_ = true;       // from the suite's `latency`, else options_.latency
+  uint32_t top_ = 0;           // from the suite's `top`, else options_.top
+  bool latency_ = true;        // from the suite's `latency`, else options_.latency
   bool time_syscalls_ = true;  // sys_exit hooked: latency_ or a trace
 };
 
