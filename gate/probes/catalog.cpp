@@ -24,8 +24,8 @@ const std::vector<CatalogEntry>& Entries() {
         {{"top", ProbeParameterType::kInteger,
           "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
          {"latency", ProbeParameterType::kBoolean,
-          "keep syscalls.latency (default true); false leaves sys_exit unhooked, which about halves the probe's "
-          "cost per syscall"}}},
+          "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
+          "probe's cost per syscall"}}},
        MakeSyscallsProbe},
       {{"kmem",
         "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc); "
