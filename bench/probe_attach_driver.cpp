@@ -9,15 +9,21 @@
 // held on a pipe, tracks it (workload scope), resets the probe, releases it
 // and waits; CMD's stdout is this program's stdout.
 //
-// PROBE may be a comma-separated list (e.g. the default set).
+// PROBE may be a comma-separated list (e.g. the default set), or `none`.
+// --empty TRACEPOINT (repeatable) also attaches an empty program ("r0 = 0;
+// exit", raw_tp) to that raw tracepoint: the floor any program there costs.
 //
 //   probe_attach_driver PROBE[,PROBE...] [--attach-type raw_tp|tracepoint|tp_btf] [--stats]
-//                       [--scope system|workload] [--sample N] [--trace MIN_NS] [-- CMD ARGS...]
+//                       [--scope system|workload] [--sample N] [--no-latency] [--trace MIN_NS]
+//                       [--empty TRACEPOINT]... [-- CMD ARGS...]
 //
-// --sample sets the syscalls probe's latency sampling (1 in N; 1 = exact).
+// --sample sets the syscalls probe's latency sampling (1 in N; 1 = exact);
+// --no-latency turns its latency off (sys_enter only).
 // --trace turns the probes' trace paths on as `perfgate run --trace` does,
 // with syscalls and off-CPU waits of at least MIN_NS as records (0: every
 // syscall), and prints the records read and dropped.
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -94,6 +100,34 @@ void PrintMetrics(const perfgate::MetricSet& metrics) {
   }
 }
 
+// An empty raw_tp program attached to one raw tracepoint while this lives.
+class EmptyProgram {
+ public:
+  explicit EmptyProgram(const std::string& tracepoint) {
+    bpf_insn insns[2] = {};
+    insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;
+    insns[0].dst_reg = BPF_REG_0;
+    insns[1].code = BPF_JMP | BPF_EXIT;
+    prog_ = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "pg_empty", "GPL", insns, 2, nullptr);
+    if (prog_ < 0) throw perfgate::InfraError("empty program: load: " + std::string(std::strerror(errno)));
+    link_ = bpf_raw_tracepoint_open(tracepoint.c_str(), prog_);
+    if (link_ < 0) {
+      close(prog_);
+      throw perfgate::InfraError("empty program: attach to " + tracepoint + ": " + std::strerror(errno));
+    }
+  }
+  ~EmptyProgram() {
+    close(link_);
+    close(prog_);
+  }
+  EmptyProgram(const EmptyProgram&) = delete;
+  EmptyProgram& operator=(const EmptyProgram&) = delete;
+
+ private:
+  int prog_ = -1;
+  int link_ = -1;
+};
+
 // Forks `argv` held on a pipe until Release().
 class HeldCommand {
  public:
@@ -141,7 +175,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s PROBE [--attach-type TYPE] [--stats] [--scope system|workload] [--sample N]"
-                 " [-- CMD ARGS...]\n",
+                 " [--no-latency] [--empty TRACEPOINT]... [-- CMD ARGS...]\n",
                  argv[0]);
     return 2;
   }
@@ -149,7 +183,9 @@ int main(int argc, char** argv) {
   options.scope = perfgate::ProbeScope::kSystem;
   bool stats = false;
   long sample = 0;
+  bool latency = true;
   long trace_min_ns = -1;
+  std::vector<std::string> empty;
   char** command = nullptr;
   for (int i = 2; i < argc; ++i) {
     perfgate::AttachType type;
@@ -158,6 +194,10 @@ int main(int argc, char** argv) {
       break;
     } else if (std::strcmp(argv[i], "--stats") == 0) {
       stats = true;
+    } else if (std::strcmp(argv[i], "--no-latency") == 0) {
+      latency = false;
+    } else if (std::strcmp(argv[i], "--empty") == 0 && i + 1 < argc) {
+      empty.emplace_back(argv[++i]);
     } else if (std::strcmp(argv[i], "--scope") == 0 && i + 1 < argc &&
                (std::strcmp(argv[i + 1], "system") == 0 || std::strcmp(argv[i + 1], "workload") == 0)) {
       options.scope = std::strcmp(argv[++i], "system") == 0 ? perfgate::ProbeScope::kSystem
@@ -183,12 +223,13 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::unique_ptr<perfgate::Probe>> probes;
     std::string names = argv[1];
-    for (size_t start = 0; start <= names.size();) {
+    for (size_t start = 0; names != "none" && start <= names.size();) {
       size_t end = std::min(names.find(',', start), names.size());
       std::string name = names.substr(start, end - start);
       start = end + 1;
-      if (sample > 0 && name == "syscalls")
-        probes.push_back(perfgate::MakeSyscallsProbe({.latency_sample_every = static_cast<uint32_t>(sample)}));
+      if ((sample > 0 || !latency) && name == "syscalls")
+        probes.push_back(perfgate::MakeSyscallsProbe(
+            {.latency_sample_every = static_cast<uint32_t>(sample > 0 ? sample : 16), .latency = latency}));
       else
         probes.push_back(perfgate::CreateProbe(name));
       if (!probes.back()) {
@@ -207,6 +248,8 @@ int main(int argc, char** argv) {
       options.trace = &trace.emplace(settings);
       trace->Start();
     }
+    std::vector<std::unique_ptr<EmptyProgram>> empty_programs;
+    for (const auto& tracepoint : empty) empty_programs.push_back(std::make_unique<EmptyProgram>(tracepoint));
     std::optional<perfgate::WorkloadTracker> tracker;
     if (workload) tracker.emplace().Attach(options);
     for (auto& probe : probes) probe->Attach(options, tracker ? &*tracker : nullptr);

@@ -5,8 +5,9 @@
 # ns per event and share of workload CPU of each build, and the ratio of the
 # medians (BUILD over BASE). The numbers are the ones the report gives: BPF
 # run-time statistics, on during the warm-up repetitions (results.json,
-# scenarios[].probes[]), so they include the statistics' own clock reads
-# around every program run.
+# scenarios[].probes[]). Builds from before the statistics' own cost was
+# calibrated and taken off (gate/probes/bpf_stats.cpp) include it: about two
+# clock reads per program run.
 #
 #   bench/probe_cpu_ab.sh BUILD_DIR BASE_BUILD_DIR SUITE SCENARIO [ROUNDS=5] [REPS=2]
 #

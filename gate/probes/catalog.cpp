@@ -22,7 +22,10 @@ const std::vector<CatalogEntry>& Entries() {
         "sys_enter/sys_exit)",
         {"syscalls.count", "syscalls.count.<name>", "syscalls.latency"},
         {{"top", ProbeParameterType::kInteger,
-          "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"}}},
+          "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
+         {"latency", ProbeParameterType::kBoolean,
+          "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
+          "probe's cost per syscall"}}},
        MakeSyscallsProbe},
       {{"kmem",
         "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc); "
@@ -83,10 +86,11 @@ const std::vector<CatalogEntry>& Entries() {
           "trace this running process only; its executable and mapped libraries are searched"}}},
        MakeUfuncProbe},
       {{"futex",
-        "user lock waits: time in a futex wait, from raw_syscalls sys_enter to sys_exit of futex(FUTEX_WAIT, "
+        "user lock waits: time in a futex wait, from sys_enter to sys_exit of futex(FUTEX_WAIT, "
         "_WAIT_BITSET, _LOCK_PI, _LOCK_PI2, _WAIT_REQUEUE_PI), futex_wait and futex_waitv (mutexes, condition "
         "variables, semaphores, joins); waits that fail at once with EAGAIN do not count. The time is also summed "
-        "per futex word, for the most contended addresses",
+        "per futex word, for the most contended addresses. Hooks the futex syscalls' own tracepoints "
+        "(syscalls:sys_enter_futex, ...), so other syscalls run no program; raw_syscalls where they are missing",
         {"lock.futex_wait", "lock.futex_waits", "lock.futex_wait_time"},
         {{"stacks", ProbeParameterType::kBoolean,
           "also keep the waiting user stack of each contended address, for reports (costs a stack walk per wait)"}}},

@@ -63,12 +63,29 @@ const char* const kWhat = "probe futex";
 // Distinct user stacks kept per repetition when `stacks` is on.
 constexpr uint32_t kStackTraces = 2048;
 
+// The syscalls that wait on a futex, each with its own syscalls:sys_enter_*
+// and sys_exit_* tracepoints; futex itself first.
+constexpr const char* kWaitSyscalls[] = {"futex", "futex_wait", "futex_waitv"};
+
+// Whether the futex syscalls' own tracepoints can be used: then only futex
+// calls run the probe's programs, instead of every syscall of the machine
+// at raw_syscalls. Options that rule tracepoints out (a test forcing tp_btf
+// or raw_tp) get the raw_syscalls hooks.
+bool PerSyscallTracepoints(const ProbeOptions& options) {
+  const auto& allowed = options.allowed_attach_types;
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), AttachType::kTracepoint) == allowed.end())
+    return false;
+  return TracepointExists("syscalls", "sys_enter_futex").supported &&
+         TracepointExists("syscalls", "sys_exit_futex").supported;
+}
+
 class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSource {
  public:
   FutexProbe() : BpfProbe("futex", {futex_bpf__open, futex_bpf__destroy}) {}
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     stacks_ = options.params.value("stacks", false);
+    per_syscall_ = PerSyscallTracepoints(options);
     BpfProbe::Attach(options, tracker);
   }
 
@@ -90,10 +107,20 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   }
 
   std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
+    const int fd = bpf_map__fd(skel().maps.futex_by_address);
+    const int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
     std::vector<FutexWaitSum> sums;
-    for (const auto& [key, total] :
-         MapEntries<pg_futex_address_key, pg_futex_address_total>(bpf_map__fd(skel().maps.futex_by_address)))
-      sums.push_back({key.tgid, key.uaddr, key.user_stack, total.time_ns, total.count});
+    std::vector<pg_futex_address_total> per_cpu(static_cast<size_t>(cpus));
+    for (const auto& key : MapKeys<pg_futex_address_key>(fd)) {
+      if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0) continue;  // deleted meanwhile
+      FutexWaitSum sum{key.tgid, key.uaddr, key.user_stack, 0, 0};
+      for (const auto& cpu : per_cpu) {
+        sum.time_ns += cpu.time_ns;
+        sum.count += cpu.count;
+      }
+      sums.push_back(sum);
+    }
     std::vector<ContendedFutex> top = MostContendedFutexes(sums, n);
     for (auto& futex : top) futex.user_ips = ReadStack(StacksFd(), futex.user_stack_id);
     return top;
@@ -101,11 +128,26 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("raw_syscalls", "sys_enter", "futex_enter"),
-            TracepointHook("raw_syscalls", "sys_exit", "futex_exit")};
+    if (!per_syscall_)
+      return {TracepointHook("raw_syscalls", "sys_enter", "futex_enter"),
+              TracepointHook("raw_syscalls", "sys_exit", "futex_exit")};
+    std::vector<HookSpec> hooks;
+    for (const char* call : kWaitSyscalls) {
+      for (const char* end : {"enter", "exit"}) {
+        const std::string event = std::string("sys_") + end + "_" + call;
+        // futex_waitv (5.16) and futex_wait (6.7) are newer than futex.
+        if (call != kWaitSyscalls[0] && !TracepointExists("syscalls", event).supported) continue;
+        hooks.push_back(
+            {event, "syscalls", {{AttachType::kTracepoint, std::string("futex_") + end + "_" + call + "_tracepoint"}}});
+      }
+    }
+    return hooks;
   }
 
   void Configure(futex_bpf& skel) override {
+    skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
+    // The map left unused still gets created; keep it minimal.
+    if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.futex_since, 1);
     skel.rodata->capture_stacks = stacks_;
     // Without stacks the map stays at the one entry it is declared with.
     if (stacks_) bpf_map__set_max_entries(skel.maps.futex_stacks, kStackTraces);
@@ -116,6 +158,7 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   int StacksFd() const { return bpf_map__fd(skel().maps.futex_stacks); }
 
   bool stacks_ = false;
+  bool per_syscall_ = false;
 };
 
 }  // namespace

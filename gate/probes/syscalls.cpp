@@ -121,6 +121,9 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
                          std::to_string(value));
       top_ = static_cast<uint32_t>(value);
     }
+    latency_ = options.params.value("latency", options_.latency);
+    // A trace reports slow syscalls, which only sys_exit can time.
+    time_syscalls_ = latency_ || options.trace != nullptr;
     BpfProbe::Attach(options, tracker);
   }
 
@@ -144,6 +147,7 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
       std::string name = "syscalls.count." + SyscallName(top.nr);
       out[name] = CounterMetric(name, "count", static_cast<double>(top.count), duration_s);
     }
+    if (!latency_) return;
     // Sampled: about 1 in latency_sample_every syscalls per CPU, so its
     // count is of sampled calls; its shape and quantiles are what matter.
     out["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
@@ -151,14 +155,16 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter"),
-            TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit")};
+    std::vector<HookSpec> hooks = {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter")};
+    if (time_syscalls_) hooks.push_back(TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit"));
+    return hooks;
   }
 
   void Configure(syscalls_bpf& skel) override {
     skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
     // The map left unused still gets created; keep it minimal.
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
+    skel.rodata->time_syscalls = time_syscalls_;
     skel.rodata->sample_threshold = (uint64_t{1} << 32) / options_.latency_sample_every;
     skel.rodata->exit_nr = SYS_exit;
     skel.rodata->exit_group_nr = SYS_exit_group;
@@ -168,7 +174,9 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
   int StatsFd() const { return bpf_map__fd(skel().maps.syscalls_stats); }
 
   SyscallsProbeOptions options_;
-  uint32_t top_ = 0;          // from the suite's `top`, else options_.top
+  uint32_t top_ = 0;           // from the suite's `top`, else options_.top
+  bool latency_ = true;        // from the suite's `latency`, else options_.latency
+  bool time_syscalls_ = true;  // sys_exit hooked: latency_ or a trace
 };
 
 }  // namespace

@@ -15,6 +15,9 @@ struct SyscallsProbeOptions {
   // syscalls.count is exact; syscalls.latency holds about 1 in this many
   // syscalls per CPU (a power of two; 1 = every syscall).
   uint32_t latency_sample_every = 16;
+  // syscalls.latency kept, unless the suite's `latency` parameter says
+  // otherwise; without it (and without a trace) sys_exit is not hooked.
+  bool latency = true;
   // syscalls.count.<name> for this many syscalls with the most calls, unless
   // the suite's `top` parameter says otherwise.
   uint32_t top = 10;

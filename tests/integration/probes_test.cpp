@@ -59,6 +59,21 @@ TEST_P(SyscallsProbe, SampleEveryOneTimesEverySyscall) {
   EXPECT_LE(count - sampled, 2u);
 }
 
+// Without latency the probe hooks sys_enter only, and the count stays exact.
+TEST_P(SyscallsProbe, WithoutLatencyHooksSysEnterOnlyAndCountsEveryCall) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  params_ = {{"latency", false}};
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] { CallGetppid(kGetppidCalls); });
+  const Metric& count = metrics.at("syscalls.count");
+  EXPECT_GE(count.value, kGetppidCalls);
+  EXPECT_LT(count.value, kGetppidCalls + 200);
+  EXPECT_GE(metrics.at("syscalls.count.getppid").value, kGetppidCalls);
+  EXPECT_EQ(metrics.count("syscalls.latency"), 0u);
+  ASSERT_EQ(report_.hooks.size(), 1u);
+  EXPECT_EQ(report_.hooks[0].hook, "sys_enter");
+}
+
 TEST(SyscallsProbeOptions, RejectsASampleRateThatIsNotAPowerOfTwo) {
   EXPECT_THROW(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 0}), Error);
   EXPECT_THROW(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 12}), Error);

@@ -1,0 +1,76 @@
+// What the probes' cost accounting rests on: the run-time statistics' own
+// cost per program run, measured once per process while they are on, and
+// taken off every report's run time, so that a probe's ns per event is its
+// programs' and not the statistics' clock reads.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "harness/environment.h"
+#include "probes/bpf_stats.h"
+#include "probes/probe.h"
+
+namespace perfgate {
+namespace {
+
+// "r0 = 0; exit" attached to raw_syscalls sys_enter while this lives.
+class EmptyProgramAtSysEnter {
+ public:
+  EmptyProgramAtSysEnter() {
+    bpf_insn insns[2] = {};
+    insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;
+    insns[0].dst_reg = BPF_REG_0;
+    insns[1].code = BPF_JMP | BPF_EXIT;
+    prog_ = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "pg_cost_test", "GPL", insns, 2, nullptr);
+    if (prog_ >= 0) link_ = bpf_raw_tracepoint_open("sys_enter", prog_);
+  }
+  ~EmptyProgramAtSysEnter() {
+    if (link_ >= 0) close(link_);
+    if (prog_ >= 0) close(prog_);
+  }
+  bool attached() const { return link_ >= 0; }
+  int fd() const { return prog_; }
+
+ private:
+  int prog_ = -1;
+  int link_ = -1;
+};
+
+TEST(ProbeCost, StatisticsCostIsMeasuredWhenStatisticsTurnOn) {
+  PERFGATE_REQUIRE_ROOT();
+  BpfStatsEnabler stats;
+  if (!stats.enabled()) GTEST_SKIP() << stats.reason();
+  ASSERT_TRUE(StatisticsCostPerRun().has_value());
+  std::printf("run-time statistics charge %.1f ns per program run\n", *StatisticsCostPerRun());
+  // Two clock reads: more than nothing, far less than a microsecond.
+  EXPECT_GT(*StatisticsCostPerRun(), 0.0);
+  EXPECT_LT(*StatisticsCostPerRun(), 1000.0);
+}
+
+// An empty program costs next to nothing of its own: what the statistics
+// report for it is nearly all their own, and the net run time is a small
+// part of it (the reported run time of a real probe is what remains).
+TEST(ProbeCost, AnEmptyProgramsNetRunTimeIsASmallPartOfItsMeasuredOne) {
+  PERFGATE_REQUIRE_ROOT();
+  BpfStatsEnabler stats;
+  if (!stats.enabled()) GTEST_SKIP() << stats.reason();
+  EmptyProgramAtSysEnter empty;
+  ASSERT_TRUE(empty.attached());
+  constexpr int kCalls = 200'000;
+  for (int i = 0; i < kCalls; ++i) syscall(SYS_getppid);
+  ProgramRunStats run = ReadRunStats({empty.fd()});
+  ASSERT_GE(run.run_count, static_cast<uint64_t>(kCalls));
+  const double measured = static_cast<double>(run.measured_run_time_ns) / static_cast<double>(run.run_count);
+  const double net = static_cast<double>(run.run_time_ns) / static_cast<double>(run.run_count);
+  std::printf("empty program at sys_enter: %.1f ns per run measured, %.1f ns net\n", measured, net);
+  EXPECT_LT(net, 0.5 * measured);
+  EXPECT_LE(run.run_time_ns, run.measured_run_time_ns);
+}
+
+}  // namespace
+}  // namespace perfgate
