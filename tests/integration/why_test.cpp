@@ -119,7 +119,9 @@ TEST(WhyTest, FirstCauseIsThePlantedKernelBehaviour) {
     }
     // The host's load is reported beside the causes, not among them.
     ASSERT_TRUE(why->contains("host_noise")) << why->dump(2);
-    EXPECT_EQ((*why)["host_noise"][0]["metric"], "host.other_cpus");
+    bool other_cpus = false;
+    for (const auto& noise : (*why)["host_noise"]) other_cpus |= noise["metric"] == "host.other_cpus";
+    EXPECT_TRUE(other_cpus) << why->dump(2);
   }
 
   // The same first cause leads the other reports.
