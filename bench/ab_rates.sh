@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# How often `perfgate ab` fails an unchanged variant (A/A) and catches a
+# planted slowdown (A/B, SMOKE_SLOWDOWN), on this host: RUNS of each,
+# alternating A/A and A/B, the second half of them with a noisy neighbour
+# (bench/noisy_neighbour.sh: CPU and memory bursts on one core) beside
+# perfgate. Prints per arm and neighbour the share of runs that failed
+# (exit 1), the pairs a run took on average (confirmation rounds included),
+# how many runs measured a confirmation round, and the rounds retaken while
+# the host was busy.
+#
+#   bench/ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]
+#
+# THRESHOLD_PCT, when given, replaces every regression check's
+# max_regression_pct in a copy of the suite (2 asks whether a 5 % slowdown
+# is caught at all; the smoke suite's own thresholds are 10-15 %). Extra
+# arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm). Run
+# as root (probes).
+set -euo pipefail
+BUILD_DIR="$(cd "${1:?usage: ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]}" && pwd)"
+RUNS="${2:-20}"
+SLOWDOWN="${3:-1.05}"
+THRESHOLD="${4:-}"
+SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+SUITE="${5:-$SOURCE_DIR/workloads/examples/smoke.json}"
+PERFGATE="$BUILD_DIR/perfgate"
+read -r -a ab_args <<<"${AB_ARGS:-}"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgate-ab-rates.XXXXXX")"
+neighbour=""
+cleanup() {
+  [ -n "$neighbour" ] && kill "$neighbour" 2>/dev/null && wait "$neighbour" 2>/dev/null
+  rm -rf "$WORK" "${COPY:-}"
+}
+trap cleanup EXIT
+
+if [ -n "$THRESHOLD" ]; then
+  # Same directory as the original, so that ${suite_dir} still resolves.
+  COPY="$(dirname "$SUITE")/.ab-rates-$$.json"
+  /usr/bin/python3 - "$SUITE" "$COPY" "$THRESHOLD" <<'PY'
+import json, sys
+source, copy, threshold = sys.argv[1], sys.argv[2], float(sys.argv[3])
+text = open(source).read()
+suite = json.loads("\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//")))
+for scenario in suite["scenarios"]:
+    for check in scenario.get("checks", []):
+        if check.get("type", "regression") == "regression":
+            check["max_regression_pct"] = threshold
+json.dump(suite, open(copy, "w"), indent=1)
+PY
+  SUITE="$COPY"
+fi
+
+echo "suite: $SUITE; $RUNS runs of each arm; A/B slowdown $SLOWDOWN; thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
+for i in $(seq 1 "$RUNS"); do
+  noisy=0
+  if [ "$i" -gt $((RUNS / 2)) ]; then
+    noisy=1
+    if [ -z "$neighbour" ]; then
+      bash "$SOURCE_DIR/bench/noisy_neighbour.sh" &
+      neighbour=$!
+    fi
+  fi
+  for arm in aa ab; do
+    slowdown=1.0
+    [ "$arm" = ab ] && slowdown="$SLOWDOWN"
+    out="$WORK/$arm-$i"
+    set +e
+    "$PERFGATE" ab "$SUITE" --baseline-set SMOKE_SLOWDOWN=1.0 --candidate-set "SMOKE_SLOWDOWN=$slowdown" \
+      --out "$out" --quiet "${ab_args[@]}" >/dev/null 2>&1
+    code=$?
+    set -e
+    mkdir -p "$out"
+    echo "$code $noisy" >"$out/exit"
+  done
+  printf '.' >&2
+done
+echo >&2
+
+/usr/bin/python3 - "$WORK" "$RUNS" <<'PY'
+import json, os, sys
+work, runs = sys.argv[1], int(sys.argv[2])
+for arm, title in (("aa", "A/A"), ("ab", "A/B")):
+    for noisy in (0, 1):
+        n = failed = errors = confirming = retaken = 0
+        pairs = []
+        for i in range(1, runs + 1):
+            out = os.path.join(work, f"{arm}-{i}")
+            code, was_noisy = (int(x) for x in open(os.path.join(out, "exit")).read().split())
+            if was_noisy != noisy:
+                continue
+            n += 1
+            failed += code == 1
+            errors += code not in (0, 1)
+            try:
+                results = json.load(open(os.path.join(out, "results.json")))
+            except (OSError, ValueError):
+                continue
+            taken = 0
+            for scenario in results["scenarios"]:
+                taken += len(scenario["repetitions"])
+                retaken += len(scenario.get("retaken_repetitions", [])) // 2
+                extra = max((c.get("confirmation", {}).get("pairs", 0) for c in scenario["checks"]), default=0)
+                taken += extra
+                confirming += extra > 0
+            pairs.append(taken)
+        if n == 0:
+            continue
+        where = "with the neighbour" if noisy else "quiet host"
+        mean = sum(pairs) / len(pairs) if pairs else 0
+        print(f"{title}, {where}: {failed} of {n} runs failed ({100 * failed / n:.1f} %), {errors} errors; "
+              f"{mean:.1f} pairs per run; confirmation rounds in {confirming} runs; {retaken} rounds retaken")
+PY
