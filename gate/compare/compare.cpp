@@ -265,6 +265,27 @@ stats::RelativeChange ChangeInterval(const std::vector<double>& baseline, const 
   return stats::RelativeChangeOfMedians(baseline, candidate, confidence);
 }
 
+// p_worse and p_better of `evidence` from a test `p(alternative)`, by the
+// metric's better direction (no direction: two-sided p_worse, p_better 1).
+template <typename Test>
+void SetDirectionalP(CheckEvidence& evidence, Better better, const Test& p) {
+  using stats::Alternative;
+  evidence.p_worse = evidence.p_better = 1;
+  switch (better) {
+    case Better::kLower:
+      evidence.p_worse = p(Alternative::kCandidateGreater);
+      evidence.p_better = p(Alternative::kCandidateLess);
+      break;
+    case Better::kHigher:
+      evidence.p_worse = p(Alternative::kCandidateLess);
+      evidence.p_better = p(Alternative::kCandidateGreater);
+      break;
+    case Better::kNone:
+      evidence.p_worse = p(Alternative::kTwoSided);
+      break;
+  }
+}
+
 // Fewer pairs than this: the two sides as independent samples. Five pairs
 // are the fewest whose one-sided signed-rank p can go below 5 %.
 constexpr size_t kMinPairs = 5;
@@ -302,20 +323,7 @@ void PairedEvidence(CheckEvidence& evidence, const std::vector<double>& ratios, 
   const CheckEvidence unpaired = evidence;
   using stats::Alternative;
   const auto p = [&](Alternative alternative) { return stats::WilcoxonSignedRank(ratios, alternative).p_value; };
-  evidence.p_worse = evidence.p_better = 1;
-  switch (check.better) {
-    case Better::kLower:
-      evidence.p_worse = p(Alternative::kCandidateGreater);
-      evidence.p_better = p(Alternative::kCandidateLess);
-      break;
-    case Better::kHigher:
-      evidence.p_worse = p(Alternative::kCandidateLess);
-      evidence.p_better = p(Alternative::kCandidateGreater);
-      break;
-    case Better::kNone:
-      evidence.p_worse = p(Alternative::kTwoSided);
-      break;
-  }
+  SetDirectionalP(evidence, check.better, p);
   const bool paired_leads = evidence.p_worse <= unpaired.p_worse;
   evidence.p_worse = std::min(1.0, 2 * std::min(evidence.p_worse, unpaired.p_worse));
   evidence.p_better = std::min(1.0, 2 * std::min(evidence.p_better, unpaired.p_better));
@@ -378,19 +386,7 @@ std::optional<CheckEvidence> GatherEvidence(CheckResult& check, const std::strin
     return std::min(1.0, 2 * std::min(rank, ks));
   };
   if (tail) evidence.test = "rank+KS, ";
-  switch (check.better) {
-    case Better::kLower:
-      evidence.p_worse = p(Alternative::kCandidateGreater);
-      evidence.p_better = p(Alternative::kCandidateLess);
-      break;
-    case Better::kHigher:
-      evidence.p_worse = p(Alternative::kCandidateLess);
-      evidence.p_better = p(Alternative::kCandidateGreater);
-      break;
-    case Better::kNone:
-      evidence.p_worse = p(Alternative::kTwoSided);
-      break;
-  }
+  SetDirectionalP(evidence, check.better, p);
   evidence.cv = std::sqrt(
       PooledVariance(stats::RobustCoefficientOfVariation(check.baseline_values), check.baseline_values.size(),
                      stats::RobustCoefficientOfVariation(check.candidate_values), check.candidate_values.size()));

@@ -126,14 +126,9 @@ ScenarioResult Side(const Experiment& e, bool candidate, Draws& draws) {
   return scenario;
 }
 
-// Evaluates one suite and counts: a false alarm when any unshifted check
+// Counts a suite's verdicts: a false alarm when any unshifted check
 // regressed, a detection when the shifted check 0 did.
-void Judge(const Experiment& e, ScenarioResult candidate, const ScenarioResult& baseline, int& alarms,
-           int& detections) {
-  RunResults run;
-  run.scenarios.push_back(std::move(candidate));
-  EvaluateChecks(run, {{"s", baseline}}, {});
-  const auto& checks = run.scenarios[0].checks;
+void Count(const Experiment& e, const std::vector<CheckResult>& checks, int& alarms, int& detections) {
   bool alarm = false;
   for (size_t c = 0; c < checks.size(); ++c) {
     EXPECT_NE(checks[c].verdict, Verdict::kError) << checks[c].message;
@@ -144,6 +139,15 @@ void Judge(const Experiment& e, ScenarioResult candidate, const ScenarioResult& 
       alarm |= regression;
   }
   alarms += alarm;
+}
+
+// Evaluates one suite and counts it.
+void Judge(const Experiment& e, ScenarioResult candidate, const ScenarioResult& baseline, int& alarms,
+           int& detections) {
+  RunResults run;
+  run.scenarios.push_back(std::move(candidate));
+  EvaluateChecks(run, {{"s", baseline}}, {});
+  Count(e, run.scenarios[0].checks, alarms, detections);
 }
 
 Outcome Simulate(const Experiment& e) {
@@ -409,16 +413,7 @@ ProcedureOutcome SimulateInterleaved(const Experiment& e, const HostNoise& host,
       auto [again, again_baseline] = InterleavedSides(e, host, draws);
       ApplyConfirmation(run, {{"s", again}}, {{"s", again_baseline}}, options, {});
     }
-    const auto& checks = run.scenarios[0].checks;
-    bool alarm = false;
-    for (size_t c = 0; c < checks.size(); ++c) {
-      const bool regression = checks[c].verdict == Verdict::kRegression;
-      if (c == 0 && e.shift > 0)
-        detections += regression;
-      else
-        alarm |= regression;
-    }
-    alarms += alarm;
+    Count(e, run.scenarios[0].checks, alarms, detections);
   }
   return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites,
           static_cast<double>(confirmations) / e.suites};
