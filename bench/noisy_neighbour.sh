@@ -6,7 +6,7 @@
 #
 #   bench/noisy_neighbour.sh &  ...  kill %1
 set -u
-trap 'kill 0 2>/dev/null; exit 0' TERM INT
+trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM INT
 while :; do
   sleep "0.$((2 + RANDOM % 9))"
   burst="0.$((1 + RANDOM % 5))"
