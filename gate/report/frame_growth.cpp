@@ -6,6 +6,9 @@
 #include <set>
 #include <string_view>
 
+#include "metrics/quantity.h"
+#include "stats/distributions.h"
+
 namespace perfgate {
 namespace {
 
@@ -57,7 +60,58 @@ std::map<std::string, double> UserStackShares(const FoldedProfile& profile) {
   return shares;
 }
 
+// Samples of a profile that counts samples (on-CPU), else 0.
+uint64_t SampleCount(const FoldedProfile& profile) {
+  return IsBlockedTimeProfile(profile) ? 0 : ProfileDenominator(profile);
+}
+
+std::string Thousands(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace
+
+double GrowthZ(size_t functions) {
+  constexpr double kAlpha = 0.05;
+  return stats::NormalQuantile(1 - kAlpha / static_cast<double>(std::max<size_t>(functions, 10)));
+}
+
+namespace {
+
+struct Adjusted {
+  double difference = 0;
+  double se = 0;
+};
+
+Adjusted AgrestiCaffo(double x1, double n1, double x2, double n2) {
+  const double p1 = (x1 + 1) / (n1 + 2), p2 = (x2 + 1) / (n2 + 2);
+  return {p2 - p1, std::sqrt(p1 * (1 - p1) / (n1 + 2) + p2 * (1 - p2) / (n2 + 2))};
+}
+
+}  // namespace
+
+double ShareChangeMarginPp(double x1, double n1, double x2, double n2, double z) {
+  return 100 * z * AgrestiCaffo(x1, n1, x2, n2).se;
+}
+
+bool ShareGrew(double x1, double n1, double x2, double n2, double z) {
+  if (n1 <= 0 || n2 <= 0) return false;
+  const Adjusted a = AgrestiCaffo(x1, n1, x2, n2);
+  const double margin = z * a.se;
+  return a.difference > margin && x2 / n2 - x1 / n1 > margin;
+}
+
+std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
+  if (std::abs(delta_pp) < 1e-9) delta_pp = 0;  // shares are sums of doubles: below this is rounding
+  std::string text = (delta_pp > 0 ? "+" : "") + FormatNumber(delta_pp) + " pp";
+  if (samples == 0) return text;
+  return text + " of " + Thousands(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
+}
 
 bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
 
@@ -103,16 +157,61 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
   }
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
-  for (auto& [frame, r] : rows) out.push_back(std::move(r));
+  const uint64_t n1 = SampleCount(baseline), n2 = SampleCount(candidate);
+  const double z = GrowthZ(rows.size());
+  for (auto& [frame, r] : rows) {
+    if (n1 > 0 && n2 > 0) {
+      // Shares of sampled profiles are sample counts over the total.
+      const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+      r.baseline_samples = n1;
+      r.candidate_samples = n2;
+      r.self_margin_pp = ShareChangeMarginPp(r.baseline_self * b, b, r.candidate_self * c, c, z);
+      r.inclusive_margin_pp = ShareChangeMarginPp(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
+      r.self_grew = ShareGrew(r.baseline_self * b, b, r.candidate_self * c, c, z);
+      r.inclusive_grew = ShareGrew(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
+    }
+    out.push_back(std::move(r));
+  }
   // Shares are sums of doubles: differences below this are rounding, not growth.
   constexpr double kSame = 1e-9;
   std::stable_sort(out.begin(), out.end(), [](const FrameGrowth& a, const FrameGrowth& b) {
+    if (a.self_grew != b.self_grew) return a.self_grew;
     double self_a = a.SelfDeltaPp(), self_b = b.SelfDeltaPp();
     if (std::abs(self_a - self_b) > kSame) return self_a > self_b;
     return a.InclusiveDeltaPp() > b.InclusiveDeltaPp() + kSame;
   });
   if (out.size() > n) out.resize(n);
   return out;
+}
+
+std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
+  std::vector<FrameGrowth> all = TopFrameGrowth(baseline, candidate, static_cast<size_t>(-1));
+  std::vector<FrameGrowth> self, inclusive_only;
+  for (FrameGrowth& r : all) {
+    if (r.self_grew) {
+      self.push_back(std::move(r));
+    } else if (r.inclusive_grew) {
+      inclusive_only.push_back(std::move(r));
+    }
+  }
+  // `all` is in TopFrameGrowth's order: self growth beyond noise first, by size.
+  std::stable_sort(inclusive_only.begin(), inclusive_only.end(), [](const FrameGrowth& a, const FrameGrowth& b) {
+    return a.InclusiveDeltaPp() > b.InclusiveDeltaPp() + 1e-9;
+  });
+  for (FrameGrowth& r : inclusive_only) self.push_back(std::move(r));
+  if (self.size() > n) self.resize(n);
+  return self;
+}
+
+std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  const std::vector<FrameGrowth> grown = GrownFrames(baseline, candidate, static_cast<size_t>(-1));
+  if (grown.empty() || !grown.front().self_grew || grown.front().kind != FrameKind::kUser) return "";
+  for (const FrameGrowth& r : grown) {
+    if (r.self_grew && r.kind == FrameKind::kKernel) return "";
+  }
+  const FrameGrowth& top = grown.front();
+  return "the extra cost is on-CPU in user code: " + FrameLabel(top.frame) + " self " +
+         FormatGrowth(top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp);
 }
 
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n) {

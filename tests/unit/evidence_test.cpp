@@ -60,7 +60,7 @@ TEST(ProcessMaps, KeepsExecutableMappingsSortedWithTheirFileOffsets) {
 // A process that mapped the test binary at 0x10000000 with offset 0.
 StackSymbolizer SymbolizerOfTestBinary(uint32_t tgid) {
   std::map<uint32_t, ProcessMaps> maps;
-  maps[tgid].ranges.push_back({0x10000000, 0x20000000, 0, PERFGATE_UFUNC_TARGET});
+  maps[tgid].ranges.push_back({0x10000000, 0x20000000, 0, PERFGATE_UFUNC_TARGET, ""});
   return StackSymbolizer(KernelSymbols(), std::move(maps));
 }
 
@@ -109,7 +109,7 @@ TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
   EXPECT_EQ(symbolizer.UserSource(8, 0x10000000 + work->file_offset), "");  // no map for the process
   // The line table of a file that does not exist is none; the frame is still named.
   std::map<uint32_t, ProcessMaps> maps;
-  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1"});
+  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1", ""});
   StackSymbolizer missing(KernelSymbols(), std::move(maps));
   EXPECT_EQ(missing.UserSource(1, 0x10000010), "");
   EXPECT_EQ(DwarfLines::Open("/no/such/file"), nullptr);
@@ -136,7 +136,7 @@ TEST(FoldProfile, KeepsEachFramesHeaviestSourceLine) {
 
 TEST(StackSymbolizer, NamesAnOffsetWithoutSymbolByModuleAndOffset) {
   std::map<uint32_t, ProcessMaps> maps;
-  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1"});
+  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1", ""});
   StackSymbolizer symbolizer(KernelSymbols(), std::move(maps));
   EXPECT_EQ(symbolizer.UserFrame(1, 0x10000010), "libfoo.so.1+0x2010");
   ASSERT_EQ(symbolizer.unreadable().size(), 1u);
