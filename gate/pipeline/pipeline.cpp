@@ -264,7 +264,8 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
         if (b_spec != nullptr && b_result != nullptr)
           sides.push_back({b_spec, "baseline", MedianWallTime(b_result->repetitions)});
       }
-      for (Evidence& e : EvidenceRepetitions(sides, ro, *reason)) scenario.evidence.push_back(std::move(e));
+      for (Evidence& e : EvidenceRepetitions(sides, ro, *reason, EvidenceTargetSamples(scenario)))
+        scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;
       std::fprintf(stderr, "perfgate: warning: scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());

@@ -76,9 +76,16 @@ std::string Thousands(uint64_t n) {
 
 }  // namespace
 
-double GrowthZ(size_t functions) {
+double GrowthZ(std::vector<double> max_z) {
   constexpr double kAlpha = 0.05;
-  return stats::NormalQuantile(1 - kAlpha / static_cast<double>(std::max<size_t>(functions, 10)));
+  constexpr size_t kMinFamily = 10;
+  std::sort(max_z.begin(), max_z.end(), std::greater<>());
+  auto quantile = [](size_t k) { return stats::NormalQuantile(1 - kAlpha / static_cast<double>(k)); };
+  for (size_t k = kMinFamily; k < max_z.size(); ++k) {
+    // Functions that could reach significance at family size k: none more than k, so k is the family.
+    if (max_z[k] < quantile(k)) return quantile(k);
+  }
+  return quantile(std::max(kMinFamily, max_z.size()));
 }
 
 namespace {
@@ -103,7 +110,8 @@ bool ShareGrew(double x1, double n1, double x2, double n2, double z) {
   if (n1 <= 0 || n2 <= 0) return false;
   const Adjusted a = AgrestiCaffo(x1, n1, x2, n2);
   const double margin = z * a.se;
-  return a.difference > margin && x2 / n2 - x1 / n1 > margin;
+  const double plain = x2 / n2 - x1 / n1;
+  return a.difference > margin && plain > margin && 100 * plain >= kMinGrowthPp - 1e-9;
 }
 
 std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
@@ -158,7 +166,18 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
   const uint64_t n1 = SampleCount(baseline), n2 = SampleCount(candidate);
-  const double z = GrowthZ(rows.size());
+  double z = 0;
+  if (n1 > 0 && n2 > 0) {
+    const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+    std::vector<double> max_z;
+    for (const auto& [frame, r] : rows) {
+      // The most a frame's samples could say: all of them on the candidate's side.
+      const double samples = std::round(r.baseline_inclusive * b + r.candidate_inclusive * c);
+      const Adjusted a = AgrestiCaffo(0, b, std::min(samples, c), c);
+      max_z.push_back(a.se > 0 ? a.difference / a.se : 0);
+    }
+    z = GrowthZ(std::move(max_z));
+  }
   for (auto& [frame, r] : rows) {
     if (n1 > 0 && n2 > 0) {
       // Shares of sampled profiles are sample counts over the total.

@@ -7,10 +7,14 @@
 // of two proportions (Agresti-Caffo: one sample of each kind added to each
 // side, which keeps the interval honest at a handful of samples). The
 // confidence is corrected for the number of functions compared (Bonferroni,
-// one-sided at 5 % over all of them): with a few hundred functions on
-// either side, some share moves by chance on every run, and the reports
-// must not name it. Blocked-time profiles weigh nanoseconds, not samples:
-// their changes get no interval.
+// one-sided at 5 %, over the functions that have samples enough to be
+// named at all: Tarone's count, at least 10): with a few hundred functions
+// on either side, some share moves by chance on every run, and the reports
+// must not name it. A change is named only when it is also at least
+// kMinGrowthPp: interrupts and other host activity land on the workload in
+// bursts, clustered samples whose spread the binomial interval does not
+// cover, and such a burst is worth a fraction of a point. Blocked-time
+// profiles weigh nanoseconds, not samples: their changes get no interval.
 #pragma once
 
 #include <cstddef>
@@ -49,9 +53,13 @@ struct FrameGrowth {
   bool HasInterval() const { return baseline_samples > 0 && candidate_samples > 0; }
 };
 
-// The one-sided normal quantile of the intervals when `functions` functions
-// are compared: Bonferroni at 5 % over at least 10 of them.
-double GrowthZ(size_t functions);
+inline constexpr double kMinGrowthPp = 1.0;
+
+// The one-sided normal quantile of the intervals, given for every function
+// compared the largest z its samples could reach (all of them on the
+// candidate side): Bonferroni at 5 % over the K functions whose largest z
+// reaches the quantile for K (Tarone), K at least 10.
+double GrowthZ(std::vector<double> max_z);
 
 // Half-width, in percentage points, of the interval of the change from
 // `x1` of `n1` samples to `x2` of `n2` (Agresti-Caffo) at quantile `z`.
@@ -59,7 +67,7 @@ double ShareChangeMarginPp(double x1, double n1, double x2, double n2, double z)
 
 // Whether `x2` of `n2` is a larger share than `x1` of `n1` beyond the
 // interval: the adjusted difference, and the plain one, both above the
-// margin.
+// margin, and the plain one at least kMinGrowthPp.
 bool ShareGrew(double x1, double n1, double x2, double n2, double z);
 
 // The n functions whose share grew most, candidate against baseline, each

@@ -1,6 +1,7 @@
 #include "run/evidence_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "adapters/adapter.h"
@@ -10,6 +11,7 @@
 #include "probes/profile_stacks.h"
 #include "run/repetition.h"
 #include "run/schedule.h"
+#include "stats/distributions.h"
 #include "symbolize/symbolize.h"
 
 namespace perfgate {
@@ -91,6 +93,7 @@ struct SideCapture {
   std::vector<double> walls;
   uint64_t on_cpu_samples = 0;
   uint64_t off_cpu_waits = 0;
+  uint64_t off_cpu_ns = 0;
   uint64_t lost_map_records = 0;
   int repetitions = 0;
 };
@@ -106,7 +109,7 @@ std::string Thousands(uint64_t n) {
 
 Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideCapture& capture,
                       const std::vector<ProbeReport>& reports, const std::string& event, int frequency_hz,
-                      StackSymbolizer& symbolizer) {
+                      uint64_t target_samples, StackSymbolizer& symbolizer) {
   Evidence evidence;
   evidence.side = side.side;
   evidence.reason = reason;
@@ -128,7 +131,8 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
                            (capture.repetitions == 1 ? " repetition, " : " repetitions, ") +
                            Thousands(capture.on_cpu_samples) + " on-CPU samples, " +
                            Thousands(capture.off_cpu_waits) + " off-CPU waits (target " +
-                           Thousands(kEvidenceTargetSamples) + " per side)");
+                           Thousands(target_samples) + " on-CPU samples or " + Thousands(kEvidenceTargetSamples) +
+                           " waits per side)");
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }
@@ -158,8 +162,25 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
 
 }  // namespace
 
+uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
+  double change = 0;
+  for (const CheckResult& c : scenario.checks) {
+    if (c.verdict == Verdict::kRegression && c.spec.type != CheckSpec::Type::kBudget && std::isfinite(c.change_pct) &&
+        c.change_pct != 0) {
+      change = std::abs(c.change_pct) / 100;
+      break;
+    }
+  }
+  if (change <= 0) return kEvidenceTargetSamples;
+  const double growth = change / (2 * (1 + change));
+  const double z = stats::NormalQuantile(1 - 0.05 / 100) + stats::NormalQuantile(0.9);
+  const double n = 0.5 * (z / growth) * (z / growth);
+  return static_cast<uint64_t>(
+      std::clamp(std::ceil(n), static_cast<double>(kEvidenceTargetSamples), static_cast<double>(kEvidenceMaxTargetSamples)));
+}
+
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
-                                          const std::string& reason) {
+                                          const std::string& reason, uint64_t target_samples) {
   std::vector<SideCapture> captures(sides.size());
   uint32_t next_id = 1;
   std::vector<ProbeReport> reports;
@@ -199,6 +220,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
       for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks)) {
         c.off_cpu_waits += s.count;
+        c.off_cpu_ns += s.time_ns;
         c.off_cpu.push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
       }
     }
@@ -217,8 +239,11 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
   };
   const double start = MonotonicSeconds();
   schedule.more = [&](const std::vector<ScenarioResult>&) {
-    const bool enough = std::all_of(captures.begin(), captures.end(), [](const SideCapture& c) {
-      return c.on_cpu_samples >= kEvidenceTargetSamples || c.off_cpu_waits >= kEvidenceTargetSamples;
+    const bool enough = std::all_of(captures.begin(), captures.end(), [&](const SideCapture& c) {
+      // A workload that mostly blocks has few on-CPU samples to wait for; its waits are the evidence.
+      const double on_cpu_ns = frequency_hz > 0 ? 1e9 * static_cast<double>(c.on_cpu_samples) / frequency_hz : 0;
+      const bool mostly_blocked = static_cast<double>(c.off_cpu_ns) > on_cpu_ns;
+      return c.on_cpu_samples >= target_samples || (mostly_blocked && c.off_cpu_waits >= kEvidenceTargetSamples);
     });
     return !enough && MonotonicSeconds() - start < kEvidenceBudgetS;
   };
@@ -228,8 +253,10 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
   RunSchedule(schedule, quiet, ran);
   StackSymbolizer symbolizer(KernelSymbols::Load(), {});
   std::vector<Evidence> out;
-  for (size_t i = 0; i < sides.size(); ++i)
-    out.push_back(SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, symbolizer));
+  for (size_t i = 0; i < sides.size(); ++i) {
+    out.push_back(
+        SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, target_samples, symbolizer));
+  }
   return out;
 }
 

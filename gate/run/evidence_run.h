@@ -11,10 +11,12 @@
 //
 // Enough samples to tell a real difference from sampling noise: on-CPU
 // sampling at kEvidenceFrequencyHz (unless the suite's profile probe sets
-// its own), and evidence repetitions until every side has
-// kEvidenceTargetSamples on-CPU samples (or as many off-CPU waits, for a
-// workload that mostly blocks), at most kEvidenceMaxRepetitions per side and
-// no new round once kEvidenceBudgetS have passed. The sides of an A/B run
+// its own), and evidence repetitions until every side has the on-CPU
+// samples that resolve the regression being explained
+// (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
+// kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
+// most kEvidenceMaxRepetitions per side and no new round once
+// kEvidenceBudgetS have passed. The sides of an A/B run
 // alternate (AB, BA, ...) under one set of probes, as the measured
 // repetitions do, so what the host does meanwhile falls on both alike.
 #pragma once
@@ -38,8 +40,9 @@ namespace perfgate {
 // that did not run).
 std::optional<std::string> EvidenceReason(EvidenceMode mode, const ScenarioResult& scenario);
 
-inline constexpr int kEvidenceFrequencyHz = 999;
+inline constexpr int kEvidenceFrequencyHz = 4999;
 inline constexpr uint64_t kEvidenceTargetSamples = 2000;
+inline constexpr uint64_t kEvidenceMaxTargetSamples = 50000;
 inline constexpr int kEvidenceMaxRepetitions = 30;
 inline constexpr double kEvidenceBudgetS = 60;
 
@@ -52,11 +55,24 @@ struct EvidenceSide {
   double measured_wall_s = 0;
 };
 
-// Runs the evidence repetitions of every side, interleaved, and returns each
+// On-CPU samples per side that resolve the growth of the function behind
+// the scenario's first regression: a function with share p whose own cost
+// makes the whole R slower grows by R(1-p)/(1+R) of the samples, R/(2(1+R))
+// at p = 1/2, where the noise of a share is largest; the count gives that
+// growth 90 % power against the reports' interval (two proportions,
+// one-sided 5 % over 100 functions). Between kEvidenceTargetSamples (no
+// regression with a relative change: `always`, a budget) and
+// kEvidenceMaxTargetSamples. A 10 % regression needs about 5,000, 5 % about
+// 18,000.
+uint64_t EvidenceTargetSamples(const ScenarioResult& scenario);
+
+// Runs the evidence repetitions of every side, interleaved, until each has
+// `target_samples` on-CPU samples (or the limits above), and returns each
 // side's stacks in `sides` order. Throws InfraError when the probes cannot
 // attach or the workload fails.
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
-                                          const std::string& reason);
+                                          const std::string& reason,
+                                          uint64_t target_samples = kEvidenceTargetSamples);
 
 // The evidence of one side alone (a run against a stored baseline).
 Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
