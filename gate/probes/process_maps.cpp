@@ -149,6 +149,13 @@ std::optional<MapRecord> ParseMapRecord(const uint8_t* record, size_t size) {
       if ((header.misc & PERF_RECORD_MISC_COMM_EXEC) == 0 || !Read(record, size, body, out.pid)) return std::nullopt;
       out.kind = MapRecord::Kind::kExec;
       return out;
+    case PERF_RECORD_FORK: {
+      // {u32 pid, ppid, tid, ptid; u64 time}: a thread's fork has pid == ppid.
+      if (!Read(record, size, body, out.pid) || !Read(record, size, body + 4, out.parent) || out.pid == out.parent)
+        return std::nullopt;
+      out.kind = MapRecord::Kind::kFork;
+      return out;
+    }
     case PERF_RECORD_LOST:
       if (!Read(record, size, body + 8, out.lost)) return std::nullopt;
       out.kind = MapRecord::Kind::kLost;
@@ -170,6 +177,11 @@ uint64_t ApplyMapRecords(std::vector<MapRecord> records, std::map<uint32_t, Proc
       case MapRecord::Kind::kExec:
         maps[r.pid].ranges.clear();
         break;
+      case MapRecord::Kind::kFork: {
+        auto parent = maps.find(r.parent);
+        maps[r.pid] = parent == maps.end() ? ProcessMaps{} : parent->second;
+        break;
+      }
       case MapRecord::Kind::kLost:
         lost += r.lost;
         break;

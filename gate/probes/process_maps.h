@@ -43,22 +43,24 @@ std::optional<ProcessMaps> ReadProcessMaps(pid_t pid);
 
 // One record of a perf ring buffer that tells where a process maps code.
 struct MapRecord {
-  enum class Kind { kMap, kExec, kLost };
+  enum class Kind { kMap, kExec, kFork, kLost };
   Kind kind = Kind::kMap;
   uint32_t pid = 0;   // the process (tgid)
+  uint32_t parent = 0;  // kFork: the process whose maps the new one starts with
   uint64_t time = 0;  // perf clock, ns: records of all CPUs are applied in this order
   MappedRange range;  // kMap
   uint64_t lost = 0;  // kLost: records the kernel dropped
 };
 
 // Parses one record (PERF_RECORD_MMAP2 of executable memory, PERF_RECORD_COMM
-// of an exec, PERF_RECORD_LOST) of `size` bytes, header included, read with
+// of an exec, PERF_RECORD_FORK of a new process, PERF_RECORD_LOST) of `size` bytes, header included, read with
 // sample_id_all and PERF_SAMPLE_TID | PERF_SAMPLE_TIME; nullopt for any other
 // record, data mappings and malformed ones.
 std::optional<MapRecord> ParseMapRecord(const uint8_t* record, size_t size);
 
-// Applies `records` (any order; sorted by time here): an exec empties its
-// process's map, a mapping adds to it. Returns the records lost.
+// Applies `records` (any order; sorted by time here): a fork starts the new
+// process with a copy of its parent's map (fork maps nothing anew), an exec
+// empties its process's map, a mapping adds to it. Returns the records lost.
 uint64_t ApplyMapRecords(std::vector<MapRecord> records, std::map<uint32_t, ProcessMaps>& maps);
 
 // A hexadecimal number without "0x", as /proc files print addresses; false

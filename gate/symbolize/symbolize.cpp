@@ -92,6 +92,7 @@ int OpenSideBand(int cpu) {
   attr.build_id = 1;
   attr.comm = 1;
   attr.comm_exec = 1;
+  attr.task = 1;  // fork: a child starts with its parent's mappings
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
@@ -124,7 +125,8 @@ struct ProcessMapsRecorder::Ring {
       for (size_t i = 0; i < header.size; ++i) record[i] = data[(tail + i) % size];
       tail += header.size;
       std::optional<MapRecord> r = ParseMapRecord(record.data(), record.size());
-      if (r && (r->kind == MapRecord::Kind::kLost || r->pid != self)) out.push_back(std::move(*r));
+      // perfgate's own mappings are of no use, but a child it forks starts with them.
+      if (r && (r->kind != MapRecord::Kind::kMap || r->pid != self)) out.push_back(std::move(*r));
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
   }

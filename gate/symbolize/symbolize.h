@@ -57,8 +57,8 @@ class KernelSymbols {
 // Records where the workload's processes map code while they run, from the
 // kernel's own records rather than by reading /proc/PID/maps: a side-band
 // perf event per CPU (no samples, just PERF_RECORD_MMAP2 with the file's
-// build ID and PERF_RECORD_COMM of each exec) whose ring buffers a thread
-// drains. Every mapping is recorded as the process makes it, so a process
+// build ID, PERF_RECORD_FORK of each new process and PERF_RECORD_COMM of each
+// exec) whose ring buffers a thread drains. Every mapping is recorded as the process makes it, so a process
 // that lives 30 ms and is gone by the end of the repetition is symbolized as
 // well as a long one. At Finish(), a tracked process that has no records
 // (it mapped its code before recording began) is read from /proc.

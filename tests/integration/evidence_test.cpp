@@ -253,6 +253,26 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
     if (name == "perfgate_test_hot_loop" || callers.count(name.substr(0, name.find(" ("))) != 0) continue;
     EXPECT_LE(delta, hot_growth + 0.1) << name << " " << ::testing::PrintToString(growth);
   }
+  // The function's own (self) share grew beyond sampling noise, and no
+  // function off its path grew more by its own share.
+  const ScenarioResult read = ReadScenario(*dir_ / "out-slow/results.json");
+  const std::vector<FrameGrowth> rows =
+      TopFrameGrowth(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), SIZE_MAX);
+  const auto hot = std::find_if(rows.begin(), rows.end(),
+                                [](const FrameGrowth& r) { return r.frame == "perfgate_test_hot_loop"; });
+  ASSERT_NE(hot, rows.end());
+  EXPECT_TRUE(hot->self_grew) << FormatGrowth(hot->SelfDeltaPp(), hot->candidate_samples, hot->self_margin_pp);
+  EXPECT_GT(hot->SelfDeltaPp(), 10);
+  for (const FrameGrowth& r : rows) {
+    if (r.frame == hot->frame || callers.count(r.frame) != 0) continue;
+    EXPECT_LT(r.SelfDeltaPp(), hot->SelfDeltaPp()) << r.frame;
+  }
+  const std::vector<FrameGrowth> grown =
+      GrownFrames(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), 1);
+  ASSERT_FALSE(grown.empty());
+  EXPECT_EQ(grown[0].frame, "perfgate_test_hot_loop");
+  const std::string summary = ReadFile(*dir_ / "out-slow/summary.md");
+  EXPECT_NE(summary.find("grew beyond sampling noise: perfgate\\_test\\_hot\\_loop"), std::string::npos) << summary;
   // Built with line tables: the row names the line the samples fell on,
   // inside the function's loop (evidence_workload.cpp lines 29-40).
   const size_t row_end = html.find("</tr>", code);
@@ -431,7 +451,7 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowthInNin
     const std::string summary = ReadFile(*dir_ / (out + "/summary.md"));
     const std::string html = ReadFile(*dir_ / (out + "/report/index.html"));
     const bool first = !grown.empty() && grown[0].frame == "pg_hash_block" && grown[0].self_grew;
-    const bool in_summary = summary.find("grew beyond sampling noise: pg_hash_block") != std::string::npos;
+    const bool in_summary = summary.find("grew beyond sampling noise: pg\\_hash\\_block") != std::string::npos;
     const bool in_report = FirstGrowthRow(html) == "pg_hash_block";
     if (ab.exit_code == 1 && first && in_summary && in_report) {
       ++named;

@@ -124,6 +124,17 @@ TEST(MapRecords, ParseMmap2WithBuildIdExecAndLost) {
   EXPECT_EQ(ParseMapRecord(exec.data(), exec.size())->kind, MapRecord::Kind::kExec);
   auto rename = Record(PERF_RECORD_COMM, 0, comm_body, 42, 5);  // prctl(PR_SET_NAME): not an exec
   EXPECT_FALSE(ParseMapRecord(rename.data(), rename.size()));
+  std::vector<uint8_t> fork_body(24, 0);
+  const uint32_t child = 43;
+  std::memcpy(&fork_body[0], &child, 4);
+  std::memcpy(&fork_body[4], &pid, 4);
+  auto fork = Record(PERF_RECORD_FORK, 0, fork_body, 43, 6);
+  ASSERT_TRUE(ParseMapRecord(fork.data(), fork.size()));
+  EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->kind, MapRecord::Kind::kFork);
+  EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->parent, 42u);
+  std::memcpy(&fork_body[0], &pid, 4);  // a new thread of process 42: no new map
+  auto thread = Record(PERF_RECORD_FORK, 0, fork_body, 42, 6);
+  EXPECT_FALSE(ParseMapRecord(thread.data(), thread.size()));
   std::vector<uint8_t> lost_body(16, 0);
   const uint64_t lost = 3;
   std::memcpy(&lost_body[8], &lost, 8);
@@ -154,6 +165,16 @@ TEST(MapRecords, AnExecEmptiesTheMapAndRecordsApplyInTimeOrder) {
             2u);
   ASSERT_EQ(maps[9].ranges.size(), 1u);
   EXPECT_EQ(maps[9].ranges[0].path, "/usr/bin/app");
+  // A forked child runs its parent's code until it execs.
+  MapRecord fork;
+  fork.kind = MapRecord::Kind::kFork;
+  fork.pid = 10;
+  fork.parent = 9;
+  fork.time = 40;
+  ApplyMapRecords({map(9, 50, 0x9000, "/usr/lib/libdl.so"), fork}, maps);
+  ASSERT_EQ(maps[10].ranges.size(), 1u);
+  EXPECT_EQ(maps[10].ranges[0].path, "/usr/bin/app");
+  EXPECT_EQ(maps[9].ranges.size(), 2u);
 }
 
 TEST(ProcessMaps, ALaterMappingReplacesWhatItOverlaps) {
