@@ -258,14 +258,14 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const ScenarioResult read = ReadScenario(*dir_ / "out-slow/results.json");
   const std::vector<FrameGrowth> rows =
       TopFrameGrowth(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), SIZE_MAX);
-  const auto hot = std::find_if(rows.begin(), rows.end(),
+  const auto hot_row = std::find_if(rows.begin(), rows.end(),
                                 [](const FrameGrowth& r) { return r.frame == "perfgate_test_hot_loop"; });
-  ASSERT_NE(hot, rows.end());
-  EXPECT_TRUE(hot->self_grew) << FormatGrowth(hot->SelfDeltaPp(), hot->candidate_samples, hot->self_margin_pp);
-  EXPECT_GT(hot->SelfDeltaPp(), 10);
+  ASSERT_NE(hot_row, rows.end());
+  EXPECT_TRUE(hot_row->self_grew) << FormatGrowth(hot_row->SelfDeltaPp(), hot_row->candidate_samples, hot_row->self_margin_pp);
+  EXPECT_GT(hot_row->SelfDeltaPp(), 10);
   for (const FrameGrowth& r : rows) {
-    if (r.frame == hot->frame || callers.count(r.frame) != 0) continue;
-    EXPECT_LT(r.SelfDeltaPp(), hot->SelfDeltaPp()) << r.frame;
+    if (r.frame == hot_row->frame || callers.count(r.frame) != 0) continue;
+    EXPECT_LT(r.SelfDeltaPp(), hot_row->SelfDeltaPp()) << r.frame;
   }
   const std::vector<FrameGrowth> grown =
       GrownFrames(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), 1);
