@@ -45,11 +45,11 @@ std::optional<ProcessMaps> ReadProcessMaps(pid_t pid);
 struct MapRecord {
   enum class Kind { kMap, kExec, kFork, kLost };
   Kind kind = Kind::kMap;
-  uint32_t pid = 0;   // the process (tgid)
+  uint32_t pid = 0;     // the process (tgid)
   uint32_t parent = 0;  // kFork: the process whose maps the new one starts with
-  uint64_t time = 0;  // perf clock, ns: records of all CPUs are applied in this order
-  MappedRange range;  // kMap
-  uint64_t lost = 0;  // kLost: records the kernel dropped
+  uint64_t time = 0;    // perf clock, ns: records of all CPUs are applied in this order
+  MappedRange range;    // kMap
+  uint64_t lost = 0;    // kLost: records the kernel dropped
 };
 
 // Parses one record (PERF_RECORD_MMAP2 of executable memory, PERF_RECORD_COMM

@@ -131,9 +131,8 @@ std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const Fol
   for (const auto& [stack, share] : UserStackShares(candidate)) rows[stack].candidate_share = share;
   std::vector<std::pair<std::string, StackGrowth>> ranked(rows.begin(), rows.end());
   // rows is ordered by text, and the sort is stable: ties keep that order.
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.second.DeltaPp() > b.second.DeltaPp() + kSameStackPp;
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.DeltaPp() > b.second.DeltaPp() + kSameStackPp; });
   if (ranked.size() > n) ranked.resize(n);
   std::vector<StackGrowth> out;
   for (auto& [stack, row] : ranked) {

@@ -129,10 +129,9 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
   }
   evidence.notes.push_back("evidence: " + std::to_string(capture.repetitions) +
                            (capture.repetitions == 1 ? " repetition, " : " repetitions, ") +
-                           Thousands(capture.on_cpu_samples) + " on-CPU samples, " +
-                           Thousands(capture.off_cpu_waits) + " off-CPU waits (target " +
-                           Thousands(target_samples) + " on-CPU samples or " + Thousands(kEvidenceTargetSamples) +
-                           " waits per side)");
+                           Thousands(capture.on_cpu_samples) + " on-CPU samples, " + Thousands(capture.off_cpu_waits) +
+                           " off-CPU waits (target " + Thousands(target_samples) + " on-CPU samples or " +
+                           Thousands(kEvidenceTargetSamples) + " waits per side)");
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }
@@ -175,8 +174,8 @@ uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
   const double growth = change / (2 * (1 + change));
   const double z = stats::NormalQuantile(1 - 0.05 / 100) + stats::NormalQuantile(0.9);
   const double n = 0.5 * (z / growth) * (z / growth);
-  return static_cast<uint64_t>(
-      std::clamp(std::ceil(n), static_cast<double>(kEvidenceTargetSamples), static_cast<double>(kEvidenceMaxTargetSamples)));
+  return static_cast<uint64_t>(std::clamp(std::ceil(n), static_cast<double>(kEvidenceTargetSamples),
+                                          static_cast<double>(kEvidenceMaxTargetSamples)));
 }
 
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,

@@ -71,8 +71,7 @@ uint64_t EvidenceTargetSamples(const ScenarioResult& scenario);
 // side's stacks in `sides` order. Throws InfraError when the probes cannot
 // attach or the workload fails.
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
-                                          const std::string& reason,
-                                          uint64_t target_samples = kEvidenceTargetSamples);
+                                          const std::string& reason, uint64_t target_samples = kEvidenceTargetSamples);
 
 // The evidence of one side alone (a run against a stored baseline).
 Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,

@@ -118,8 +118,7 @@ struct ProcessMapsRecorder::Ring {
     std::vector<uint8_t> record;
     while (tail < head) {
       perf_event_header header{};
-      for (size_t i = 0; i < sizeof(header); ++i)
-        reinterpret_cast<uint8_t*>(&header)[i] = data[(tail + i) % size];
+      for (size_t i = 0; i < sizeof(header); ++i) reinterpret_cast<uint8_t*>(&header)[i] = data[(tail + i) % size];
       if (header.size < sizeof(header)) break;  // cannot happen; never spin on it
       record.resize(header.size);
       for (size_t i = 0; i < header.size; ++i) record[i] = data[(tail + i) % size];
@@ -264,9 +263,10 @@ StackSymbolizer::Object& StackSymbolizer::ObjectAt(const MappedRange& range) {
     if (range.build_id.empty() || now == range.build_id) {
       path = range.path;
     } else {
-      unreadable_.push_back(range.path + ": " +
-                            (now.empty() ? "gone" : "replaced (build ID " + now + ", the process ran " + range.build_id + ")") +
-                            " and no debug file of build ID " + range.build_id);
+      unreadable_.push_back(
+          range.path + ": " +
+          (now.empty() ? "gone" : "replaced (build ID " + now + ", the process ran " + range.build_id + ")") +
+          " and no debug file of build ID " + range.build_id);
       return *slot;
     }
   }
@@ -412,8 +412,8 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
     profile.samples += stack.count;
   }
   for (const auto& [frame, lines] : line_weights) {
-    auto heaviest = std::max_element(lines.begin(), lines.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto heaviest =
+        std::max_element(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     profile.sources[frame] = heaviest->first;
   }
   return profile;

@@ -181,8 +181,8 @@ class EvidenceRun : public ::testing::Test {
   // Runs `variant` against the recorded baseline; results.json.
   static json RunVariant(const std::string& variant, int expected_exit, std::string* output = nullptr) {
     const std::string out = *dir_ / ("out-" + variant);
-    testing::CliRun run = RunCli({"run", *dir_ / "suite.json", "--baseline-dir", *dir_ / "b", "--out", out},
-                                 {"VARIANT=" + variant});
+    testing::CliRun run =
+        RunCli({"run", *dir_ / "suite.json", "--baseline-dir", *dir_ / "b", "--out", out}, {"VARIANT=" + variant});
     EXPECT_EQ(run.exit_code, expected_exit) << run.output;
     if (output != nullptr) *output = run.output;
     return json::parse(ReadFile(out + "/results.json"));
@@ -258,10 +258,11 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   const ScenarioResult read = ReadScenario(*dir_ / "out-slow/results.json");
   const std::vector<FrameGrowth> rows =
       TopFrameGrowth(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), SIZE_MAX);
-  const auto hot_row = std::find_if(rows.begin(), rows.end(),
-                                [](const FrameGrowth& r) { return r.frame == "perfgate_test_hot_loop"; });
+  const auto hot_row =
+      std::find_if(rows.begin(), rows.end(), [](const FrameGrowth& r) { return r.frame == "perfgate_test_hot_loop"; });
   ASSERT_NE(hot_row, rows.end());
-  EXPECT_TRUE(hot_row->self_grew) << FormatGrowth(hot_row->SelfDeltaPp(), hot_row->candidate_samples, hot_row->self_margin_pp);
+  EXPECT_TRUE(hot_row->self_grew) << FormatGrowth(hot_row->SelfDeltaPp(), hot_row->candidate_samples,
+                                                  hot_row->self_margin_pp);
   EXPECT_GT(hot_row->SelfDeltaPp(), 10);
   for (const FrameGrowth& r : rows) {
     if (r.frame == hot_row->frame || callers.count(r.frame) != 0) continue;
@@ -317,7 +318,8 @@ TEST_F(EvidenceRun, BlockingPlaceLeadsTheOffCpuGrowth) {
   EXPECT_GT(top[0].DeltaPp(), 20) << off_cpu->dump(1);
   bool kernel_side = false;
   for (const auto& [stack, weight] : (*off_cpu)["stacks"].items())
-    kernel_side |= stack.find("perfgate_test_block_here") != std::string::npos && stack.find("_[k]") != std::string::npos;
+    kernel_side |=
+        stack.find("perfgate_test_block_here") != std::string::npos && stack.find("_[k]") != std::string::npos;
   EXPECT_TRUE(kernel_side) << "the folded stacks keep the kernel side of the wait";
   // The report's off-CPU table names that stack in its first row.
   const std::string html = ReadFile(*dir_ / "out-block/report/index.html");
@@ -385,9 +387,10 @@ class EvidenceWithoutFramePointers : public ::testing::Test {
     if (geteuid() != 0) return;
     dir_ = new ScratchDir();
     const std::string source = PERFGATE_SOURCE_DIR "/tests/integration/fixtures/nofp_workload.c";
-    for (const auto& [name, flags] : std::map<std::string, std::string>{{"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=10"}}) {
-      const std::string command = std::string(PERFGATE_C_COMPILER) + " -O2 -g" + flags + " -o " +
-                                  std::string(*dir_ / name) + " " + source;
+    for (const auto& [name, flags] :
+         std::map<std::string, std::string>{{"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=10"}}) {
+      const std::string command =
+          std::string(PERFGATE_C_COMPILER) + " -O2 -g" + flags + " -o " + std::string(*dir_ / name) + " " + source;
       build_ok_ = build_ok_ && std::system(command.c_str()) == 0;
     }
     WriteFile(*dir_ / "suite.json", R"({"name": "nofp", "evidence": "always", "scenarios": [{
@@ -462,6 +465,7 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowthInNin
       misses += " " + r.frame + " " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp);
     misses += ", report first: " + FirstGrowthRow(html) + "\n";
   }
+  RecordProperty("named_first", named);
   EXPECT_GE(named, 9) << misses;
 }
 

@@ -161,8 +161,7 @@ TEST(MapRecords, AnExecEmptiesTheMapAndRecordsApplyInTimeOrder) {
   lost.time = 1;
   // Given out of order, as two CPUs' buffers give them: the shell before the exec, the program after.
   std::map<uint32_t, ProcessMaps> maps;
-  EXPECT_EQ(ApplyMapRecords({map(9, 30, 0x5000, "/usr/bin/app"), exec, map(9, 10, 0x1000, "/bin/sh"), lost}, maps),
-            2u);
+  EXPECT_EQ(ApplyMapRecords({map(9, 30, 0x5000, "/usr/bin/app"), exec, map(9, 10, 0x1000, "/bin/sh"), lost}, maps), 2u);
   ASSERT_EQ(maps[9].ranges.size(), 1u);
   EXPECT_EQ(maps[9].ranges[0].path, "/usr/bin/app");
   // A forked child runs its parent's code until it execs.
@@ -444,7 +443,8 @@ TEST(StackSymbolizer, SymbolizesByBuildIdFromTheDebugFileWhenTheFileIsGone) {
   // The process ran a file since deleted; its debug file is found by build ID.
   testing::ScratchDir root;
   std::filesystem::create_directories(root.path() / ".build-id" / id.substr(0, 2));
-  std::filesystem::copy_file(PERFGATE_UFUNC_TARGET, root / (".build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"));
+  std::filesystem::copy_file(PERFGATE_UFUNC_TARGET,
+                             root / (".build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"));
   std::map<uint32_t, ProcessMaps> maps;
   maps[3].ranges.push_back({0x10000000, 0x20000000, 0, "/gone/pg-ufunc-target", id});
   StackSymbolizer by_id(KernelSymbols(), maps);

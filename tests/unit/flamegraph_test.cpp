@@ -134,11 +134,10 @@ TEST(GrownFrames, NamesOnlyGrowthBeyondTheIntervalOfTwoProportions) {
   const double p1 = 961.0 / 2402, p2 = 1115.0 / 2402;
   const double se = std::sqrt(p1 * (1 - p1) / 2402 + p2 * (1 - p2) / 2402);
   EXPECT_NEAR(grown[0].self_margin_pp, 100 * 2.5758 * se, 0.01);
-  EXPECT_EQ(FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp), "+6.42 pp of 2,400 samples, \u00b1" +
-                                                                                        FormatNumber(grown[0].self_margin_pp));
-  EXPECT_EQ(UserCodeGrowthLine(base, cand),
-            "the extra cost is on-CPU in user code: hash self " +
-                FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp));
+  EXPECT_EQ(FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp),
+            "+6.42 pp of 2,400 samples, \u00b1" + FormatNumber(grown[0].self_margin_pp));
+  EXPECT_EQ(UserCodeGrowthLine(base, cand), "the extra cost is on-CPU in user code: hash self " +
+                                                FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp));
   // The same change in 240 samples a side is within noise: nothing is named.
   auto [small_base, small_cand] = HashProfiles(240, 96, 111);
   EXPECT_TRUE(GrownFrames(small_base, small_cand, 5).empty());
@@ -567,7 +566,9 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_NE(md.find("on-cpu vs baseline: the extra cost is on-CPU in user code: hash self +", at), std::string::npos)
       << md;
-  EXPECT_NE(md.find("grew beyond sampling noise: hash self +26.8 pp of 460 samples, \u00b112.3 (38.5 % \u2192 65.2 %)", at), std::string::npos)
+  EXPECT_NE(
+      md.find("grew beyond sampling noise: hash self +26.8 pp of 460 samples, \u00b112.3 (38.5 % \u2192 65.2 %)", at),
+      std::string::npos)
       << md;
   // Blocked time by stack: the new (hostile) stack grew, read_file kept its share.
   EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at), std::string::npos)
