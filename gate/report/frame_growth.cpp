@@ -65,15 +65,6 @@ uint64_t SampleCount(const FoldedProfile& profile) {
   return IsBlockedTimeProfile(profile) ? 0 : ProfileDenominator(profile);
 }
 
-std::string Thousands(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 double GrowthZ(std::vector<double> max_z) {
@@ -118,7 +109,7 @@ std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
   if (std::abs(delta_pp) < 1e-9) delta_pp = 0;  // shares are sums of doubles: below this is rounding
   std::string text = (delta_pp > 0 ? "+" : "") + FormatNumber(delta_pp) + " pp";
   if (samples == 0) return text;
-  return text + " of " + Thousands(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
+  return text + " of " + FormatCount(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
 }
 
 bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }

@@ -368,8 +368,8 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
       html += "<p class=\"sub\">" + Esc(Abbreviate(SanitizeText(user), 600)) + "</p>\n";
     } else if (GrownFrames(*baseline, candidate, 1).empty()) {
       html += "<p class=\"sub\">No function's share grew beyond sampling noise (" +
-              std::to_string(rows.front().candidate_samples) + " candidate samples, " +
-              std::to_string(rows.front().baseline_samples) + " baseline).</p>\n";
+              FormatCount(rows.front().candidate_samples) + " candidate samples, " +
+              FormatCount(rows.front().baseline_samples) + " baseline).</p>\n";
     }
   }
   html += "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by growth)") + Th("Self, baseline", "num") +
@@ -470,10 +470,11 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   if (!profile) return "";
   const FoldedProfile* base = baseline ? FindProfile(*baseline, kind) : nullptr;
   if (base && base->stacks.empty()) base = nullptr;
-  std::string title = kind == "on-cpu"    ? "On-CPU"
-                      : kind == "off-cpu" ? "Off-CPU (blocked time)"
-                      : kind == "futex"   ? "Futex waits (user lock wait time)"
-                                          : kind;
+  std::string title = kind == "on-cpu"      ? "On-CPU"
+                      : kind == "off-cpu"   ? "Off-CPU (blocked time)"
+                      : kind == "futex"     ? "Futex waits (user lock wait time)"
+                      : kind == "preempted" ? "Preempted (runnable, waiting for a CPU)"
+                                            : kind;
   std::string html = "<div class=\"evidence-profile\">\n<h4>" + Esc(title) + "</h4>\n";
   html += "<p class=\"sub\">" + Esc(ProfileLine(shown, *profile));
   if (base) html += "<br/>" + Esc(ProfileLine(*baseline, *base));

@@ -180,8 +180,8 @@ std::string GrownFramesItem(const std::string& scenario, const FoldedProfile& ba
   std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) + " vs baseline: ";
   const std::vector<FrameGrowth> rows = GrownFrames(base, profile, kGrowthItems);
   if (rows.empty()) {
-    return item + "no function's share grew beyond sampling noise (" + std::to_string(ProfileDenominator(profile)) +
-           " candidate samples, " + std::to_string(ProfileDenominator(base)) + " baseline)\n";
+    return item + "no function's share grew beyond sampling noise (" + FormatCount(ProfileDenominator(profile)) +
+           " candidate samples, " + FormatCount(ProfileDenominator(base)) + " baseline)\n";
   }
   if (std::string user = UserCodeGrowthLine(base, profile); !user.empty()) item += Cell(user) + "; ";
   item += "grew beyond sampling noise:";

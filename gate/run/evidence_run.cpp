@@ -86,7 +86,7 @@ namespace {
 // (synthetic ids from 1) so that a pid reused from one repetition to the
 // next keeps its own map.
 struct SideCapture {
-  std::vector<RawStack> on_cpu, off_cpu, futex_waits;
+  std::vector<RawStack> on_cpu, off_cpu, preempted, futex_waits;
   std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
   bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
@@ -98,15 +98,6 @@ struct SideCapture {
   int repetitions = 0;
 };
 
-std::string Thousands(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideCapture& capture,
                       const std::vector<ProbeReport>& reports, const std::string& event, int frequency_hz,
                       uint64_t target_samples, StackSymbolizer& symbolizer) {
@@ -117,6 +108,8 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
   symbolizer.ReplaceMaps(std::move(capture.maps));
   evidence.profiles.push_back(FoldProfile("on-cpu", "samples", capture.on_cpu, symbolizer));
   evidence.profiles.push_back(FoldProfile("off-cpu", "ns", capture.off_cpu, symbolizer));
+  if (!capture.preempted.empty())
+    evidence.profiles.push_back(FoldProfile("preempted", "ns", capture.preempted, symbolizer));
   if (capture.has_futex) {
     evidence.profiles.push_back(FoldProfile("futex", "ns", capture.futex_waits, symbolizer));
     for (const ContendedFutex& f : capture.futex_words) {
@@ -127,11 +120,11 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
       evidence.notes.push_back(line);
     }
   }
-  evidence.notes.push_back("evidence: " + std::to_string(capture.repetitions) +
-                           (capture.repetitions == 1 ? " repetition, " : " repetitions, ") +
-                           Thousands(capture.on_cpu_samples) + " on-CPU samples, " + Thousands(capture.off_cpu_waits) +
-                           " off-CPU waits (target " + Thousands(target_samples) + " on-CPU samples or " +
-                           Thousands(kEvidenceTargetSamples) + " waits per side)");
+  evidence.notes.push_back(
+      "evidence: " + std::to_string(capture.repetitions) +
+      (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
+      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " off-CPU waits (target " +
+      FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }
@@ -220,7 +213,9 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
       for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks)) {
         c.off_cpu_waits += s.count;
         c.off_cpu_ns += s.time_ns;
-        c.off_cpu.push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
+        // Waiting for a CPU is not blocking: on a busy host it would bury the place the code blocked.
+        (s.preempted ? c.preempted : c.off_cpu)
+            .push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
       }
     }
     if (auto* futex = dynamic_cast<FutexContentionSource*>(probes.Find("futex"))) {
@@ -257,11 +252,6 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
         SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, target_samples, symbolizer));
   }
   return out;
-}
-
-Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
-                            const std::string& reason, double measured_wall_s) {
-  return EvidenceRepetitions({{&spec, side, measured_wall_s}}, options, reason).at(0);
 }
 
 void AddBaselineEvidence(RunResults& results, const std::map<std::string, ScenarioResult>& baselines) {

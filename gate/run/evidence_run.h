@@ -2,7 +2,10 @@
 // default) or always (`evidence: always`), extra repetitions after the
 // measured ones with the profile probe (on-CPU samples) and the offcpu probe
 // with stacks attached on top of the scenario's own probes; their stacks,
-// symbolized and folded, say which code the failing check points at.
+// symbolized and folded, say which code the failing check points at. Off-CPU
+// time is split: "off-cpu" where the workload blocked, "preempted" where it
+// was runnable and waited for a CPU (CPU contention, the host's as much as
+// its own).
 //
 // Extra repetitions, like the traced one (run/trace_run.h), rather than
 // sampling the measured ones: green runs stay exactly as fast as without
@@ -72,10 +75,6 @@ uint64_t EvidenceTargetSamples(const ScenarioResult& scenario);
 // attach or the workload fails.
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
                                           const std::string& reason, uint64_t target_samples = kEvidenceTargetSamples);
-
-// The evidence of one side alone (a run against a stored baseline).
-Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
-                            const std::string& reason, double measured_wall_s);
 
 // The median workload.wall_time of `repetitions`, 0 when there is none.
 double MedianWallTime(const std::vector<Repetition>& repetitions);
