@@ -15,7 +15,20 @@ namespace {
 struct Shares {
   double inclusive = 0;
   double self = 0;
+  bool outside_interrupts = false;  // on some stack outside interrupt context
 };
+
+// Where an interrupt (timer, device) or the softirqs run on its exit start
+// on a stack: what runs from there on is the host's, charged to whichever
+// thread was on the CPU.
+bool IsInterruptEntry(std::string_view frame) {
+  if (FrameKindOf(frame) != FrameKind::kKernel) return false;
+  for (std::string_view entry :
+       {"asm_sysvec_", "asm_common_interrupt", "asm_spurious_interrupt", "handle_softirqs", "__do_softirq"}) {
+    if (frame.substr(0, entry.size()) == entry) return true;
+  }
+  return false;
+}
 
 // Inclusive and self share of every function of `profile`.
 std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile) {
@@ -28,10 +41,16 @@ std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile
     const double share = static_cast<double>(weight) / total;
     std::vector<std::string_view> frames = SplitStack(stack);
     seen.clear();
+    // A sample taken in an interrupt counts for the interrupt's frames, not
+    // for the functions it interrupted: their time did not grow by it.
+    const bool interrupted = std::any_of(frames.begin(), frames.end(), IsInterruptEntry);
+    bool in_interrupt = false;
     for (std::string_view frame : frames) {
-      if (!seen.insert(frame).second) continue;
+      in_interrupt = in_interrupt || IsInterruptEntry(frame);
       auto it = shares.find(frame);
       if (it == shares.end()) it = shares.emplace(std::string(frame), Shares{}).first;
+      it->second.outside_interrupts = it->second.outside_interrupts || !in_interrupt;
+      if ((interrupted && !in_interrupt) || !seen.insert(frame).second) continue;
       it->second.inclusive += share;
     }
     shares.find(frames.back())->second.self += share;
@@ -147,11 +166,14 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
     FrameGrowth& r = row(frame);
     r.baseline_inclusive = s.inclusive;
     r.baseline_self = s.self;
+    r.interrupt = !s.outside_interrupts;
   }
   for (const auto& [frame, s] : SharesOf(candidate)) {
     FrameGrowth& r = row(frame);
+    const bool seen_in_baseline = r.baseline_inclusive > 0;
     r.candidate_inclusive = s.inclusive;
     r.candidate_self = s.self;
+    r.interrupt = (r.interrupt || !seen_in_baseline) && !s.outside_interrupts;
   }
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
@@ -197,6 +219,8 @@ std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const Folded
   std::vector<FrameGrowth> all = TopFrameGrowth(baseline, candidate, static_cast<size_t>(-1));
   std::vector<FrameGrowth> self, inclusive_only;
   for (FrameGrowth& r : all) {
+    // Neither interrupt work (the host's) nor a frame without a mapping names a function of the workload.
+    if (r.interrupt || r.frame == "[unknown]") continue;
     if (r.self_grew) {
       self.push_back(std::move(r));
     } else if (r.inclusive_grew) {

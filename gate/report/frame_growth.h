@@ -1,6 +1,8 @@
 // "Top frames by growth": per function, the share of a profile spent in it
 // (inclusive) and in its own code (self), baseline against candidate, and
-// whether each change is beyond sampling noise. Pure.
+// whether each change is beyond sampling noise. Pure. A sample taken in
+// interrupt context counts for the interrupt's frames only, not for the
+// functions it interrupted.
 //
 // A share of a sampled profile is a proportion of its samples, so the change
 // of a function's share between two sides gets the interval of a difference
@@ -47,6 +49,9 @@ struct FrameGrowth {
   // Whether the share grew beyond its interval (false without one).
   bool self_grew = false;
   bool inclusive_grew = false;
+  // Only ever seen in interrupt context (at or inside an interrupt or
+  // softirq entry on every stack it is on, on both sides).
+  bool interrupt = false;
   // Changes in percentage points (candidate share - baseline share) * 100.
   double SelfDeltaPp() const { return 100 * (candidate_self - baseline_self); }
   double InclusiveDeltaPp() const { return 100 * (candidate_inclusive - baseline_inclusive); }
@@ -87,7 +92,10 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
 // The functions whose self or inclusive share grew beyond sampling noise,
 // at most n: those whose own code grew first, by self growth, then those
 // where only the inclusive share grew, by inclusive growth. Empty when
-// nothing grew beyond noise, or when the profiles count no samples.
+// nothing grew beyond noise, or when the profiles count no samples. Work in
+// interrupt context (timer and device interrupts, the softirqs run on their
+// exit) is never named: it is the host's, charged to whichever thread was on
+// the CPU, and comes in bursts; nor is "[unknown]", which names no code.
 std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
 
 // "+6.4 pp of 2,400 samples, ±1.1": a change with the candidate's sample

@@ -480,8 +480,10 @@ TEST_F(EvidenceWithoutFramePointers, AnAaPairNamesNoFrameAsGrown) {
   EXPECT_GE(candidate->samples, kEvidenceTargetSamples);
   EXPECT_GE(baseline->samples, kEvidenceTargetSamples);
   std::string named;
-  for (const FrameGrowth& r : GrownFrames(*baseline, *candidate, 5))
-    named += r.frame + " " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) + "; ";
+  for (const FrameGrowth& r : GrownFrames(*baseline, *candidate, 5)) {
+    named += r.frame + " self " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) +
+             " inclusive " + FormatGrowth(r.InclusiveDeltaPp(), r.candidate_samples, r.inclusive_margin_pp) + "; ";
+  }
   EXPECT_EQ(named, "");
   const std::string html = ReadFile(*dir_ / "aa/report/index.html");
   EXPECT_NE(html.find("No function's share grew beyond sampling noise"), std::string::npos);

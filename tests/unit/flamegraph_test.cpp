@@ -173,6 +173,24 @@ TEST(GrownFrames, KernelGrowthMeansNoUserCodeLine) {
   EXPECT_EQ(UserCodeGrowthLine(base, cand), "");
 }
 
+TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
+  // A burst of softirq work and of unsymbolizable frames on the candidate's side only.
+  FoldedProfile base = Profile({{"main;hash", 1000}, {"main;parse", 1000}});
+  FoldedProfile cand = Profile({{"main;hash", 1000},
+                                {"main;parse", 700},
+                                {"main;hash;asm_sysvec_apic_timer_interrupt_[k];handle_softirqs_[k];rcu_core_[k]", 150},
+                                {"[unknown];[unknown]", 150}});
+  for (const FrameGrowth& r : GrownFrames(base, cand, 10)) ADD_FAILURE() << r.frame;
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
+  auto row = [&](const std::string& frame) {
+    return *std::find_if(rows.begin(), rows.end(), [&](const FrameGrowth& r) { return r.frame == frame; });
+  };
+  EXPECT_TRUE(row("rcu_core_[k]").interrupt);
+  EXPECT_TRUE(row("rcu_core_[k]").self_grew) << "grown, but not named";
+  EXPECT_FALSE(row("hash").interrupt);
+  EXPECT_FALSE(row("main").interrupt);
+}
+
 TEST(GrownFrames, BlockedTimeHasNoInterval) {
   FoldedProfile base = Profile({{"main;read_[k]", 1000}}, "off-cpu");
   FoldedProfile cand = Profile({{"main;read_[k]", 1000}, {"main;sleep_[k]", 9000}}, "off-cpu");
