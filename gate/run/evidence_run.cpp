@@ -160,6 +160,10 @@ uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
     if (c.verdict == Verdict::kRegression && c.spec.type != CheckSpec::Type::kBudget && std::isfinite(c.change_pct) &&
         c.change_pct != 0) {
       change = std::abs(c.change_pct) / 100;
+      // The smallest change the interval allows: a noisy estimate must not lower the target.
+      const std::optional<double> near_zero = c.change_pct > 0 ? c.change_ci_low_pct : c.change_ci_high_pct;
+      if (near_zero && std::isfinite(*near_zero) && *near_zero * c.change_pct > 0)
+        change = std::min(change, std::abs(*near_zero) / 100);
       break;
     }
   }

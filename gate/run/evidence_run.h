@@ -59,8 +59,9 @@ struct EvidenceSide {
 };
 
 // On-CPU samples per side that resolve the growth of the function behind
-// the scenario's first regression: a function with share p whose own cost
-// makes the whole R slower grows by R(1-p)/(1+R) of the samples, R/(2(1+R))
+// the scenario's first regression, R its change (the end of its interval
+// nearer to no change, when the interval is known): a function with share p
+// whose own cost makes the whole R slower grows by R(1-p)/(1+R) of the samples, R/(2(1+R))
 // at p = 1/2, where the noise of a share is largest; the count gives that
 // growth 90 % power against the reports' interval (two proportions,
 // one-sided 5 % over 100 functions). Between kEvidenceTargetSamples (no

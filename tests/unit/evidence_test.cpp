@@ -476,6 +476,13 @@ TEST(EvidenceTarget, ResolvesTheGrowthTheRegressionImplies) {
   EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 5040, 60);
   s.checks[0].change_pct = 5;
   EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 18400, 200);
+  s.checks[0].change_pct = 10;
+  s.checks[0].change_ci_low_pct = 5;  // measured +10 %, but +5 % is within its interval
+  s.checks[0].change_ci_high_pct = 15;
+  EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 18400, 200);
+  s.checks[0].change_pct = 5;
+  s.checks[0].change_ci_low_pct.reset();
+  s.checks[0].change_ci_high_pct.reset();
   s.checks[0].change_pct = 50;
   EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceTargetSamples);
   s.checks[0].change_pct = 0.5;
