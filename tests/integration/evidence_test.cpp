@@ -443,12 +443,15 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowthInNin
     const FoldedProfile* baseline = Profile(scenario, "baseline", "on-cpu");
     ASSERT_NE(candidate, nullptr);
     ASSERT_NE(baseline, nullptr);
-    // Short processes are symbolized: hardly a sample is [unknown].
+    // Short processes are symbolized: hardly a captured stack ends in
+    // [unknown]. (A sample whose stacks were not captured at all, a
+    // collision in the stack map that the probe counts as a drop, folds to
+    // "[unknown]" alone: that is not symbolization.)
     uint64_t unknown = 0;
     for (const auto& [stack, weight] : candidate->stacks) {
-      if (SplitStack(stack).back() == "[unknown]") unknown += weight;
+      if (stack != "[unknown]" && SplitStack(stack).back() == "[unknown]") unknown += weight;
     }
-    EXPECT_LT(unknown, candidate->total / 50) << "leaf [unknown] in " << unknown << " of " << candidate->total;
+    EXPECT_LT(unknown, candidate->total / 100) << "leaf [unknown] in " << unknown << " of " << candidate->total;
     EXPECT_GE(candidate->samples, kEvidenceTargetSamples);
     const std::vector<FrameGrowth> grown = GrownFrames(*baseline, *candidate, 3);
     const std::string summary = ReadFile(*dir_ / (out + "/summary.md"));
