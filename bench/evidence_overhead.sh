@@ -8,11 +8,15 @@
 #    on-failure must attach nothing and cost nothing: the ratio of the median
 #    perfgate wall times, and of the median workload.wall_time of the
 #    measured repetitions, should be 1 within noise.
-# 2. The evidence repetition itself: `evidence: always`, so every round runs
-#    one with the profile probe (default 99 Hz) and offcpu with stacks.
-#    Prints the median Evidence::slowdown (its wall time over the measured
-#    repetitions' median) and the profile probe's BPF cost per sample from
-#    the evidence notes.
+# 2. The evidence repetitions themselves: `evidence: always` against
+#    `evidence: never`, alternating every round, so every `always` round runs
+#    evidence repetitions with the profile probe (4999 Hz) and offcpu with
+#    stacks until the side has its target sample count (2,000 when nothing
+#    regressed; run/evidence_run.h). Prints the median extra perfgate wall
+#    time the evidence costs, the repetitions and samples it took, the
+#    median Evidence::slowdown (an evidence repetition's wall time over the
+#    measured repetitions' median) and the BPF cost per sample (profile) and
+#    per wait (offcpu with stacks) from the evidence notes.
 #
 #   bench/evidence_overhead.sh BUILD_DIR [ROUNDS=7] [REPS=5] [BASE_MS=200]
 set -euo pipefail
@@ -83,22 +87,40 @@ mo=$(median ${workload_wall[on-failure]}); mn=$(median ${workload_wall[never]})
 printf '\ngreen run, perfgate wall time:   on-failure %.3f s, never %.3f s, ratio %s\n' "$wo" "$wn" "$(ratio "$wo" "$wn")"
 printf 'green run, measured repetitions: on-failure %.4f s, never %.4f s, ratio %s\n' "$mo" "$mn" "$(ratio "$mo" "$mn")"
 
-slowdowns=() per_sample=()
+declare -A total=()
+slowdowns=() per_sample=() per_wait=() evidence_reps=() samples=()
 echo
-echo "evidence repetition (evidence: always), $rounds rounds:"
+echo "evidence repetitions (evidence: always against never), $rounds rounds:"
 for ((round = 1; round <= rounds; round++)); do
-  "$perfgate" run "$dir/always.json" --baseline-dir "$dir/b" --out "$dir/out-always" --quiet >/dev/null || true
-  read -r slowdown ns note < <(python3 - "$dir/out-always/results.json" <<'PY'
+  order=(always never)
+  (( round % 2 == 0 )) && order=(never always)
+  line="round $round:"
+  for mode in "${order[@]}"; do
+    t0=$(now)
+    "$perfgate" run "$dir/$mode.json" --baseline-dir "$dir/b" --out "$dir/out-$mode" --quiet >/dev/null || true
+    t1=$(now)
+    w=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    total[$mode]+="$w "
+    line+=" $mode=${w}s"
+  done
+  read -r slowdown ns wait_ns reps n < <(python3 - "$dir/out-always/results.json" <<'PY'
 import json, re, sys
 e = [e for e in json.load(open(sys.argv[1]))["scenarios"][0].get("evidence", []) if e["side"] == "candidate"][0]
-note = next((n for n in e["notes"] if n.startswith("profile:")), "")
-m = re.search(r"([0-9]+) ns each", note)
-print(e["slowdown"], m.group(1) if m else "nan", note.replace(" ", "_"))
+def find(prefix, pattern):
+    note = next((n for n in e["notes"] if n.startswith(prefix)), "")
+    m = re.search(pattern, note)
+    return m.group(1).replace(",", "") if m else "nan"
+print(e["slowdown"], find("profile:", r"([0-9]+) ns each"), find("offcpu with stacks:", r"([0-9]+) ns each"),
+      find("evidence:", r"^evidence: ([0-9]+) repetition"), find("evidence:", r"repetitions?, ([0-9,]+) on-CPU"))
 PY
 )
-  slowdowns+=("$slowdown")
-  per_sample+=("$ns")
-  echo "round $round: slowdown ${slowdown}x, ${note//_/ }"
+  slowdowns+=("$slowdown"); per_sample+=("$ns"); per_wait+=("$wait_ns"); evidence_reps+=("$reps"); samples+=("$n")
+  echo "$line; evidence: $reps repetitions, $n samples, slowdown ${slowdown}x, ${ns} ns per sample, ${wait_ns} ns per wait"
 done
-printf '\nevidence repetition: median slowdown %.3fx, profile probe median %s ns per sample in BPF\n' \
-  "$(median "${slowdowns[@]}")" "$(median "${per_sample[@]}")"
+ta=$(median ${total[always]}); tn=$(median ${total[never]})
+printf '\nperfgate wall time: always %.3f s, never %.3f s: evidence costs %.3f s (ratio %s)\n' "$ta" "$tn" \
+  "$(awk -v a="$ta" -v b="$tn" 'BEGIN { print a - b }')" "$(ratio "$ta" "$tn")"
+printf 'evidence: median %s repetitions, %s on-CPU samples; median slowdown %.3fx\n' \
+  "$(median "${evidence_reps[@]}")" "$(median "${samples[@]}")" "$(median "${slowdowns[@]}")"
+printf 'BPF: profile probe median %s ns per sample, offcpu with stacks %s ns per wait\n' \
+  "$(median "${per_sample[@]}")" "$(median "${per_wait[@]}")"

@@ -153,6 +153,7 @@ static __always_inline void add_to_stack(const struct offcpu_start *start, __u64
 
 	if (key.kernel_stack < 0 && key.user_stack < 0)
 		return;
+	key.reason = start->reason;
 	total = pg_stack_sum(&offcpu_by_stack, &key, &zero);
 	if (!total) {
 		if ((lost = drops()))

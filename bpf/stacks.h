@@ -17,7 +17,9 @@ struct pg_stack_key {
 	__u32 tgid;
 	__s32 kernel_stack; /* id in the stack map; negative when not captured (a sample in user mode) */
 	__s32 user_stack;   /* negative for kernel threads and unwalkable stacks */
-	__u32 pad;
+	/* offcpu: why the thread left the CPU (PG_OFFCPU_* of offcpu.h), so that
+	 * preemption is told from blocking at the same stack; 0 elsewhere. */
+	__u32 reason;
 };
 
 #endif

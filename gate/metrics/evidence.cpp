@@ -8,4 +8,14 @@ const FoldedProfile* FindProfile(const Evidence& evidence, const std::string& ki
   return nullptr;
 }
 
+std::string FormatCount(uint64_t count) {
+  const std::string digits = std::to_string(count);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace perfgate

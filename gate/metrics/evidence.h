@@ -13,15 +13,16 @@ namespace perfgate {
 
 // One kind of stack profile of one side of a comparison.
 struct FoldedProfile {
-  // "on-cpu" (profile probe) | "off-cpu" (offcpu probe) | "futex" (user lock
-  // waits, futex probe, when the scenario has it)
+  // "on-cpu" (profile probe) | "off-cpu" (offcpu probe: blocked) |
+  // "preempted" (offcpu probe: runnable, waiting for a CPU) | "futex" (user
+  // lock waits, futex probe, when the scenario has it)
   std::string kind;
   std::string unit;  // "samples" for on-cpu, "ns" of blocked or waiting time otherwise
   // Folded stack -> weight. Frames are joined by ';', outermost first. Kernel
   // frames end in "_[k]" (FlameGraph's convention); frames that could not be
   // symbolized read "module+0xOFFSET" or "[unknown]".
   std::map<std::string, uint64_t> stacks;
-  uint64_t total = 0;  // all weight seen, including stacks dropped for room
+  uint64_t total = 0;    // all weight seen, including stacks dropped for room
   uint64_t samples = 0;  // stacks (samples or waits) behind `total`
   // Samples whose user stack stopped early (a binary without frame
   // pointers): the report says so and how to get full stacks.
@@ -36,8 +37,8 @@ struct FoldedProfile {
 
 // Stacks of one side ("baseline" or "candidate") of one scenario.
 struct Evidence {
-  std::string side;    // "baseline" | "candidate"
-  std::string reason;  // why it was captured: "always", or the failing check
+  std::string side;      // "baseline" | "candidate"
+  std::string reason;    // why it was captured: "always", or the failing check
   int frequency_hz = 0;  // on-CPU sampling frequency; 0 when not sampled
   std::vector<FoldedProfile> profiles;
   std::vector<std::string> notes;  // one line each: truncation, symbolization gaps, overhead
@@ -48,5 +49,8 @@ struct Evidence {
 
 // The profile of `kind` in `evidence`, or nullptr.
 const FoldedProfile* FindProfile(const Evidence& evidence, const std::string& kind);
+
+// "2,400": a sample or wait count as the evidence notes and reports print it.
+std::string FormatCount(uint64_t count);
 
 }  // namespace perfgate

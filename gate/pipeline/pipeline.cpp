@@ -255,20 +255,19 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
     if (!o.quiet)
       std::fprintf(stderr, "perfgate: %s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
     try {
-      scenario.evidence.push_back(
-          EvidenceRepetition(*spec, ro, "candidate", *reason, MedianWallTime(scenario.repetitions)));
+      // An interleaved run's sides take their evidence repetitions in turns.
+      std::vector<EvidenceSide> sides = {{spec, "candidate", MedianWallTime(scenario.repetitions)}};
       if (baseline_suite != nullptr && baseline_results != nullptr) {
         const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
         const ScenarioResult* b_result = nullptr;
         for (const auto& b : baseline_results->scenarios) {
           if (b.name == scenario.name) b_result = &b;
         }
-        if (b_spec != nullptr && b_result != nullptr) {
-          if (!o.quiet) std::fprintf(stderr, "perfgate: %s: baseline evidence repetition\n", scenario.name.c_str());
-          scenario.evidence.push_back(
-              EvidenceRepetition(*b_spec, ro, "baseline", *reason, MedianWallTime(b_result->repetitions)));
-        }
+        if (b_spec != nullptr && b_result != nullptr)
+          sides.push_back({b_spec, "baseline", MedianWallTime(b_result->repetitions)});
       }
+      for (Evidence& e : EvidenceRepetitions(sides, ro, *reason, EvidenceTargetSamples(scenario)))
+        scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;
       std::fprintf(stderr, "perfgate: warning: scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());

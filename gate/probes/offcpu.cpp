@@ -125,6 +125,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
       stack.tgid = key.tgid;
       stack.time_ns = total.time_ns;
       stack.count = total.count;
+      stack.preempted = key.reason == PG_OFFCPU_PREEMPTED;
       stack.kernel_stack_id = key.kernel_stack;
       stack.user_stack_id = key.user_stack;
       stacks.push_back(std::move(stack));

@@ -13,6 +13,9 @@ struct OffCpuStack {
   uint32_t tgid = 0;
   uint64_t time_ns = 0;  // summed over the waits that ended in the repetition
   uint64_t count = 0;    // waits
+  // Still runnable when switched out (preempted, or yielded): waiting for a
+  // CPU rather than blocked at this stack.
+  bool preempted = false;
   // Ids in the probe's stack map, valid until its next Reset(); negative when
   // the stack was not captured.
   int32_t kernel_stack_id = -1;

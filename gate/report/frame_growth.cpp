@@ -6,13 +6,29 @@
 #include <set>
 #include <string_view>
 
+#include "metrics/quantity.h"
+#include "stats/distributions.h"
+
 namespace perfgate {
 namespace {
 
 struct Shares {
   double inclusive = 0;
   double self = 0;
+  bool outside_interrupts = false;  // on some stack outside interrupt context
 };
+
+// Where an interrupt (timer, device) or the softirqs run on its exit start
+// on a stack: what runs from there on is the host's, charged to whichever
+// thread was on the CPU.
+bool IsInterruptEntry(std::string_view frame) {
+  if (FrameKindOf(frame) != FrameKind::kKernel) return false;
+  for (std::string_view entry :
+       {"asm_sysvec_", "asm_common_interrupt", "asm_spurious_interrupt", "handle_softirqs", "__do_softirq"}) {
+    if (frame.substr(0, entry.size()) == entry) return true;
+  }
+  return false;
+}
 
 // Inclusive and self share of every function of `profile`.
 std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile) {
@@ -25,10 +41,16 @@ std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile
     const double share = static_cast<double>(weight) / total;
     std::vector<std::string_view> frames = SplitStack(stack);
     seen.clear();
+    // A sample taken in an interrupt counts for the interrupt's frames, not
+    // for the functions it interrupted: their time did not grow by it.
+    const bool interrupted = std::any_of(frames.begin(), frames.end(), IsInterruptEntry);
+    bool in_interrupt = false;
     for (std::string_view frame : frames) {
-      if (!seen.insert(frame).second) continue;
+      in_interrupt = in_interrupt || IsInterruptEntry(frame);
       auto it = shares.find(frame);
       if (it == shares.end()) it = shares.emplace(std::string(frame), Shares{}).first;
+      it->second.outside_interrupts = it->second.outside_interrupts || !in_interrupt;
+      if ((interrupted && !in_interrupt) || !seen.insert(frame).second) continue;
       it->second.inclusive += share;
     }
     shares.find(frames.back())->second.self += share;
@@ -57,7 +79,57 @@ std::map<std::string, double> UserStackShares(const FoldedProfile& profile) {
   return shares;
 }
 
+// Samples of a profile that counts samples (on-CPU), else 0.
+uint64_t SampleCount(const FoldedProfile& profile) {
+  return IsBlockedTimeProfile(profile) ? 0 : ProfileDenominator(profile);
+}
+
 }  // namespace
+
+double GrowthZ(std::vector<double> max_z) {
+  constexpr double kAlpha = 0.05;
+  constexpr size_t kMinFamily = 10;
+  std::sort(max_z.begin(), max_z.end(), std::greater<>());
+  auto quantile = [](size_t k) { return stats::NormalQuantile(1 - kAlpha / static_cast<double>(k)); };
+  for (size_t k = kMinFamily; k < max_z.size(); ++k) {
+    // Functions that could reach significance at family size k: none more than k, so k is the family.
+    if (max_z[k] < quantile(k)) return quantile(k);
+  }
+  return quantile(std::max(kMinFamily, max_z.size()));
+}
+
+namespace {
+
+struct Adjusted {
+  double difference = 0;
+  double se = 0;
+};
+
+Adjusted AgrestiCaffo(double x1, double n1, double x2, double n2) {
+  const double p1 = (x1 + 1) / (n1 + 2), p2 = (x2 + 1) / (n2 + 2);
+  return {p2 - p1, std::sqrt(p1 * (1 - p1) / (n1 + 2) + p2 * (1 - p2) / (n2 + 2))};
+}
+
+}  // namespace
+
+double ShareChangeMarginPp(double x1, double n1, double x2, double n2, double z) {
+  return 100 * z * AgrestiCaffo(x1, n1, x2, n2).se;
+}
+
+bool ShareGrew(double x1, double n1, double x2, double n2, double z) {
+  if (n1 <= 0 || n2 <= 0) return false;
+  const Adjusted a = AgrestiCaffo(x1, n1, x2, n2);
+  const double margin = z * a.se;
+  const double plain = x2 / n2 - x1 / n1;
+  return a.difference > margin && plain > margin && 100 * plain >= kMinGrowthPp - 1e-9;
+}
+
+std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
+  if (std::abs(delta_pp) < 1e-9) delta_pp = 0;  // shares are sums of doubles: below this is rounding
+  std::string text = (delta_pp > 0 ? "+" : "") + FormatNumber(delta_pp) + " pp";
+  if (samples == 0) return text;
+  return text + " of " + FormatCount(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
+}
 
 bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
 
@@ -69,9 +141,8 @@ std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const Fol
   for (const auto& [stack, share] : UserStackShares(candidate)) rows[stack].candidate_share = share;
   std::vector<std::pair<std::string, StackGrowth>> ranked(rows.begin(), rows.end());
   // rows is ordered by text, and the sort is stable: ties keep that order.
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.second.DeltaPp() > b.second.DeltaPp() + kSameStackPp;
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.DeltaPp() > b.second.DeltaPp() + kSameStackPp; });
   if (ranked.size() > n) ranked.resize(n);
   std::vector<StackGrowth> out;
   for (auto& [stack, row] : ranked) {
@@ -95,24 +166,85 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
     FrameGrowth& r = row(frame);
     r.baseline_inclusive = s.inclusive;
     r.baseline_self = s.self;
+    r.interrupt = !s.outside_interrupts;
   }
   for (const auto& [frame, s] : SharesOf(candidate)) {
     FrameGrowth& r = row(frame);
+    const bool seen_in_baseline = r.baseline_inclusive > 0;
     r.candidate_inclusive = s.inclusive;
     r.candidate_self = s.self;
+    r.interrupt = (r.interrupt || !seen_in_baseline) && !s.outside_interrupts;
   }
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
-  for (auto& [frame, r] : rows) out.push_back(std::move(r));
+  const uint64_t n1 = SampleCount(baseline), n2 = SampleCount(candidate);
+  double z = 0;
+  if (n1 > 0 && n2 > 0) {
+    const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+    std::vector<double> max_z;
+    for (const auto& [frame, r] : rows) {
+      // The most a frame's samples could say: all of them on the candidate's side.
+      const double samples = std::round(r.baseline_inclusive * b + r.candidate_inclusive * c);
+      const Adjusted a = AgrestiCaffo(0, b, std::min(samples, c), c);
+      max_z.push_back(a.se > 0 ? a.difference / a.se : 0);
+    }
+    z = GrowthZ(std::move(max_z));
+  }
+  for (auto& [frame, r] : rows) {
+    if (n1 > 0 && n2 > 0) {
+      // Shares of sampled profiles are sample counts over the total.
+      const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+      r.baseline_samples = n1;
+      r.candidate_samples = n2;
+      r.self_margin_pp = ShareChangeMarginPp(r.baseline_self * b, b, r.candidate_self * c, c, z);
+      r.inclusive_margin_pp = ShareChangeMarginPp(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
+      r.self_grew = ShareGrew(r.baseline_self * b, b, r.candidate_self * c, c, z);
+      r.inclusive_grew = ShareGrew(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
+    }
+    out.push_back(std::move(r));
+  }
   // Shares are sums of doubles: differences below this are rounding, not growth.
   constexpr double kSame = 1e-9;
   std::stable_sort(out.begin(), out.end(), [](const FrameGrowth& a, const FrameGrowth& b) {
+    if (a.self_grew != b.self_grew) return a.self_grew;
     double self_a = a.SelfDeltaPp(), self_b = b.SelfDeltaPp();
     if (std::abs(self_a - self_b) > kSame) return self_a > self_b;
     return a.InclusiveDeltaPp() > b.InclusiveDeltaPp() + kSame;
   });
   if (out.size() > n) out.resize(n);
   return out;
+}
+
+std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
+  std::vector<FrameGrowth> all = TopFrameGrowth(baseline, candidate, static_cast<size_t>(-1));
+  std::vector<FrameGrowth> self, inclusive_only;
+  for (FrameGrowth& r : all) {
+    // Neither interrupt work (the host's) nor a frame without a mapping names a function of the workload.
+    if (r.interrupt || r.frame == "[unknown]") continue;
+    if (r.self_grew) {
+      self.push_back(std::move(r));
+    } else if (r.inclusive_grew) {
+      inclusive_only.push_back(std::move(r));
+    }
+  }
+  // `all` is in TopFrameGrowth's order: self growth beyond noise first, by size.
+  std::stable_sort(inclusive_only.begin(), inclusive_only.end(), [](const FrameGrowth& a, const FrameGrowth& b) {
+    return a.InclusiveDeltaPp() > b.InclusiveDeltaPp() + 1e-9;
+  });
+  for (FrameGrowth& r : inclusive_only) self.push_back(std::move(r));
+  if (self.size() > n) self.resize(n);
+  return self;
+}
+
+std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  const std::vector<FrameGrowth> grown = GrownFrames(baseline, candidate, static_cast<size_t>(-1));
+  if (grown.empty() || !grown.front().self_grew || grown.front().kind != FrameKind::kUser) return "";
+  for (const FrameGrowth& r : grown) {
+    if (r.self_grew && r.kind == FrameKind::kKernel) return "";
+  }
+  const FrameGrowth& top = grown.front();
+  return "the extra cost is on-CPU in user code: " + FrameLabel(top.frame) + " self " +
+         FormatGrowth(top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp);
 }
 
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n) {

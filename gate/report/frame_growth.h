@@ -1,8 +1,26 @@
 // "Top frames by growth": per function, the share of a profile spent in it
-// (inclusive) and in its own code (self), baseline against candidate. Pure.
+// (inclusive) and in its own code (self), baseline against candidate, and
+// whether each change is beyond sampling noise. Pure. A sample taken in
+// interrupt context counts for the interrupt's frames only, not for the
+// functions it interrupted.
+//
+// A share of a sampled profile is a proportion of its samples, so the change
+// of a function's share between two sides gets the interval of a difference
+// of two proportions (Agresti-Caffo: one sample of each kind added to each
+// side, which keeps the interval honest at a handful of samples). The
+// confidence is corrected for the number of functions compared (Bonferroni,
+// one-sided at 5 %, over the functions that have samples enough to be
+// named at all: Tarone's count, at least 10): with a few hundred functions
+// on either side, some share moves by chance on every run, and the reports
+// must not name it. A change is named only when it is also at least
+// kMinGrowthPp: interrupts and other host activity land on the workload in
+// bursts, clustered samples whose spread the binomial interval does not
+// cover, and such a burst is worth a fraction of a point. Blocked-time
+// profiles weigh nanoseconds, not samples: their changes get no interval.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,16 +38,49 @@ struct FrameGrowth {
   double baseline_self = 0;
   double candidate_inclusive = 0;
   double candidate_self = 0;
+  // Samples behind each side's shares (the profiles' denominators); 0 for
+  // profiles that weigh time rather than count samples.
+  uint64_t baseline_samples = 0;
+  uint64_t candidate_samples = 0;
+  // Half-widths of the intervals of the two changes, in percentage points;
+  // 0 when the profiles do not count samples (no interval).
+  double self_margin_pp = 0;
+  double inclusive_margin_pp = 0;
+  // Whether the share grew beyond its interval (false without one).
+  bool self_grew = false;
+  bool inclusive_grew = false;
+  // Only ever seen in interrupt context (at or inside an interrupt or
+  // softirq entry on every stack it is on, on both sides).
+  bool interrupt = false;
   // Changes in percentage points (candidate share - baseline share) * 100.
   double SelfDeltaPp() const { return 100 * (candidate_self - baseline_self); }
   double InclusiveDeltaPp() const { return 100 * (candidate_inclusive - baseline_inclusive); }
+  bool HasInterval() const { return baseline_samples > 0 && candidate_samples > 0; }
 };
+
+inline constexpr double kMinGrowthPp = 1.0;
+
+// The one-sided normal quantile of the intervals, given for every function
+// compared the largest z its samples could reach (all of them on the
+// candidate side): Bonferroni at 5 % over the K functions whose largest z
+// reaches the quantile for K (Tarone), K at least 10.
+double GrowthZ(std::vector<double> max_z);
+
+// Half-width, in percentage points, of the interval of the change from
+// `x1` of `n1` samples to `x2` of `n2` (Agresti-Caffo) at quantile `z`.
+double ShareChangeMarginPp(double x1, double n1, double x2, double n2, double z);
+
+// Whether `x2` of `n2` is a larger share than `x1` of `n1` beyond the
+// interval: the adjusted difference, and the plain one, both above the
+// margin, and the plain one at least kMinGrowthPp.
+bool ShareGrew(double x1, double n1, double x2, double n2, double z);
 
 // The n functions whose share grew most, candidate against baseline, each
 // side normalised by its own total (as FlameGraph's difffolded), so a
 // candidate that ran longer or sampled more does not grow everything.
 //
-// Ranked by growth of self share first: the extra time is spent in some
+// Self growth beyond sampling noise ranks first (by its size); then, as for
+// profiles without intervals, by growth of self share: the extra time is spent in some
 // function's own code, and that function is the one to name (with inclusive
 // shares alone, main and every caller on the way grow by as much as the leaf
 // and would tie with it). Ties, and functions whose own share did not move,
@@ -37,6 +88,25 @@ struct FrameGrowth {
 // many small callees still ranks above unchanged frames. Then by name, for a
 // stable order. Functions that shrank come last, the most shrunk at the end.
 std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
+
+// The functions whose self or inclusive share grew beyond sampling noise,
+// at most n: those whose own code grew first, by self growth, then those
+// where only the inclusive share grew, by inclusive growth. Empty when
+// nothing grew beyond noise, or when the profiles count no samples. Work in
+// interrupt context (timer and device interrupts, the softirqs run on their
+// exit) is never named: it is the host's, charged to whichever thread was on
+// the CPU, and comes in bursts; nor is "[unknown]", which names no code.
+std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
+
+// "+6.4 pp of 2,400 samples, ±1.1": a change with the candidate's sample
+// count and the interval's half-width; "+6.4 pp" without an interval.
+std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp);
+
+// When the on-CPU growth is in user code: the function whose own code grew
+// most beyond noise is user code and no kernel function's own share grew
+// beyond noise. Then "the extra cost is on-CPU in user code: NAME self
+// +6.4 pp of 2,400 samples, ±1.1", NAME not escaped; else empty.
+std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate);
 
 // One stack of a blocked-time profile (off-CPU, futex waits) with its
 // share of each side's total, 0..1.

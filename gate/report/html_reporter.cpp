@@ -347,6 +347,16 @@ std::string DeltaCell(double pp) {
   return Td(Esc(text), cls);
 }
 
+// A change with its interval ("+6.4 ± 1.1 pp"): marked grown only beyond
+// sampling noise; without an interval (blocked time), as DeltaCell.
+std::string GrowthCell(double pp, double margin_pp, bool grew, bool has_interval) {
+  if (!has_interval) return DeltaCell(pp);
+  if (std::abs(pp) < 1e-9) pp = 0;  // shares are sums of doubles: below this is rounding
+  const std::string text = (pp > 0 ? "+" : "") + FormatNumber(pp) + " \u00b1 " + FormatNumber(margin_pp) + " pp";
+  const bool shrank = -pp > margin_pp;
+  return Td(Esc(text), grew ? "num grew" : shrank ? "num shrank" : "num");
+}
+
 // The source line a frame's weight fell on most, "parse.cpp:42" (the whole
 // path in the tooltip); empty without line info.
 std::string SourceNote(const FoldedProfile& profile, const std::string& frame) {
@@ -376,15 +386,29 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
     }
     return html + "</tbody>\n</table>\n";
   }
-  std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by growth)") +
-                     Th("Self, baseline", "num") + Th("Self, candidate", "num") + Th("\u0394 self", "num") +
-                     Th("Inclusive, baseline", "num") + Th("Inclusive, candidate", "num") +
-                     Th("\u0394 inclusive", "num") + "</tr></thead>\n<tbody>\n";
-  for (const FrameGrowth& row : TopFrameGrowth(*baseline, candidate, kGrowthRows)) {
+  // Above the table, what grew beyond sampling noise, or that nothing did.
+  std::string html;
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(*baseline, candidate, kGrowthRows);
+  if (!rows.empty() && rows.front().HasInterval()) {
+    const std::string user = UserCodeGrowthLine(*baseline, candidate);
+    if (!user.empty()) {
+      html += "<p class=\"sub\">" + Esc(Abbreviate(SanitizeText(user), 600)) + "</p>\n";
+    } else if (GrownFrames(*baseline, candidate, 1).empty()) {
+      html += "<p class=\"sub\">No function's share grew beyond sampling noise (" +
+              FormatCount(rows.front().candidate_samples) + " candidate samples, " +
+              FormatCount(rows.front().baseline_samples) + " baseline).</p>\n";
+    }
+  }
+  html += "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by growth)") + Th("Self, baseline", "num") +
+          Th("Self, candidate", "num") + Th("\u0394 self", "num") + Th("Inclusive, baseline", "num") +
+          Th("Inclusive, candidate", "num") + Th("\u0394 inclusive", "num") + "</tr></thead>\n<tbody>\n";
+  for (const FrameGrowth& row : rows) {
     html += "<tr>" + FunctionCell(row, candidate) + Td(SharePct(row.baseline_self), "num") +
-            Td(SharePct(row.candidate_self), "num") + DeltaCell(row.SelfDeltaPp()) +
+            Td(SharePct(row.candidate_self), "num") +
+            GrowthCell(row.SelfDeltaPp(), row.self_margin_pp, row.self_grew, row.HasInterval()) +
             Td(SharePct(row.baseline_inclusive), "num") + Td(SharePct(row.candidate_inclusive), "num") +
-            DeltaCell(row.InclusiveDeltaPp()) + "</tr>\n";
+            GrowthCell(row.InclusiveDeltaPp(), row.inclusive_margin_pp, row.inclusive_grew, row.HasInterval()) +
+            "</tr>\n";
   }
   return html + "</tbody>\n</table>\n";
 }
@@ -473,10 +497,11 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   if (!profile) return "";
   const FoldedProfile* base = baseline ? FindProfile(*baseline, kind) : nullptr;
   if (base && base->stacks.empty()) base = nullptr;
-  std::string title = kind == "on-cpu"    ? "On-CPU"
-                      : kind == "off-cpu" ? "Off-CPU (blocked time)"
-                      : kind == "futex"   ? "Futex waits (user lock wait time)"
-                                          : kind;
+  std::string title = kind == "on-cpu"      ? "On-CPU"
+                      : kind == "off-cpu"   ? "Off-CPU (blocked time)"
+                      : kind == "futex"     ? "Futex waits (user lock wait time)"
+                      : kind == "preempted" ? "Preempted (runnable, waiting for a CPU)"
+                                            : kind;
   std::string html = "<div class=\"evidence-profile\">\n<h4>" + Esc(title) + "</h4>\n";
   html += "<p class=\"sub\">" + Esc(ProfileLine(shown, *profile));
   if (base) html += "<br/>" + Esc(ProfileLine(*baseline, *base));

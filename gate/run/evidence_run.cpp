@@ -1,6 +1,7 @@
 #include "run/evidence_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "adapters/adapter.h"
@@ -10,6 +11,7 @@
 #include "probes/profile_stacks.h"
 #include "run/repetition.h"
 #include "run/schedule.h"
+#include "stats/distributions.h"
 #include "symbolize/symbolize.h"
 
 namespace perfgate {
@@ -21,8 +23,6 @@ constexpr size_t kOffCpuStacks = 2048;
 // Futex words whose waiting stacks are folded, and how many the notes name.
 constexpr size_t kContendedFutexes = 1024;
 constexpr size_t kFutexWordsNamed = 3;
-// How often the workload's process maps are looked for.
-constexpr std::chrono::milliseconds kMapsPollInterval{20};
 
 std::string Describe(const CheckResult& c) {
   if (c.spec.type == CheckSpec::Type::kBudget) return c.spec.name + ": " + c.message;
@@ -40,7 +40,7 @@ std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec) {
     if (p.name != "profile" && p.name != "offcpu") probes.push_back(p);
     if (p.name == "futex") probes.back().params["stacks"] = true;
   }
-  ProbeSpec profile{"profile", "workload", nlohmann::json::object()};
+  ProbeSpec profile{"profile", "workload", {{"frequency_hz", kEvidenceFrequencyHz}}};
   for (const ProbeSpec& p : spec.probes) {
     if (p.name == "profile") profile.params = p.params;  // the suite's frequency
   }
@@ -80,57 +80,39 @@ double MedianWallTime(const std::vector<Repetition>& repetitions) {
   return n % 2 == 1 ? walls[n / 2] : (walls[n / 2 - 1] + walls[n / 2]) / 2;
 }
 
-Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
-                            const std::string& reason, double measured_wall_s) {
-  Evidence evidence;
-  evidence.side = side;
-  evidence.reason = reason;
-  std::vector<RawStack> on_cpu, off_cpu, futex_waits;
+namespace {
+
+// What one side's evidence repetitions captured, its processes renumbered
+// (synthetic ids from 1) so that a pid reused from one repetition to the
+// next keeps its own map.
+struct SideCapture {
+  std::vector<RawStack> on_cpu, off_cpu, preempted, futex_waits;
   std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
   bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
-  std::vector<ProbeReport> reports;
-  std::string event;
-  std::optional<ProcessMapsRecorder> recorder;
-  Schedule schedule;
-  schedule.arms = {{"evidence", &spec, EvidenceProbes(spec)}};
-  schedule.probe_cost = ProbeCostWindow::kAlways;  // the evidence note says what sampling cost
-  schedule.progress = false;
-  schedule.numbered = false;
-  schedule.before_repetition = [&](ScenarioProbes& probes) {
-    recorder.emplace(probes.tracked_map_fd(), kMapsPollInterval);
-  };
-  // Read with the probes still attached: their maps go with them.
-  schedule.after_repetition = [&](size_t, const Repetition&, ScenarioProbes& probes) {
-    maps = recorder->Finish();
-    if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
-      evidence.frequency_hz = profile->frequency_hz();
-      event = profile->sampled_event();
-      for (SampledStack& s : profile->SampledStacks())
-        on_cpu.push_back({s.tgid, s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
-    }
-    if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
-      for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks))
-        off_cpu.push_back({s.tgid, s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
-    }
-    if (auto* futex = dynamic_cast<FutexContentionSource*>(probes.Find("futex"))) {
-      has_futex = true;
-      for (ContendedFutex& f : futex->TopContendedFutexes(kContendedFutexes)) {
-        if (futex_words.size() < kFutexWordsNamed) futex_words.push_back(f);
-        futex_waits.push_back({f.tgid, f.time_ns, f.count, {}, std::move(f.user_ips)});
-      }
-    }
-    reports = probes.Reports();
-  };
-  std::vector<ScenarioResult> ran;
-  RunSchedule(schedule, options, ran);
-  const Repetition& rep = ran[0].repetitions.at(0);
-  StackSymbolizer symbolizer(KernelSymbols::Load(), std::move(maps));
-  evidence.profiles.push_back(FoldProfile("on-cpu", "samples", on_cpu, symbolizer));
-  evidence.profiles.push_back(FoldProfile("off-cpu", "ns", off_cpu, symbolizer));
-  if (has_futex) {
-    evidence.profiles.push_back(FoldProfile("futex", "ns", futex_waits, symbolizer));
-    for (const ContendedFutex& f : futex_words) {
+  std::vector<double> walls;
+  uint64_t on_cpu_samples = 0;
+  uint64_t off_cpu_waits = 0;
+  uint64_t off_cpu_ns = 0;
+  uint64_t lost_map_records = 0;
+  int repetitions = 0;
+};
+
+Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideCapture& capture,
+                      const std::vector<ProbeReport>& reports, const std::string& event, int frequency_hz,
+                      uint64_t target_samples, StackSymbolizer& symbolizer) {
+  Evidence evidence;
+  evidence.side = side.side;
+  evidence.reason = reason;
+  evidence.frequency_hz = frequency_hz;
+  symbolizer.ReplaceMaps(std::move(capture.maps));
+  evidence.profiles.push_back(FoldProfile("on-cpu", "samples", capture.on_cpu, symbolizer));
+  evidence.profiles.push_back(FoldProfile("off-cpu", "ns", capture.off_cpu, symbolizer));
+  if (!capture.preempted.empty())
+    evidence.profiles.push_back(FoldProfile("preempted", "ns", capture.preempted, symbolizer));
+  if (capture.has_futex) {
+    evidence.profiles.push_back(FoldProfile("futex", "ns", capture.futex_waits, symbolizer));
+    for (const ContendedFutex& f : capture.futex_words) {
       char line[160];
       std::snprintf(line, sizeof line, "futex word 0x%llx of process %u: %.3f ms waited in %llu waits",
                     static_cast<unsigned long long>(f.uaddr), f.tgid, static_cast<double>(f.time_ns) / 1e6,
@@ -138,15 +120,27 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
       evidence.notes.push_back(line);
     }
   }
+  evidence.notes.push_back(
+      "evidence: " + std::to_string(capture.repetitions) +
+      (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
+      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " off-CPU waits (target " +
+      FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }
   if (symbolizer.processes_without_maps() > 0)
     evidence.notes.push_back(std::to_string(symbolizer.processes_without_maps()) +
-                             " processes exited before their memory map was read: their user frames are [unknown]");
+                             " processes without a recorded memory map: their user frames are [unknown]");
+  if (capture.lost_map_records > 0)
+    evidence.notes.push_back(std::to_string(capture.lost_map_records) +
+                             " mmap records lost (ring buffer full): some user frames may be [unknown]");
   for (const std::string& why : symbolizer.unreadable()) evidence.notes.push_back("no symbols: " + why);
-  auto wall = rep.metrics.find("workload.wall_time");
-  if (wall != rep.metrics.end() && measured_wall_s > 0) evidence.slowdown = wall->second.value / measured_wall_s;
+  if (!capture.walls.empty() && side.measured_wall_s > 0) {
+    std::sort(capture.walls.begin(), capture.walls.end());
+    const size_t n = capture.walls.size();
+    const double median = n % 2 == 1 ? capture.walls[n / 2] : (capture.walls[n / 2 - 1] + capture.walls[n / 2]) / 2;
+    evidence.slowdown = median / side.measured_wall_s;
+  }
   for (const ProbeReport& r : reports) {
     if (r.name == "profile") {
       std::string target = r.hooks.empty() ? event : r.hooks.front().target;
@@ -156,6 +150,112 @@ Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options,
     }
   }
   return evidence;
+}
+
+}  // namespace
+
+uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
+  double change = 0;
+  for (const CheckResult& c : scenario.checks) {
+    if (c.verdict == Verdict::kRegression && c.spec.type != CheckSpec::Type::kBudget && std::isfinite(c.change_pct) &&
+        c.change_pct != 0) {
+      change = std::abs(c.change_pct) / 100;
+      // The smallest change the interval allows: a noisy estimate must not lower the target.
+      const std::optional<double> near_zero = c.change_pct > 0 ? c.change_ci_low_pct : c.change_ci_high_pct;
+      if (near_zero && std::isfinite(*near_zero) && *near_zero * c.change_pct > 0)
+        change = std::min(change, std::abs(*near_zero) / 100);
+      break;
+    }
+  }
+  if (change <= 0) return kEvidenceTargetSamples;
+  const double growth = change / (2 * (1 + change));
+  const double z = stats::NormalQuantile(1 - 0.05 / 100) + stats::NormalQuantile(0.9);
+  const double n = 0.5 * (z / growth) * (z / growth);
+  return static_cast<uint64_t>(std::clamp(std::ceil(n), static_cast<double>(kEvidenceTargetSamples),
+                                          static_cast<double>(kEvidenceMaxTargetSamples)));
+}
+
+std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
+                                          const std::string& reason, uint64_t target_samples) {
+  std::vector<SideCapture> captures(sides.size());
+  uint32_t next_id = 1;
+  std::vector<ProbeReport> reports;
+  std::string event;
+  int frequency_hz = 0;
+  std::optional<ProcessMapsRecorder> recorder;
+  Schedule schedule;
+  for (const EvidenceSide& side : sides) schedule.arms.push_back({"evidence", side.spec, EvidenceProbes(*side.spec)});
+  schedule.rounds = kEvidenceMaxRepetitions;
+  schedule.min_rounds = 1;
+  schedule.probe_cost = ProbeCostWindow::kAlways;  // the evidence note says what sampling cost
+  schedule.progress = false;
+  schedule.before_repetition = [&](ScenarioProbes& probes) { recorder.emplace(probes.tracked_map_fd()); };
+  // Read with the probes still attached: their maps go with them.
+  schedule.after_repetition = [&](size_t arm, const Repetition& rep, ScenarioProbes& probes) {
+    SideCapture& c = captures.at(arm);
+    std::map<uint32_t, uint32_t> ids;  // this repetition's tgid -> its id in `c.maps`
+    auto id_of = [&](uint32_t tgid) {
+      auto [it, added] = ids.emplace(tgid, next_id);
+      if (added) ++next_id;
+      return it->second;
+    };
+    std::map<uint32_t, ProcessMaps> maps = recorder->Finish();
+    c.lost_map_records += recorder->lost();
+    recorder.reset();
+    ++c.repetitions;
+    if (auto wall = rep.metrics.find("workload.wall_time"); wall != rep.metrics.end())
+      c.walls.push_back(wall->second.value);
+    if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
+      frequency_hz = profile->frequency_hz();
+      event = profile->sampled_event();
+      for (SampledStack& s : profile->SampledStacks()) {
+        c.on_cpu_samples += s.samples;
+        c.on_cpu.push_back({id_of(s.tgid), s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
+      }
+    }
+    if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
+      for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks)) {
+        c.off_cpu_waits += s.count;
+        c.off_cpu_ns += s.time_ns;
+        // Waiting for a CPU is not blocking: on a busy host it would bury the place the code blocked.
+        (s.preempted ? c.preempted : c.off_cpu)
+            .push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
+      }
+    }
+    if (auto* futex = dynamic_cast<FutexContentionSource*>(probes.Find("futex"))) {
+      c.has_futex = true;
+      for (ContendedFutex& f : futex->TopContendedFutexes(kContendedFutexes)) {
+        if (c.futex_words.size() < kFutexWordsNamed) c.futex_words.push_back(f);
+        c.futex_waits.push_back({id_of(f.tgid), f.time_ns, f.count, {}, std::move(f.user_ips)});
+      }
+    }
+    for (const auto& [tgid, id] : ids) {
+      auto m = maps.find(tgid);
+      if (m != maps.end()) c.maps[id] = std::move(m->second);
+    }
+    reports = probes.Reports();
+  };
+  const double start = MonotonicSeconds();
+  schedule.more = [&](const std::vector<ScenarioResult>&) {
+    const bool enough = std::all_of(captures.begin(), captures.end(), [&](const SideCapture& c) {
+      // A workload that mostly blocks has few on-CPU samples to wait for; its waits are the evidence.
+      const double on_cpu_ns = frequency_hz > 0 ? 1e9 * static_cast<double>(c.on_cpu_samples) / frequency_hz : 0;
+      const bool mostly_blocked = static_cast<double>(c.off_cpu_ns) > on_cpu_ns;
+      return c.on_cpu_samples >= target_samples || (mostly_blocked && c.off_cpu_waits >= kEvidenceTargetSamples);
+    });
+    return !enough && MonotonicSeconds() - start < kEvidenceBudgetS;
+  };
+  RunOptions quiet = options;
+  quiet.quiet = true;  // the stop rule's own line would speak of checks
+  std::vector<ScenarioResult> ran;
+  RunSchedule(schedule, quiet, ran);
+  StackSymbolizer symbolizer(KernelSymbols::Load(), {});
+  std::vector<Evidence> out;
+  for (size_t i = 0; i < sides.size(); ++i) {
+    out.push_back(
+        SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, target_samples, symbolizer));
+  }
+  return out;
 }
 
 void AddBaselineEvidence(RunResults& results, const std::map<std::string, ScenarioResult>& baselines) {

@@ -1,18 +1,34 @@
 // Evidence: when a scenario's check fails (suite `evidence: on-failure`, the
-// default) or always (`evidence: always`), one extra repetition after the
+// default) or always (`evidence: always`), extra repetitions after the
 // measured ones with the profile probe (on-CPU samples) and the offcpu probe
-// with stacks attached on top of the scenario's own probes; its stacks,
-// symbolized and folded, say which code the failing check points at.
+// with stacks attached on top of the scenario's own probes; their stacks,
+// symbolized and folded, say which code the failing check points at. Off-CPU
+// time is split: "off-cpu" where the workload blocked, "preempted" where it
+// was runnable and waited for a CPU (CPU contention, the host's as much as
+// its own).
 //
-// An extra repetition, like the traced one (run/trace_run.h), rather than
+// Extra repetitions, like the traced one (run/trace_run.h), rather than
 // sampling the measured ones: green runs stay exactly as fast as without
 // evidence (nothing extra attached), and the sampling cost never reaches the
 // numbers the verdicts rest on.
+//
+// Enough samples to tell a real difference from sampling noise: on-CPU
+// sampling at kEvidenceFrequencyHz (unless the suite's profile probe sets
+// its own), and evidence repetitions until every side has the on-CPU
+// samples that resolve the regression being explained
+// (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
+// kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
+// most kEvidenceMaxRepetitions per side and no new round once
+// kEvidenceBudgetS have passed. The sides of an A/B run
+// alternate (AB, BA, ...) under one set of probes, as the measured
+// repetitions do, so what the host does meanwhile falls on both alike.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/suite.h"
 #include "metrics/evidence.h"
@@ -27,12 +43,39 @@ namespace perfgate {
 // that did not run).
 std::optional<std::string> EvidenceReason(EvidenceMode mode, const ScenarioResult& scenario);
 
-// Runs the evidence repetition of `spec` and returns its stacks as `side`
-// ("baseline" | "candidate"); `measured_wall_s` (the median wall time of the
-// measured repetitions, 0 when unknown) gives Evidence::slowdown. Throws
-// InfraError when the probes cannot attach or the workload fails.
-Evidence EvidenceRepetition(const ScenarioSpec& spec, const RunOptions& options, const std::string& side,
-                            const std::string& reason, double measured_wall_s);
+inline constexpr int kEvidenceFrequencyHz = 4999;
+inline constexpr uint64_t kEvidenceTargetSamples = 2000;
+inline constexpr uint64_t kEvidenceMaxTargetSamples = 50000;
+inline constexpr int kEvidenceMaxRepetitions = 30;
+inline constexpr double kEvidenceBudgetS = 60;
+
+// One side of the evidence: its scenario, "baseline" | "candidate", and the
+// median wall time of its measured repetitions (0 when unknown), which gives
+// Evidence::slowdown.
+struct EvidenceSide {
+  const ScenarioSpec* spec = nullptr;
+  std::string side;
+  double measured_wall_s = 0;
+};
+
+// On-CPU samples per side that resolve the growth of the function behind
+// the scenario's first regression, R its change (the end of its interval
+// nearer to no change, when the interval is known): a function with share p
+// whose own cost makes the whole R slower grows by R(1-p)/(1+R) of the samples, R/(2(1+R))
+// at p = 1/2, where the noise of a share is largest; the count gives that
+// growth 90 % power against the reports' interval (two proportions,
+// one-sided 5 % over 100 functions). Between kEvidenceTargetSamples (no
+// regression with a relative change: `always`, a budget) and
+// kEvidenceMaxTargetSamples. A 10 % regression needs about 5,000, 5 % about
+// 18,000.
+uint64_t EvidenceTargetSamples(const ScenarioResult& scenario);
+
+// Runs the evidence repetitions of every side, interleaved, until each has
+// `target_samples` on-CPU samples (or the limits above), and returns each
+// side's stacks in `sides` order. Throws InfraError when the probes cannot
+// attach or the workload fails.
+std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
+                                          const std::string& reason, uint64_t target_samples = kEvidenceTargetSamples);
 
 // The median workload.wall_time of `repetitions`, 0 when there is none.
 double MedianWallTime(const std::vector<Repetition>& repetitions);

@@ -1,15 +1,28 @@
 #include "symbolize/symbolize.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "metrics/error.h"
+#include "probes/features.h"
 
 namespace perfgate {
 
@@ -62,12 +75,87 @@ std::string KernelSymbols::Name(uint64_t ip) const {
 
 // ---- user -----------------------------------------------------------------
 
-ProcessMapsRecorder::ProcessMapsRecorder(int tracked_map_fd, std::chrono::milliseconds interval)
-    : map_fd_(tracked_map_fd), interval_(interval) {
+namespace {
+
+constexpr size_t kRingPages = 128;  // per CPU, 512 KiB of records between drains
+constexpr int kDrainIntervalMs = 10;
+
+int OpenSideBand(int cpu) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  attr.sample_id_all = 1;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.build_id = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;  // fork: a child starts with its parent's mappings
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+}  // namespace
+
+struct ProcessMapsRecorder::Ring {
+  int fd = -1;
+  void* base = nullptr;
+  size_t length = 0;
+  ~Ring() {
+    if (base != nullptr) munmap(base, length);
+    if (fd >= 0) close(fd);
+  }
+  // Parses every record written since the last call into `out`.
+  void Read(std::vector<MapRecord>& out, uint32_t self) {
+    auto* meta = static_cast<perf_event_mmap_page*>(base);
+    const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    const auto* data = static_cast<const uint8_t*>(base) + meta->data_offset;
+    const uint64_t size = meta->data_size;
+    std::vector<uint8_t> record;
+    while (tail < head) {
+      perf_event_header header{};
+      for (size_t i = 0; i < sizeof(header); ++i) reinterpret_cast<uint8_t*>(&header)[i] = data[(tail + i) % size];
+      if (header.size < sizeof(header)) break;  // cannot happen; never spin on it
+      record.resize(header.size);
+      for (size_t i = 0; i < header.size; ++i) record[i] = data[(tail + i) % size];
+      tail += header.size;
+      std::optional<MapRecord> r = ParseMapRecord(record.data(), record.size());
+      // perfgate's own mappings are of no use, but a child it forks starts with them.
+      if (r && (r->kind != MapRecord::Kind::kMap || r->pid != self)) out.push_back(std::move(*r));
+    }
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  }
+};
+
+ProcessMapsRecorder::ProcessMapsRecorder(int tracked_map_fd) : map_fd_(tracked_map_fd) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const int cpus = libbpf_num_possible_cpus();
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    const int fd = OpenSideBand(cpu);
+    if (fd < 0) {
+      if (errno == ENODEV && cpu > 0) continue;  // an offline CPU
+      throw InfraError("evidence: mmap records: perf_event_open on CPU " + std::to_string(cpu) + ": " +
+                       ErrnoText(errno));
+    }
+    auto ring = std::make_unique<Ring>();
+    ring->fd = fd;
+    ring->length = static_cast<size_t>(page) * (kRingPages + 1);
+    ring->base = mmap(nullptr, ring->length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring->base == MAP_FAILED) {
+      ring->base = nullptr;
+      throw InfraError("evidence: mmap records: map the ring buffer of CPU " + std::to_string(cpu) + ": " +
+                       ErrnoText(errno));
+    }
+    rings_.push_back(std::move(ring));
+  }
   thread_ = std::thread([this] {
-    for (int round = 1; !stop_.load(); ++round) {
-      Poll(round % 10 == 0);
-      std::this_thread::sleep_for(interval_);
+    while (!stop_.load()) {
+      Drain();
+      std::this_thread::sleep_for(std::chrono::milliseconds(kDrainIntervalMs));
     }
   });
 }
@@ -77,40 +165,72 @@ ProcessMapsRecorder::~ProcessMapsRecorder() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ProcessMapsRecorder::Poll(bool all) {
-  std::set<uint32_t> tgids;
-  uint32_t key = 0;
-  const void* previous = nullptr;
-  uint32_t current = 0;
-  while (bpf_map_get_next_key(map_fd_, previous, &key) == 0) {
-    current = key;
-    previous = &current;
-    uint32_t tgid = 0;
-    if (bpf_map_lookup_elem(map_fd_, &current, &tgid) == 0 && tgid != 0) tgids.insert(tgid);
-  }
-  for (uint32_t tgid : tgids) {
-    // A process seen before its exec (perfgate's fork of the workload) is read again once it has exec'd.
-    std::error_code ec;
-    const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(tgid) + "/exe", ec).string();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto seen = exe_.find(tgid);
-      if (!all && seen != exe_.end() && seen->second == exe) continue;
-    }
-    std::optional<ProcessMaps> maps = ReadProcessMaps(static_cast<pid_t>(tgid));
-    if (!maps) continue;  // exited meanwhile: keep what was read before
-    std::lock_guard<std::mutex> lock(mutex_);
-    maps_[tgid] = std::move(*maps);
-    exe_[tgid] = exe;
-  }
+void ProcessMapsRecorder::Drain() {
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& ring : rings_) ring->Read(records_, self);
 }
 
 std::map<uint32_t, ProcessMaps> ProcessMapsRecorder::Finish() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-  Poll(true);
-  std::lock_guard<std::mutex> lock(mutex_);
-  return maps_;
+  Drain();
+  std::map<uint32_t, ProcessMaps> maps;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lost_ += ApplyMapRecords(std::move(records_), maps);
+    records_.clear();
+  }
+  // Tracked processes that mapped their code before recording began.
+  uint32_t key = 0, current = 0;
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(map_fd_, previous, &key) == 0) {
+    current = key;
+    previous = &current;
+    uint32_t tgid = 0;
+    if (bpf_map_lookup_elem(map_fd_, &current, &tgid) != 0 || tgid == 0) continue;
+    auto known = maps.find(tgid);
+    if (known != maps.end() && !known->second.ranges.empty()) continue;
+    if (std::optional<ProcessMaps> read = ReadProcessMaps(static_cast<pid_t>(tgid))) maps[tgid] = std::move(*read);
+  }
+  return maps;
+}
+
+std::string ReadBuildId(const std::string& path) {
+  elf_version(EV_CURRENT);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string id;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
+    Elf_Scn* scn = nullptr;
+    while (id.empty() && (scn = elf_nextscn(elf, scn)) != nullptr) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (data == nullptr) continue;
+      GElf_Nhdr note;
+      size_t offset = 0, name_at = 0, desc_at = 0;
+      while ((offset = gelf_getnote(data, offset, &note, &name_at, &desc_at)) > 0) {
+        const char* name = static_cast<const char*>(data->d_buf) + name_at;
+        if (note.n_type != NT_GNU_BUILD_ID || note.n_namesz != 4 || std::memcmp(name, "GNU", 4) != 0) continue;
+        const auto* desc = static_cast<const uint8_t*>(data->d_buf) + desc_at;
+        char hex[3];
+        for (size_t i = 0; i < note.n_descsz; ++i) {
+          std::snprintf(hex, sizeof hex, "%02x", desc[i]);
+          id += hex;
+        }
+        break;
+      }
+    }
+    elf_end(elf);
+  }
+  close(fd);
+  return id;
+}
+
+std::string DebugFileOfBuildId(const std::string& build_id) {
+  if (build_id.size() < 3) return "";
+  return "/usr/lib/debug/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
 }
 
 // ---- stacks -------------------------------------------------------------
@@ -123,11 +243,34 @@ std::string StackSymbolizer::KernelFrame(uint64_t ip) {
   return (name.empty() ? "[unknown]" : name) + "_[k]";
 }
 
-StackSymbolizer::Object& StackSymbolizer::ObjectAt(const std::string& path) {
-  auto& slot = objects_[path];
+StackSymbolizer::Object& StackSymbolizer::ObjectAt(const MappedRange& range) {
+  auto& slot = objects_[range.build_id.empty() ? range.path : range.path + "\n" + range.build_id];
   if (slot) return *slot;
   slot = std::make_unique<Object>();
-  if (path.empty() || path[0] != '/') return *slot;  // [vdso], [anon:...]
+  if (range.path.empty() || range.path[0] != '/') return *slot;  // [vdso], [anon:...]
+  // The debug file of the build ID has the full symbol table (the object
+  // itself may be stripped) and is the one the process ran whatever became
+  // of the file since; the file is used when it is still that object.
+  std::string path;
+  if (!range.build_id.empty()) {
+    std::string debug = DebugFileOfBuildId(range.build_id);
+    debug.replace(0, std::string("/usr/lib/debug").size(), debug_root_);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(debug, ec)) path = debug;
+  }
+  if (path.empty()) {
+    const std::string now = range.build_id.empty() ? "" : ReadBuildId(range.path);
+    if (range.build_id.empty() || now == range.build_id) {
+      path = range.path;
+    } else {
+      unreadable_.push_back(
+          range.path + ": " +
+          (now.empty() ? "gone" : "replaced (build ID " + now + ", the process ran " + range.build_id + ")") +
+          " and no debug file of build ID " + range.build_id);
+      return *slot;
+    }
+  }
+  slot->path = path;
   try {
     ElfObject elf = ReadElfObject(path);
     slot->functions = std::move(elf.functions);
@@ -152,7 +295,7 @@ StackSymbolizer::Location StackSymbolizer::Locate(uint32_t tgid, uint64_t ip) {
   at.range = maps->second.Find(ip);
   if (at.range == nullptr || at.range->path[0] != '/') return at;  // no map, or "[vdso]"
   at.file_offset = ip - at.range->start + at.range->offset;
-  at.object = &ObjectAt(at.range->path);
+  at.object = &ObjectAt(*at.range);
   const auto& fns = at.object->functions;
   // The last function starting at or below the offset, if it spans it.
   auto it = std::upper_bound(fns.begin(), fns.end(), at.file_offset,
@@ -182,7 +325,7 @@ std::string StackSymbolizer::SourceAt(const Location& at) {
   if (at.function == nullptr) return "";
   if (!at.object->lines_read) {
     at.object->lines_read = true;
-    at.object->lines = DwarfLines::Open(at.range->path);
+    at.object->lines = DwarfLines::Open(at.object->path);
   }
   if (!at.object->lines) return "";
   // The line table speaks the object's virtual addresses; the function's
@@ -269,8 +412,8 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
     profile.samples += stack.count;
   }
   for (const auto& [frame, lines] : line_weights) {
-    auto heaviest = std::max_element(lines.begin(), lines.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto heaviest =
+        std::max_element(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     profile.sources[frame] = heaviest->first;
   }
   return profile;

@@ -3,15 +3,16 @@
 // frames through the process's memory map and the ELF symbol tables of the
 // mapped files, kernel frames through /proc/kallsyms, C++ names demangled.
 //
-// A process's map must be read while it lives (it is gone once the
-// repetition ends), so the evidence repetition records maps as it runs
-// (ProcessMapsRecorder) and symbolizes afterwards. Frames are functions;
+// A process's map is gone once the repetition ends, so the evidence
+// repetition records the kernel's mmap records as it runs
+// (ProcessMapsRecorder), each mapping with its file's build ID, and
+// symbolizes afterwards: from the file when its build ID still matches, else
+// from the debug file of that build ID (/usr/lib/debug/.build-id/). Frames are functions;
 // where an object has a DWARF line table, each frame's source line is kept
 // beside the stacks (FoldedProfile::sources).
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <istream>
 #include <map>
@@ -53,32 +54,47 @@ class KernelSymbols {
 
 // ---- user -----------------------------------------------------------------
 
-// Reads the maps of the workload's processes while they run: every
-// `interval`, the processes in the tracker's thread map (bpf/filter.bpf.h)
-// not yet seen or since exec'd, and every tenth time all of them again (a dlopen()ed
-// library). Polling rather than hooking exec/exit: the map can only be read
-// from user space, and a BPF hook cannot hold a process until it has been;
-// what polling misses is a process that lives less than `interval`.
+// Records where the workload's processes map code while they run, from the
+// kernel's own records rather than by reading /proc/PID/maps: a side-band
+// perf event per CPU (no samples, just PERF_RECORD_MMAP2 with the file's
+// build ID, PERF_RECORD_FORK of each new process and PERF_RECORD_COMM of each
+// exec) whose ring buffers a thread drains. Every mapping is recorded as the process makes it, so a process
+// that lives 30 ms and is gone by the end of the repetition is symbolized as
+// well as a long one. At Finish(), a tracked process that has no records
+// (it mapped its code before recording began) is read from /proc.
 class ProcessMapsRecorder {
  public:
-  ProcessMapsRecorder(int tracked_map_fd, std::chrono::milliseconds interval);
+  // Throws InfraError when the side-band events cannot be opened.
+  explicit ProcessMapsRecorder(int tracked_map_fd);
   ~ProcessMapsRecorder();
   ProcessMapsRecorder(const ProcessMapsRecorder&) = delete;
   ProcessMapsRecorder& operator=(const ProcessMapsRecorder&) = delete;
-  // Reads once more, stops polling and returns every process's last map.
+  // Drains the ring buffers, stops and returns every process's map as the
+  // records left it.
   std::map<uint32_t, ProcessMaps> Finish();
+  // Records the kernel dropped (a ring buffer full): their mappings are missing.
+  uint64_t lost() const { return lost_; }
 
  private:
-  void Poll(bool all);
+  struct Ring;
+  void Drain();
 
   int map_fd_;
-  std::chrono::milliseconds interval_;
-  std::atomic<bool> stop_{false};
+  std::vector<std::unique_ptr<Ring>> rings_;
+  std::vector<MapRecord> records_;  // guarded by mutex_
   std::mutex mutex_;
-  std::map<uint32_t, ProcessMaps> maps_;
-  std::map<uint32_t, std::string> exe_;  // the executable each map was read with
+  std::atomic<bool> stop_{false};
   std::thread thread_;
+  uint64_t lost_ = 0;
 };
+
+// The GNU build ID of the ELF file at `path` in lower-case hex; empty when it
+// has none or cannot be read.
+std::string ReadBuildId(const std::string& path);
+
+// Where Debian's -dbgsym packages put the debug file of `build_id`:
+// "/usr/lib/debug/.build-id/ab/cdef....debug".
+std::string DebugFileOfBuildId(const std::string& build_id);
 
 // ---- stacks -------------------------------------------------------------
 
@@ -94,6 +110,12 @@ struct RawStack {
 class StackSymbolizer {
  public:
   StackSymbolizer(KernelSymbols kernel, std::map<uint32_t, ProcessMaps> maps);
+  // Symbolizes other processes from now on, keeping the objects read so far;
+  // processes_without_maps() counts afresh.
+  void ReplaceMaps(std::map<uint32_t, ProcessMaps> maps) {
+    maps_ = std::move(maps);
+    missing_.clear();
+  }
   // "do_syscall_64_[k]", "[unknown]_[k]".
   std::string KernelFrame(uint64_t ip);
   // "ns::Parse", "libfoo.so.1+0x1a2b" (no symbol there), "[unknown]" (no map).
@@ -109,17 +131,22 @@ class StackSymbolizer {
   UserSymbol User(uint32_t tgid, uint64_t ip);
   // Objects whose symbols could not be read, with why ("path: reason").
   const std::vector<std::string>& unreadable() const { return unreadable_; }
-  // Processes sampled without a recorded map (lived shorter than a poll).
+  // Directory holding ".build-id/ab/cdef....debug"; "/usr/lib/debug" unless set (tests).
+  void set_debug_root(std::string root) { debug_root_ = std::move(root); }
+  // Processes sampled without a recorded map.
   size_t processes_without_maps() const { return missing_.size(); }
 
  private:
   struct Object {
+    std::string path;  // the file symbols and lines are read from
     bool readable = false;
     std::vector<ElfFunction> functions;  // by file offset
     bool lines_read = false;
     std::unique_ptr<DwarfLines> lines;  // nullptr: no line table
   };
-  Object& ObjectAt(const std::string& path);
+  // The object mapped as `range`: its file when that is still the one the
+  // process mapped (same build ID), or the debug file of the build ID.
+  Object& ObjectAt(const MappedRange& range);
   // The mapping and the function of the object mapped there that contain
   // `ip`; `function` is nullptr when no symbol covers it.
   struct Location {
@@ -137,6 +164,7 @@ class StackSymbolizer {
   std::map<std::string, std::unique_ptr<Object>> objects_;
   std::map<uint32_t, bool> missing_;
   std::vector<std::string> unreadable_;
+  std::string debug_root_ = "/usr/lib/debug";
 };
 
 // Whether a symbolized user stack (outermost first) stopped before reaching

@@ -20,6 +20,7 @@
 #include "metrics/results_json.h"
 #include "probes/profile_stacks.h"
 #include "report/frame_growth.h"
+#include "run/evidence_run.h"
 
 namespace perfgate {
 namespace {
@@ -180,8 +181,8 @@ class EvidenceRun : public ::testing::Test {
   // Runs `variant` against the recorded baseline; results.json.
   static json RunVariant(const std::string& variant, int expected_exit, std::string* output = nullptr) {
     const std::string out = *dir_ / ("out-" + variant);
-    testing::CliRun run = RunCli({"run", *dir_ / "suite.json", "--baseline-dir", *dir_ / "b", "--out", out},
-                                 {"VARIANT=" + variant});
+    testing::CliRun run =
+        RunCli({"run", *dir_ / "suite.json", "--baseline-dir", *dir_ / "b", "--out", out}, {"VARIANT=" + variant});
     EXPECT_EQ(run.exit_code, expected_exit) << run.output;
     if (output != nullptr) *output = run.output;
     return json::parse(ReadFile(out + "/results.json"));
@@ -252,6 +253,27 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
     if (name == "perfgate_test_hot_loop" || callers.count(name.substr(0, name.find(" ("))) != 0) continue;
     EXPECT_LE(delta, hot_growth + 0.1) << name << " " << ::testing::PrintToString(growth);
   }
+  // The function's own (self) share grew beyond sampling noise, and no
+  // function off its path grew more by its own share.
+  const ScenarioResult read = ReadScenario(*dir_ / "out-slow/results.json");
+  const std::vector<FrameGrowth> rows =
+      TopFrameGrowth(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), SIZE_MAX);
+  const auto hot_row =
+      std::find_if(rows.begin(), rows.end(), [](const FrameGrowth& r) { return r.frame == "perfgate_test_hot_loop"; });
+  ASSERT_NE(hot_row, rows.end());
+  EXPECT_TRUE(hot_row->self_grew) << FormatGrowth(hot_row->SelfDeltaPp(), hot_row->candidate_samples,
+                                                  hot_row->self_margin_pp);
+  EXPECT_GT(hot_row->SelfDeltaPp(), 10);
+  for (const FrameGrowth& r : rows) {
+    if (r.frame == hot_row->frame || callers.count(r.frame) != 0) continue;
+    EXPECT_LT(r.SelfDeltaPp(), hot_row->SelfDeltaPp()) << r.frame;
+  }
+  const std::vector<FrameGrowth> grown =
+      GrownFrames(*Profile(read, "baseline", "on-cpu"), *Profile(read, "candidate", "on-cpu"), 1);
+  ASSERT_FALSE(grown.empty());
+  EXPECT_EQ(grown[0].frame, "perfgate_test_hot_loop");
+  const std::string summary = ReadFile(*dir_ / "out-slow/summary.md");
+  EXPECT_NE(summary.find("grew beyond sampling noise: perfgate\\_test\\_hot\\_loop"), std::string::npos) << summary;
   // Built with line tables: the row names the line the samples fell on,
   // inside the function's loop (evidence_workload.cpp lines 29-40).
   const size_t row_end = html.find("</tr>", code);
@@ -274,7 +296,7 @@ TEST_F(EvidenceRun, SlowerFunctionFailsTheCheckAndLeadsTheOnCpuGrowth) {
   for (const auto& e : evidence) {
     if (e["side"] != "candidate") continue;
     EXPECT_NE(e["reason"].get<std::string>().find("workload.cpu_time"), std::string::npos) << e["reason"];
-    EXPECT_EQ(e["frequency_hz"], 99);
+    EXPECT_EQ(e["frequency_hz"], kEvidenceFrequencyHz);
     EXPECT_GT(e["slowdown"].get<double>(), 0.5);
   }
 }
@@ -296,7 +318,8 @@ TEST_F(EvidenceRun, BlockingPlaceLeadsTheOffCpuGrowth) {
   EXPECT_GT(top[0].DeltaPp(), 20) << off_cpu->dump(1);
   bool kernel_side = false;
   for (const auto& [stack, weight] : (*off_cpu)["stacks"].items())
-    kernel_side |= stack.find("perfgate_test_block_here") != std::string::npos && stack.find("_[k]") != std::string::npos;
+    kernel_side |=
+        stack.find("perfgate_test_block_here") != std::string::npos && stack.find("_[k]") != std::string::npos;
   EXPECT_TRUE(kernel_side) << "the folded stacks keep the kernel side of the wait";
   // The report's off-CPU table names that stack in its first row.
   const std::string html = ReadFile(*dir_ / "out-block/report/index.html");
@@ -349,6 +372,124 @@ TEST_F(EvidenceRun, AbRunsAnEvidenceRepetitionOfEachVariant) {
   ASSERT_NE(candidate, nullptr) << evidence.dump();
   ASSERT_NE(baseline, nullptr) << evidence.dump();
   EXPECT_EQ(TopGrowingFrame(ReadScenario(out + "/results.json")), "perfgate_test_hot_loop");
+}
+
+// ---- a C program built without frame pointers, run as short processes -----
+
+// Two builds of tests/integration/fixtures/nofp_workload.c with the compiler's
+// default optimisation (-O2 -g, as distributions build: no frame pointers),
+// "b" with pg_hash_block doing 10 % more work; a scenario runs one of them
+// as 8 processes of about 25 ms each. Evidence is captured always, so an
+// A/A pair has evidence to name nothing in.
+class EvidenceWithoutFramePointers : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (geteuid() != 0) return;
+    dir_ = new ScratchDir();
+    const std::string source = PERFGATE_SOURCE_DIR "/tests/integration/fixtures/nofp_workload.c";
+    for (const auto& [name, flags] :
+         std::map<std::string, std::string>{{"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=10"}}) {
+      const std::string command =
+          std::string(PERFGATE_C_COMPILER) + " -O2 -g" + flags + " -o " + std::string(*dir_ / name) + " " + source;
+      build_ok_ = build_ok_ && std::system(command.c_str()) == 0;
+    }
+    WriteFile(*dir_ / "suite.json", R"({"name": "nofp", "evidence": "always", "scenarios": [{
+        "name": "encode",
+        "workload": {"argv": ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8; do \"$0\" >/dev/null; done", ")" +
+                                        dir_->path().string() + R"(/${BUILD}"]},
+        "warmup": 1, "repetitions": 8, "timeout_s": 60,
+        "checks": [{"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 1}]}]})");
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    PERFGATE_REQUIRE_ROOT();
+    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " PERFGATE_C_COMPILER;
+  }
+
+  // `perfgate ab` of build `baseline` against build `candidate` into out dir `out`.
+  static testing::CliRun Ab(const std::string& baseline, const std::string& candidate, const std::string& out) {
+    return RunCli({"ab", *dir_ / "suite.json", "--baseline-set", "BUILD=" + baseline, "--candidate-set",
+                   "BUILD=" + candidate, "--out", *dir_ / out, "--quiet"});
+  }
+
+  static ScratchDir* dir_;
+  static bool build_ok_;
+};
+
+ScratchDir* EvidenceWithoutFramePointers::dir_ = nullptr;
+bool EvidenceWithoutFramePointers::build_ok_ = true;
+
+// The first name in the HTML report's on-CPU growth table.
+std::string FirstGrowthRow(const std::string& html) {
+  const size_t table = html.find("Function (top by growth)");
+  if (table == std::string::npos) return "(no growth table)";
+  const size_t code = html.find("<code>", html.find("<tbody>", table));
+  if (code == std::string::npos) return "(empty table)";
+  return html.substr(code + 6, html.find("</code>", code) - code - 6);
+}
+
+TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowthInNineOfTenAbRuns) {
+  int named = 0;
+  std::string misses;
+  for (int run = 0; run < 10; ++run) {
+    const std::string out = "ab-" + std::to_string(run);
+    const testing::CliRun ab = Ab("a", "b", out);
+    ASSERT_TRUE(ab.exit_code == 0 || ab.exit_code == 1) << ab.output;
+    const ScenarioResult scenario = ReadScenario(*dir_ / (out + "/results.json"));
+    const FoldedProfile* candidate = Profile(scenario, "candidate", "on-cpu");
+    const FoldedProfile* baseline = Profile(scenario, "baseline", "on-cpu");
+    ASSERT_NE(candidate, nullptr);
+    ASSERT_NE(baseline, nullptr);
+    // Short processes are symbolized: hardly a captured stack ends in
+    // [unknown]. (A sample whose stacks were not captured at all, a
+    // collision in the stack map that the probe counts as a drop, folds to
+    // "[unknown]" alone: that is not symbolization.)
+    uint64_t unknown = 0;
+    for (const auto& [stack, weight] : candidate->stacks) {
+      if (stack != "[unknown]" && SplitStack(stack).back() == "[unknown]") unknown += weight;
+    }
+    EXPECT_LT(unknown, candidate->total / 100) << "leaf [unknown] in " << unknown << " of " << candidate->total;
+    EXPECT_GE(candidate->samples, kEvidenceTargetSamples);
+    const std::vector<FrameGrowth> grown = GrownFrames(*baseline, *candidate, 3);
+    const std::string summary = ReadFile(*dir_ / (out + "/summary.md"));
+    const std::string html = ReadFile(*dir_ / (out + "/report/index.html"));
+    const bool first = !grown.empty() && grown[0].frame == "pg_hash_block" && grown[0].self_grew;
+    const bool in_summary = summary.find("grew beyond sampling noise: pg\\_hash\\_block") != std::string::npos;
+    const bool in_report = FirstGrowthRow(html) == "pg_hash_block";
+    if (ab.exit_code == 1 && first && in_summary && in_report) {
+      ++named;
+      continue;
+    }
+    misses += "run " + std::to_string(run) + ": exit " + std::to_string(ab.exit_code) + ", grown:";
+    for (const FrameGrowth& r : grown)
+      misses += " " + r.frame + " " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp);
+    misses += ", report first: " + FirstGrowthRow(html) + "\n";
+  }
+  RecordProperty("named_first", named);
+  EXPECT_GE(named, 9) << misses;
+}
+
+TEST_F(EvidenceWithoutFramePointers, AnAaPairNamesNoFrameAsGrown) {
+  const testing::CliRun ab = Ab("a", "a", "aa");
+  ASSERT_TRUE(ab.exit_code == 0 || ab.exit_code == 1) << ab.output;
+  const ScenarioResult scenario = ReadScenario(*dir_ / "aa/results.json");
+  const FoldedProfile* candidate = Profile(scenario, "candidate", "on-cpu");
+  const FoldedProfile* baseline = Profile(scenario, "baseline", "on-cpu");
+  ASSERT_NE(candidate, nullptr);
+  ASSERT_NE(baseline, nullptr);
+  EXPECT_GE(candidate->samples, kEvidenceTargetSamples);
+  EXPECT_GE(baseline->samples, kEvidenceTargetSamples);
+  std::string named;
+  for (const FrameGrowth& r : GrownFrames(*baseline, *candidate, 5)) {
+    named += r.frame + " self " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) +
+             " inclusive " + FormatGrowth(r.InclusiveDeltaPp(), r.candidate_samples, r.inclusive_margin_pp) + "; ";
+  }
+  EXPECT_EQ(named, "");
+  const std::string html = ReadFile(*dir_ / "aa/report/index.html");
+  EXPECT_NE(html.find("No function's share grew beyond sampling noise"), std::string::npos);
 }
 
 }  // namespace

@@ -3,9 +3,15 @@
 // key and when a scenario gets an evidence repetition.
 #include <gtest/gtest.h>
 
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "config/suite.h"
+#include "harness/files.h"
 #include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/process_maps.h"
@@ -57,10 +63,136 @@ TEST(ProcessMaps, KeepsExecutableMappingsSortedWithTheirFileOffsets) {
   EXPECT_EQ(maps.Find(0x7f0000002000), nullptr);  // end is exclusive
 }
 
+// A perf record of `type` with `body`, then the sample_id trailer {pid, tid, time}.
+std::vector<uint8_t> Record(uint32_t type, uint16_t misc, const std::vector<uint8_t>& body, uint32_t pid,
+                            uint64_t time) {
+  const size_t padded = (body.size() + 7) / 8 * 8;
+  std::vector<uint8_t> r(8 + padded + 16, 0);
+  std::memcpy(r.data() + 8, body.data(), body.size());
+  std::memcpy(r.data() + 8 + padded, &pid, 4);
+  std::memcpy(r.data() + 8 + padded + 4, &pid, 4);
+  std::memcpy(r.data() + 8 + padded + 8, &time, 8);
+  const uint16_t size = static_cast<uint16_t>(r.size());
+  std::memcpy(r.data(), &type, 4);
+  std::memcpy(r.data() + 4, &misc, 2);
+  std::memcpy(r.data() + 6, &size, 2);
+  return r;
+}
+
+std::vector<uint8_t> Mmap2Body(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, uint32_t prot,
+                               const std::string& path, const std::vector<uint8_t>& build_id) {
+  std::vector<uint8_t> b(64 + path.size() + 1, 0);
+  std::memcpy(b.data(), &pid, 4);
+  std::memcpy(b.data() + 4, &pid, 4);
+  std::memcpy(b.data() + 8, &addr, 8);
+  std::memcpy(b.data() + 16, &len, 8);
+  std::memcpy(b.data() + 24, &pgoff, 8);
+  b[32] = static_cast<uint8_t>(build_id.size());
+  if (!build_id.empty()) std::memcpy(b.data() + 36, build_id.data(), build_id.size());
+  std::memcpy(b.data() + 56, &prot, 4);
+  std::memcpy(b.data() + 64, path.c_str(), path.size());
+  return b;
+}
+
+TEST(MapRecords, ParseMmap2WithBuildIdExecAndLost) {
+  const std::vector<uint8_t> id = {0xab, 0xcd, 0x01};
+  auto mmap2 = Record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+                      Mmap2Body(42, 0x400000, 0x2000, 0x1000, PROT_READ | PROT_EXEC, "/usr/bin/app", id), 42, 7);
+  std::optional<MapRecord> r = ParseMapRecord(mmap2.data(), mmap2.size());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, MapRecord::Kind::kMap);
+  EXPECT_EQ(r->pid, 42u);
+  EXPECT_EQ(r->time, 7u);
+  EXPECT_EQ(r->range.start, 0x400000u);
+  EXPECT_EQ(r->range.end, 0x402000u);
+  EXPECT_EQ(r->range.offset, 0x1000u);
+  EXPECT_EQ(r->range.path, "/usr/bin/app");
+  EXPECT_EQ(r->range.build_id, "abcd01");
+  // Data mappings are not code; a record cut short is none.
+  auto data = Record(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x600000, 0x1000, 0, PROT_READ, "/usr/bin/app", {}), 42, 8);
+  EXPECT_FALSE(ParseMapRecord(data.data(), data.size()));
+  EXPECT_FALSE(ParseMapRecord(mmap2.data(), mmap2.size() - 8));
+  // Without the build-ID flag the union holds device and inode: no build ID.
+  auto plain = Record(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x400000, 0x2000, 0, PROT_EXEC, "/x", id), 42, 9);
+  ASSERT_TRUE(ParseMapRecord(plain.data(), plain.size()));
+  EXPECT_EQ(ParseMapRecord(plain.data(), plain.size())->range.build_id, "");
+  std::vector<uint8_t> comm_body(16, 0);
+  const uint32_t pid = 42;
+  std::memcpy(&comm_body[0], &pid, 4);
+  auto exec = Record(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm_body, 42, 5);
+  ASSERT_TRUE(ParseMapRecord(exec.data(), exec.size()));
+  EXPECT_EQ(ParseMapRecord(exec.data(), exec.size())->kind, MapRecord::Kind::kExec);
+  auto rename = Record(PERF_RECORD_COMM, 0, comm_body, 42, 5);  // prctl(PR_SET_NAME): not an exec
+  EXPECT_FALSE(ParseMapRecord(rename.data(), rename.size()));
+  std::vector<uint8_t> fork_body(24, 0);
+  const uint32_t child = 43;
+  std::memcpy(&fork_body[0], &child, 4);
+  std::memcpy(&fork_body[4], &pid, 4);
+  auto fork = Record(PERF_RECORD_FORK, 0, fork_body, 43, 6);
+  ASSERT_TRUE(ParseMapRecord(fork.data(), fork.size()));
+  EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->kind, MapRecord::Kind::kFork);
+  EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->parent, 42u);
+  std::memcpy(&fork_body[0], &pid, 4);  // a new thread of process 42: no new map
+  auto thread = Record(PERF_RECORD_FORK, 0, fork_body, 42, 6);
+  EXPECT_FALSE(ParseMapRecord(thread.data(), thread.size()));
+  std::vector<uint8_t> lost_body(16, 0);
+  const uint64_t lost = 3;
+  std::memcpy(&lost_body[8], &lost, 8);
+  auto lost_record = Record(PERF_RECORD_LOST, 0, lost_body, 0, 6);
+  ASSERT_TRUE(ParseMapRecord(lost_record.data(), lost_record.size()));
+  EXPECT_EQ(ParseMapRecord(lost_record.data(), lost_record.size())->lost, 3u);
+}
+
+TEST(MapRecords, AnExecEmptiesTheMapAndRecordsApplyInTimeOrder) {
+  auto map = [](uint32_t pid, uint64_t time, uint64_t start, const std::string& path) {
+    MapRecord r;
+    r.pid = pid;
+    r.time = time;
+    r.range = {start, start + 0x1000, 0, path, ""};
+    return r;
+  };
+  MapRecord exec;
+  exec.kind = MapRecord::Kind::kExec;
+  exec.pid = 9;
+  exec.time = 20;
+  MapRecord lost;
+  lost.kind = MapRecord::Kind::kLost;
+  lost.lost = 2;
+  lost.time = 1;
+  // Given out of order, as two CPUs' buffers give them: the shell before the exec, the program after.
+  std::map<uint32_t, ProcessMaps> maps;
+  EXPECT_EQ(ApplyMapRecords({map(9, 30, 0x5000, "/usr/bin/app"), exec, map(9, 10, 0x1000, "/bin/sh"), lost}, maps), 2u);
+  ASSERT_EQ(maps[9].ranges.size(), 1u);
+  EXPECT_EQ(maps[9].ranges[0].path, "/usr/bin/app");
+  // A forked child runs its parent's code until it execs.
+  MapRecord fork;
+  fork.kind = MapRecord::Kind::kFork;
+  fork.pid = 10;
+  fork.parent = 9;
+  fork.time = 40;
+  ApplyMapRecords({map(9, 50, 0x9000, "/usr/lib/libdl.so"), fork}, maps);
+  ASSERT_EQ(maps[10].ranges.size(), 1u);
+  EXPECT_EQ(maps[10].ranges[0].path, "/usr/bin/app");
+  EXPECT_EQ(maps[9].ranges.size(), 2u);
+}
+
+TEST(ProcessMaps, ALaterMappingReplacesWhatItOverlaps) {
+  ProcessMaps maps;
+  maps.Map({0x1000, 0x5000, 0, "/old", ""});
+  maps.Map({0x2000, 0x3000, 0x10000, "/new", ""});
+  ASSERT_EQ(maps.ranges.size(), 3u);
+  EXPECT_EQ(maps.Find(0x1800)->path, "/old");
+  EXPECT_EQ(maps.Find(0x2800)->path, "/new");
+  const MappedRange* right = maps.Find(0x3800);
+  ASSERT_NE(right, nullptr);
+  EXPECT_EQ(right->path, "/old");
+  EXPECT_EQ(right->offset, 0x2000u) << "the old file's offset where the right part starts";
+}
+
 // A process that mapped the test binary at 0x10000000 with offset 0.
 StackSymbolizer SymbolizerOfTestBinary(uint32_t tgid) {
   std::map<uint32_t, ProcessMaps> maps;
-  maps[tgid].ranges.push_back({0x10000000, 0x20000000, 0, PERFGATE_UFUNC_TARGET});
+  maps[tgid].ranges.push_back({0x10000000, 0x20000000, 0, PERFGATE_UFUNC_TARGET, ""});
   return StackSymbolizer(KernelSymbols(), std::move(maps));
 }
 
@@ -109,7 +241,7 @@ TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
   EXPECT_EQ(symbolizer.UserSource(8, 0x10000000 + work->file_offset), "");  // no map for the process
   // The line table of a file that does not exist is none; the frame is still named.
   std::map<uint32_t, ProcessMaps> maps;
-  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1"});
+  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1", ""});
   StackSymbolizer missing(KernelSymbols(), std::move(maps));
   EXPECT_EQ(missing.UserSource(1, 0x10000010), "");
   EXPECT_EQ(DwarfLines::Open("/no/such/file"), nullptr);
@@ -136,7 +268,7 @@ TEST(FoldProfile, KeepsEachFramesHeaviestSourceLine) {
 
 TEST(StackSymbolizer, NamesAnOffsetWithoutSymbolByModuleAndOffset) {
   std::map<uint32_t, ProcessMaps> maps;
-  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1"});
+  maps[1].ranges.push_back({0x10000000, 0x10001000, 0x2000, "/no/such/libfoo.so.1", ""});
   StackSymbolizer symbolizer(KernelSymbols(), std::move(maps));
   EXPECT_EQ(symbolizer.UserFrame(1, 0x10000010), "libfoo.so.1+0x2010");
   ASSERT_EQ(symbolizer.unreadable().size(), 1u);
@@ -298,6 +430,65 @@ TEST(MedianWallTime, OfTheMeasuredRepetitions) {
   for (size_t i = 0; i < reps.size(); ++i) reps[i].metrics["workload.wall_time"].value = walls[i];
   EXPECT_DOUBLE_EQ(MedianWallTime(reps), 2.5);
   EXPECT_DOUBLE_EQ(MedianWallTime({}), 0);
+}
+
+TEST(StackSymbolizer, SymbolizesByBuildIdFromTheDebugFileWhenTheFileIsGone) {
+  const std::string id = ReadBuildId(PERFGATE_UFUNC_TARGET);
+  ASSERT_EQ(id.size(), 40u) << "the test binary has a GNU build ID";
+  EXPECT_EQ(DebugFileOfBuildId(id), "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+  EXPECT_EQ(ReadBuildId("/no/such/file"), "");
+  const ElfFunction work = FunctionOfTestBinary("Work(int)");
+  ASSERT_GT(work.size, 0u);
+  const uint64_t inside = 0x10000000 + work.file_offset + work.size / 2;
+  // The process ran a file since deleted; its debug file is found by build ID.
+  testing::ScratchDir root;
+  std::filesystem::create_directories(root.path() / ".build-id" / id.substr(0, 2));
+  std::filesystem::copy_file(PERFGATE_UFUNC_TARGET,
+                             root / (".build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"));
+  std::map<uint32_t, ProcessMaps> maps;
+  maps[3].ranges.push_back({0x10000000, 0x20000000, 0, "/gone/pg-ufunc-target", id});
+  StackSymbolizer by_id(KernelSymbols(), maps);
+  by_id.set_debug_root(root.path().string());
+  EXPECT_EQ(by_id.UserFrame(3, inside), FunctionBaseName(Demangle(work.symbol)));
+  EXPECT_TRUE(by_id.unreadable().empty());
+  // Without a debug file, a file with another build ID is not the one that ran.
+  maps[3].ranges[0].path = PERFGATE_UFUNC_LIB;
+  StackSymbolizer replaced(KernelSymbols(), maps);
+  replaced.set_debug_root(root.path().string() + "/none");
+  EXPECT_EQ(replaced.UserFrame(3, inside).rfind("libpg_ufunc_lib.so+0x", 0), 0u) << replaced.UserFrame(3, inside);
+  ASSERT_EQ(replaced.unreadable().size(), 1u);
+  EXPECT_NE(replaced.unreadable()[0].find("replaced (build ID "), std::string::npos) << replaced.unreadable()[0];
+  // The file itself when its build ID matches.
+  maps[3].ranges[0].path = PERFGATE_UFUNC_TARGET;
+  StackSymbolizer same(KernelSymbols(), maps);
+  same.set_debug_root(root.path().string() + "/none");
+  EXPECT_EQ(same.UserFrame(3, inside), FunctionBaseName(Demangle(work.symbol)));
+}
+
+TEST(EvidenceTarget, ResolvesTheGrowthTheRegressionImplies) {
+  ScenarioResult s;
+  EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceTargetSamples);  // nothing regressed: `always`
+  CheckResult c;
+  c.verdict = Verdict::kRegression;
+  c.change_pct = 10;
+  s.checks.push_back(c);
+  // R = 10 %: growth 4.5 pp at p = 1/2; 0.5 * ((3.29 + 1.28) / 0.0455)^2.
+  EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 5040, 60);
+  s.checks[0].change_pct = 5;
+  EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 18400, 200);
+  s.checks[0].change_pct = 10;
+  s.checks[0].change_ci_low_pct = 5;  // measured +10 %, but +5 % is within its interval
+  s.checks[0].change_ci_high_pct = 15;
+  EXPECT_NEAR(static_cast<double>(EvidenceTargetSamples(s)), 18400, 200);
+  s.checks[0].change_pct = 5;
+  s.checks[0].change_ci_low_pct.reset();
+  s.checks[0].change_ci_high_pct.reset();
+  s.checks[0].change_pct = 50;
+  EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceTargetSamples);
+  s.checks[0].change_pct = 0.5;
+  EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceMaxTargetSamples);
+  s.checks[0].spec.type = CheckSpec::Type::kBudget;  // no relative change to resolve
+  EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceTargetSamples);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "harness/results.h"
 #include "metrics/evidence.h"
 #include "metrics/results.h"
+#include "metrics/quantity.h"
 #include "report/evidence_files.h"
 #include "report/frame_growth.h"
 #include "report/frames.h"
@@ -102,6 +103,112 @@ TEST(TopFrameGrowth, NamesTheLeafThatTookTheExtraTimeFirstNotItsSharedParents) {
   // Sorted by self growth.
   for (size_t i = 1; i < rows.size(); ++i) EXPECT_GE(rows[i - 1].SelfDeltaPp(), rows[i].SelfDeltaPp() - 1e-9);
   EXPECT_EQ(TopFrameGrowth(GrowthBaseline(), GrowthCandidate(), 2).size(), 2u);
+}
+
+// Two sides of `n` samples each: `hash` at `base_hash` and `cand_hash`
+// samples, the rest in `parse`, and `noise` frames of 3 samples each on both.
+std::pair<FoldedProfile, FoldedProfile> HashProfiles(uint64_t n, uint64_t base_hash, uint64_t cand_hash,
+                                                     int noise = 0) {
+  std::map<std::string, uint64_t> base, cand;
+  for (int i = 0; i < noise; ++i) {
+    base["main;noise" + std::to_string(i)] = 3;
+    cand["main;noise" + std::to_string(i)] = 3;
+  }
+  const uint64_t rest = n - 3 * static_cast<uint64_t>(noise);
+  base["main;hash"] = base_hash;
+  base["main;parse"] = rest - base_hash;
+  cand["main;hash"] = cand_hash;
+  cand["main;parse"] = rest - cand_hash;
+  return {Profile(base), Profile(cand)};
+}
+
+TEST(GrownFrames, NamesOnlyGrowthBeyondTheIntervalOfTwoProportions) {
+  // 2,400 samples a side; hash 40 % -> 46.4 %: +6.4 pp.
+  auto [base, cand] = HashProfiles(2400, 960, 1114);
+  std::vector<FrameGrowth> grown = GrownFrames(base, cand, 5);
+  ASSERT_EQ(grown.size(), 1u) << "parse shrank, main did not move";
+  EXPECT_EQ(grown[0].frame, "hash");
+  EXPECT_TRUE(grown[0].self_grew);
+  EXPECT_EQ(grown[0].candidate_samples, 2400u);
+  // Agresti-Caffo, one-sided 5 % over a family of at least 10 functions: z = 2.576.
+  const double p1 = 961.0 / 2402, p2 = 1115.0 / 2402;
+  const double se = std::sqrt(p1 * (1 - p1) / 2402 + p2 * (1 - p2) / 2402);
+  EXPECT_NEAR(grown[0].self_margin_pp, 100 * 2.5758 * se, 0.01);
+  EXPECT_EQ(FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp),
+            "+6.42 pp of 2,400 samples, \u00b1" + FormatNumber(grown[0].self_margin_pp));
+  EXPECT_EQ(UserCodeGrowthLine(base, cand), "the extra cost is on-CPU in user code: hash self " +
+                                                FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp));
+  // The same change in 240 samples a side is within noise: nothing is named.
+  auto [small_base, small_cand] = HashProfiles(240, 96, 111);
+  EXPECT_TRUE(GrownFrames(small_base, small_cand, 5).empty());
+  EXPECT_EQ(UserCodeGrowthLine(small_base, small_cand), "");
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(small_base, small_cand, 5);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_TRUE(rows[0].HasInterval());
+  EXPECT_FALSE(rows[0].self_grew);
+}
+
+TEST(GrownFrames, NothingInAnAaPairEvenWithManyFunctions) {
+  // Identical sides up to a few samples moved between 300 small functions.
+  auto [base, cand] = HashProfiles(20000, 8000, 8040, 300);
+  EXPECT_TRUE(GrownFrames(base, cand, 5).empty());
+  EXPECT_EQ(FormatGrowth(0, 0, 0), "0 pp");
+}
+
+TEST(GrownFrames, AGrowthBelowOnePointIsNotNamedHoweverManySamples) {
+  // 0.5 pp in 4 million samples is far outside the interval but could be a burst of interrupts.
+  auto [base, cand] = HashProfiles(4000000, 1600000, 1620000);
+  EXPECT_TRUE(GrownFrames(base, cand, 5).empty());
+  auto [big_base, big_cand] = HashProfiles(4000000, 1600000, 1660000);
+  EXPECT_EQ(GrownFrames(big_base, big_cand, 5).size(), 1u);
+}
+
+TEST(GrownFrames, KernelGrowthMeansNoUserCodeLine) {
+  FoldedProfile base = Profile({{"main;hash", 1000}, {"main;parse", 1000}, {"main;read_[k]", 400}});
+  FoldedProfile cand = Profile({{"main;hash", 1200}, {"main;parse", 700}, {"main;read_[k]", 500}});
+  std::vector<FrameGrowth> grown = GrownFrames(base, cand, 5);
+  ASSERT_EQ(grown.size(), 2u);
+  EXPECT_EQ(grown[0].frame, "hash");
+  EXPECT_EQ(grown[1].frame, "read_[k]");
+  EXPECT_EQ(UserCodeGrowthLine(base, cand), "");
+}
+
+TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
+  // A burst of softirq work and of unsymbolizable frames on the candidate's side only.
+  FoldedProfile base = Profile({{"main;hash", 1000}, {"main;parse", 1000}});
+  FoldedProfile cand = Profile({{"main;hash", 1000},
+                                {"main;parse", 700},
+                                {"main;hash;asm_sysvec_apic_timer_interrupt_[k];handle_softirqs_[k];rcu_core_[k]", 150},
+                                {"[unknown];[unknown]", 150}});
+  for (const FrameGrowth& r : GrownFrames(base, cand, 10)) ADD_FAILURE() << r.frame;
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
+  auto row = [&](const std::string& frame) {
+    return *std::find_if(rows.begin(), rows.end(), [&](const FrameGrowth& r) { return r.frame == frame; });
+  };
+  EXPECT_TRUE(row("rcu_core_[k]").interrupt);
+  EXPECT_TRUE(row("rcu_core_[k]").self_grew) << "grown, but not named";
+  EXPECT_FALSE(row("hash").interrupt);
+  EXPECT_FALSE(row("main").interrupt);
+}
+
+TEST(GrownFrames, BlockedTimeHasNoInterval) {
+  FoldedProfile base = Profile({{"main;read_[k]", 1000}}, "off-cpu");
+  FoldedProfile cand = Profile({{"main;read_[k]", 1000}, {"main;sleep_[k]", 9000}}, "off-cpu");
+  EXPECT_TRUE(GrownFrames(base, cand, 5).empty());
+  for (const FrameGrowth& r : TopFrameGrowth(base, cand, 5)) EXPECT_FALSE(r.HasInterval());
+}
+
+TEST(GrowthZ, CountsOnlyFunctionsThatCouldBeNamed) {
+  const double z10 = GrowthZ({});
+  EXPECT_NEAR(z10, 2.5758, 1e-3);  // 5 % over at least 10
+  // 1,000 functions with too few samples to be named: the family stays 10.
+  EXPECT_NEAR(GrowthZ(std::vector<double>(1000, 1.0)), z10, 1e-9);
+  // 1,000 that could all be named: Bonferroni over 1,000.
+  EXPECT_NEAR(GrowthZ(std::vector<double>(1000, 50.0)), 3.8906, 1e-3);
+  // 20 that could be and 980 that could not: 20.
+  std::vector<double> mixed(980, 1.0);
+  mixed.insert(mixed.end(), 20, 50.0);
+  EXPECT_NEAR(GrowthZ(mixed), 2.8070, 1e-3);
 }
 
 TEST(TopFrameGrowth, CallerWhoseExtraTimeSpreadsOverCalleesOutranksUnchangedFrames) {
@@ -475,7 +582,12 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   std::string md = MarkdownReporter().Render(r);
   size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
-  EXPECT_NE(md.find("on-cpu vs baseline: hash self +", at), std::string::npos) << md;
+  EXPECT_NE(md.find("on-cpu vs baseline: the extra cost is on-CPU in user code: hash self +", at), std::string::npos)
+      << md;
+  EXPECT_NE(
+      md.find("grew beyond sampling noise: hash self +26.8 pp of 460 samples, \u00b112.3 (38.5 % \u2192 65.2 %)", at),
+      std::string::npos)
+      << md;
   // Blocked time by stack: the new (hostile) stack grew, read_file kept its share.
   EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at), std::string::npos)
       << md;
