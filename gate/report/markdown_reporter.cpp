@@ -176,6 +176,14 @@ std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile*
   return item + "\n";
 }
 
+// A frame as the evidence lines name it: "parse_header at parser.c:88 (kernel)".
+std::string FrameText(const FoldedProfile& profile, const FrameGrowth& r) {
+  auto source = profile.sources.find(r.frame);
+  return Cell(FrameLabel(r.frame)) +
+         (source == profile.sources.end() ? "" : " at " + Cell(ShortSource(source->second))) +
+         (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
+}
+
 // "- camera / on-cpu vs baseline: the extra cost is on-CPU in user code: parse_header self +12.3 pp of 2,400
 // samples, ±1.1; grew beyond sampling noise: parse_header at parse.cpp:42 self +12.3 pp of 2,400 samples, ±1.1
 // (4.0 % → 16.3 %), inclusive ...": only functions whose share grew beyond sampling noise, or that none did.
@@ -190,10 +198,7 @@ std::string GrownFramesItem(const std::string& scenario, const FoldedProfile& ba
   item += "grew beyond sampling noise:";
   for (size_t i = 0; i < rows.size(); ++i) {
     const FrameGrowth& r = rows[i];
-    auto source = profile.sources.find(r.frame);
-    item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
-            (source == profile.sources.end() ? "" : " at " + Cell(ShortSource(source->second))) +
-            (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
+    item += (i ? "; " : " ") + FrameText(profile, r);
     if (r.self_grew) {
       item += " self " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) + " (" +
               Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) + ")";
@@ -233,10 +238,7 @@ std::vector<std::string> EvidenceItems(const RunResults& results) {
           base ? TopFrameGrowth(*base, profile, kGrowthItems) : TopFramesBySelf(profile, kGrowthItems);
       for (size_t i = 0; i < rows.size(); ++i) {
         const FrameGrowth& r = rows[i];
-        auto source = profile.sources.find(r.frame);
-        item += (i ? "; " : " ") + Cell(FrameLabel(r.frame)) +
-                (source == profile.sources.end() ? "" : " at " + Cell(ShortSource(source->second))) +
-                (r.kind == FrameKind::kUser ? "" : " (" + ToString(r.kind) + ")");
+        item += (i ? "; " : " ") + FrameText(profile, r);
         if (base) {
           item += " self " + Pp(r.SelfDeltaPp()) + " (" + Pct(r.baseline_self) + " \u2192 " + Pct(r.candidate_self) +
                   "), inclusive " + Pp(r.InclusiveDeltaPp());
