@@ -59,6 +59,18 @@ struct CountedRun {
   ProbeReport report;
 };
 
+// The cpu probe attached as the runner attaches it: on `tracker`'s workload
+// (nullptr in system scope).
+std::unique_ptr<Probe> AttachedCpuProbe(WorkloadTracker* tracker, const nlohmann::json& params = Software(),
+                                        ProbeScope scope = ProbeScope::kWorkload) {
+  auto probe = CreateProbe("cpu");
+  ProbeOptions options;
+  options.scope = scope;
+  options.params = params;
+  probe->Attach(options, tracker);
+  return probe;
+}
+
 // One repetition as the runner does it: the cpu probe (and the tracker)
 // attached, `argv` forked and held, tracked, the probe reset, the workload
 // released and waited for, the probe collected.
@@ -66,11 +78,7 @@ CountedRun RunCounted(const std::vector<std::string>& argv, const nlohmann::json
                       ProbeScope scope = ProbeScope::kWorkload) {
   WorkloadTracker tracker;
   tracker.Attach({});
-  auto probe = CreateProbe("cpu");
-  ProbeOptions options;
-  options.scope = scope;
-  options.params = params;
-  probe->Attach(options, scope == ProbeScope::kWorkload ? &tracker : nullptr);
+  auto probe = AttachedCpuProbe(scope == ProbeScope::kWorkload ? &tracker : nullptr, params, scope);
   CountedRun run;
   HeldProcess process(argv, {}, "");
   tracker.Clear();
@@ -247,10 +255,7 @@ TEST(CpuProbe, CountingStartsAtTheWorkloadsExec) {
   PERFGATE_REQUIRE_ROOT();
   WorkloadTracker tracker;
   tracker.Attach({});
-  auto probe = CreateProbe("cpu");
-  ProbeOptions options;
-  options.params = Software();
-  probe->Attach(options, &tracker);
+  auto probe = AttachedCpuProbe(&tracker);
   constexpr int kPagesBeforeExec = 1024;
   HeldChild exec_after_work([] {
     TouchAndUnmap(kPagesBeforeExec * 4096);
@@ -303,10 +308,7 @@ TEST(CpuProbe, LeavesNoEventOpenAfterARepetitionOrDetach) {
   const size_t before = OpenPerfEvents();
   WorkloadTracker tracker;
   tracker.Attach({});
-  auto probe = CreateProbe("cpu");
-  ProbeOptions options;
-  options.params = Software();
-  probe->Attach(options, &tracker);
+  auto probe = AttachedCpuProbe(&tracker);
   for (int rep = 0; rep < 3; ++rep) {
     HeldProcess process(Smoke({"--iterations", "5"}), {}, "");
     tracker.Clear();
