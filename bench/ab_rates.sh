@@ -13,8 +13,9 @@
 # THRESHOLD_PCT, when given, replaces every regression check's
 # max_regression_pct in a copy of the suite (2 asks whether a 5 % slowdown
 # is caught at all; the smoke suite's own thresholds are 10-15 %). Extra
-# arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm). Run
-# as root (probes).
+# arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm);
+# AB_ARMS=aa measures A/A only (for suites without SMOKE_SLOWDOWN, such as
+# the presubmit suite). Run as root (probes).
 set -euo pipefail
 BUILD_DIR="$(cd "${1:?usage: ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]}" && pwd)"
 RUNS="${2:-20}"
@@ -24,6 +25,7 @@ SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 SUITE="${5:-$SOURCE_DIR/workloads/examples/smoke.json}"
 PERFGATE="$BUILD_DIR/perfgate"
 read -r -a ab_args <<<"${AB_ARGS:-}"
+read -r -a arms <<<"${AB_ARMS:-aa ab}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgate-ab-rates.XXXXXX")"
 neighbour=""
@@ -50,7 +52,7 @@ PY
   SUITE="$COPY"
 fi
 
-echo "suite: $SUITE; $RUNS runs of each arm; A/B slowdown $SLOWDOWN; thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
+echo "suite: $SUITE; $RUNS runs of each arm (${arms[*]}); A/B slowdown $SLOWDOWN; thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
 for i in $(seq 1 "$RUNS"); do
   noisy=0
   if [ "$i" -gt $((RUNS / 2)) ]; then
@@ -60,7 +62,7 @@ for i in $(seq 1 "$RUNS"); do
       neighbour=$!
     fi
   fi
-  for arm in aa ab; do
+  for arm in "${arms[@]}"; do
     slowdown=1.0
     [ "$arm" = ab ] && slowdown="$SLOWDOWN"
     out="$WORK/$arm-$i"
@@ -85,6 +87,8 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
         pairs = []
         for i in range(1, runs + 1):
             out = os.path.join(work, f"{arm}-{i}")
+            if not os.path.exists(os.path.join(out, "exit")):
+                continue
             code, was_noisy = (int(x) for x in open(os.path.join(out, "exit")).read().split())
             if was_noisy != noisy:
                 continue
@@ -95,13 +99,18 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
                 results = json.load(open(os.path.join(out, "results.json")))
             except (OSError, ValueError):
                 continue
-            taken = 0
+            taken = confirmed_here = 0
             for scenario in results["scenarios"]:
                 taken += len(scenario["repetitions"])
                 retaken += len(scenario.get("retaken_repetitions", [])) // 2
                 extra = max((c.get("confirmation", {}).get("pairs", 0) for c in scenario["checks"]), default=0)
                 taken += extra
-                confirming += extra > 0
+                confirmed_here += extra > 0
+                if arm == "aa" and code == 1:
+                    for c in scenario["checks"]:
+                        if c.get("verdict") == "regression":
+                            print(f"  A/A run {i} failed: {scenario['name']} {c['spec'].get('name') or c['spec'].get('metric')}: {c.get('message', '')}")
+            confirming += confirmed_here > 0
             pairs.append(taken)
         if n == 0:
             continue

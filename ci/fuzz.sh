@@ -11,7 +11,8 @@ FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 TARGETS=(suite baseline results fio gbench unixbench command_lines)
 
-CC=clang CXX=clang++ cmake -S . -B "$FUZZ_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_FUZZ=ON \
+read -r -a launcher <<< "${PERFGATE_CMAKE_LAUNCHER:-}"
+CC=clang CXX=clang++ cmake -S . -B "$FUZZ_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_FUZZ=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF
 cmake --build "$FUZZ_BUILD_DIR" -j"$(nproc)" --target perfgate_fuzzers

@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
+  # A compiler cache: a clean clone on a machine that ran CI before compiles only what changed.
+  ccache
   # perfgate(1) from --help, and the Debian package (CPack, dpkg-shlibdeps).
   help2man dpkg-dev file
   clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
