@@ -14,8 +14,11 @@
 # max_regression_pct in a copy of the suite (2 asks whether a 5 % slowdown
 # is caught at all; the smoke suite's own thresholds are 10-15 %). Extra
 # arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm);
-# AB_ARMS=aa measures A/A only (for suites without SMOKE_SLOWDOWN, such as
-# the presubmit suite). Run as root (probes).
+# AB_ARMS=aa measures A/A only. The sides differ in AB_VARIABLE (default
+# SMOKE_SLOWDOWN): AB_AA_VALUE (default 1.0) on both sides of A/A, SLOWDOWN
+# on the candidate side of A/B; a suite without SMOKE_SLOWDOWN names one it
+# expands, with the value it has by default (the presubmit suite:
+# AB_ARMS=aa AB_VARIABLE=FIO_RUNTIME AB_AA_VALUE=2). Run as root (probes).
 set -euo pipefail
 BUILD_DIR="$(cd "${1:?usage: ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]}" && pwd)"
 RUNS="${2:-20}"
@@ -26,6 +29,7 @@ SUITE="${5:-$SOURCE_DIR/workloads/examples/smoke.json}"
 PERFGATE="$BUILD_DIR/perfgate"
 read -r -a ab_args <<<"${AB_ARGS:-}"
 read -r -a arms <<<"${AB_ARMS:-aa ab}"
+variable="${AB_VARIABLE:-SMOKE_SLOWDOWN}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgate-ab-rates.XXXXXX")"
 neighbour=""
@@ -63,11 +67,11 @@ for i in $(seq 1 "$RUNS"); do
     fi
   fi
   for arm in "${arms[@]}"; do
-    slowdown=1.0
-    [ "$arm" = ab ] && slowdown="$SLOWDOWN"
+    value="${AB_AA_VALUE:-1.0}"
+    [ "$arm" = ab ] && value="$SLOWDOWN"
     out="$WORK/$arm-$i"
     set +e
-    "$PERFGATE" ab "$SUITE" --baseline-set SMOKE_SLOWDOWN=1.0 --candidate-set "SMOKE_SLOWDOWN=$slowdown" \
+    "$PERFGATE" ab "$SUITE" --baseline-set "$variable=${AB_AA_VALUE:-1.0}" --candidate-set "$variable=$value" \
       --out "$out" --quiet "${ab_args[@]}" >/dev/null 2>&1
     code=$?
     set -e

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "adapters/adapter.h"
 #include "adapters/tool_output.h"
@@ -21,8 +23,8 @@
 #include "run/environment.h"
 #include "run/evidence_run.h"
 #include "run/interleaved.h"
-#include "run/schedule.h"
 #include "run/runner.h"
+#include "run/schedule.h"
 
 namespace perfgate {
 
@@ -50,6 +52,25 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
   }
   if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
   return suite;
+}
+
+// --baseline-set / --candidate-set NAME that the suite never expands as
+// ${NAME} would leave both sides alike: an A/A run reported as an A/B (a PR
+// gate whose suite forgot ${BUILD_DIR} would pass every change). The suite's
+// text is searched, so a use in any string counts.
+void RequireExpandedVariables(const std::string& suite_file, const AbVariants& variants) {
+  std::ifstream in(suite_file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [option, set] :
+       {std::pair{"--baseline-set", &variants.baseline_set}, std::pair{"--candidate-set", &variants.candidate_set}}) {
+    for (const auto& [name, value] : *set) {
+      if (text.find("${" + name + "}") != std::string::npos || text.find("${" + name + ":-") != std::string::npos) {
+        continue;
+      }
+      throw InputError(suite_file + ": " + option + " " + name + "=" + value + ": the suite has no ${" + name +
+                       "}, so the two sides would run the same");
+    }
+  }
 }
 
 // --baseline-cmd / --candidate-cmd: the command line replaces the argv of
@@ -401,6 +422,7 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
 
 GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   Suite baseline = LoadGateSuite(o, variants.baseline_set);
+  RequireExpandedVariables(o.suite_file, variants);
   Suite candidate = LoadGateSuite(o, variants.candidate_set);
   ReplaceCommand(baseline, variants.baseline_cmd, "--baseline-cmd", o.scenarios);
   ReplaceCommand(candidate, variants.candidate_cmd, "--candidate-cmd", o.scenarios);

@@ -119,6 +119,14 @@ TEST(AbTest, BadOptionsExitTwoNamingTheOption) {
   EXPECT_EQ(assignment.exit_code, 2) << assignment.output;
   EXPECT_NE(assignment.output.find("--candidate-set: expected NAME=VALUE"), std::string::npos) << assignment.output;
 
+  // A name the suite never expands: both sides would run the same program.
+  CliRun unused = RunCli(
+      {"ab", kSmokeSuite, "--baseline-set", "BULID_DIR=a", "--candidate-set", "BULID_DIR=b", "--out", dir / "e"});
+  EXPECT_EQ(unused.exit_code, 2) << unused.output;
+  EXPECT_NE(unused.output.find("--baseline-set BULID_DIR=a: the suite has no ${BULID_DIR}"), std::string::npos)
+      << unused.output;
+  EXPECT_FALSE(fs::exists(fs::path(dir / "e") / "results.json"));
+
   const std::string fio_suite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/fio/fio.json";
   CliRun fio = RunCli({"ab", fio_suite, "--baseline-cmd", "fio a.fio", "--candidate-cmd", "fio b.fio", "--out", dir / "d"});
   EXPECT_EQ(fio.exit_code, 2) << fio.output;
