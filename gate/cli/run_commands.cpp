@@ -183,6 +183,7 @@ int OverheadCommand(const OverheadCommandOptions& o) {
               {"slowdown", r.slowdown}});
     if (r.slowdown_low) j["slowdown_low"] = *r.slowdown_low;
     if (r.slowdown_high) j["slowdown_high"] = *r.slowdown_high;
+    j["pairs"] = r.pairs;
     nlohmann::json probes = nlohmann::json::array();
     for (const ProbeReport& p : r.probes) {
       std::optional<double> share = p.CpuShare();

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "metrics/error.h"
 #include "run/schedule.h"
 #include "stats/descriptive.h"
 #include "stats/relative_change.h"
+#include "stats/signed_rank.h"
 
 namespace perfgate {
 
@@ -37,12 +39,34 @@ OverheadResult MeasureScenario(const ScenarioSpec& spec, const RunOptions& run, 
   };
   std::vector<ScenarioResult> sides;
   RunSchedule(schedule, run, sides);
-  for (const Repetition& rep : sides[0].repetitions) result.bare.push_back(MetricOf(rep, options.metric, spec.name));
-  for (const Repetition& rep : sides[1].repetitions) result.probed.push_back(MetricOf(rep, options.metric, spec.name));
+  std::map<int, double> bare_by_round;
+  for (const Repetition& rep : sides[0].repetitions) {
+    result.bare.push_back(MetricOf(rep, options.metric, spec.name));
+    bare_by_round.emplace(rep.index, result.bare.back());
+  }
+  std::vector<double> log_ratios;
+  for (const Repetition& rep : sides[1].repetitions) {
+    result.probed.push_back(MetricOf(rep, options.metric, spec.name));
+    auto bare = bare_by_round.find(rep.index);
+    if (bare != bare_by_round.end() && bare->second > 0 && result.probed.back() > 0)
+      log_ratios.push_back(std::log(result.probed.back() / bare->second));
+  }
   result.probes = std::move(sides[1].probes);
   result.bare_median = stats::Median(result.bare);
   result.probed_median = stats::Median(result.probed);
   result.slowdown = result.bare_median > 0 ? result.probed_median / result.bare_median : NAN;
+  // The bare and probed repetitions of a round ran back to back and shared
+  // the host's state of the moment: their ratio cancels drift and a
+  // neighbour's slow phase, so the interval is the signed-rank one of the
+  // per-round log ratios. With too few rounds for it to reach the confidence,
+  // the two-sample interval of the logs.
+  const stats::ShiftEstimate paired = stats::PairedShift(log_ratios, options.confidence);
+  if (!log_ratios.empty() && paired.confidence >= options.confidence) {
+    result.pairs = static_cast<int>(log_ratios.size());
+    result.slowdown_low = std::exp(paired.low);
+    result.slowdown_high = std::exp(paired.high);
+    return result;
+  }
   stats::RelativeChange shift = stats::RelativeShiftOfLogs(result.bare, result.probed, options.confidence);
   if (shift.low && shift.high) {
     result.slowdown_low = 1 + *shift.low;

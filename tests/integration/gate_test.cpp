@@ -121,16 +121,18 @@ TEST_F(GateTest, OverheadRunsBothSidesInterleavedAndReportsProbeCost) {
   WriteFile(suite, CommandSuite(R"([")" + std::string(PERFGATE_SMOKE_BIN) + R"(", "--iterations", "100"])",
                                 R"(["syscalls", {"name": "kmem", "scope": "system"}])", "[]"));
   std::string json_file = dir_ / "overhead-out.json";
-  CliRun run = RunCli({"overhead", suite, "--pairs", "3", "--quiet", "--json", json_file});
+  CliRun run = RunCli({"overhead", suite, "--pairs", "6", "--quiet", "--json", json_file});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("slowdown"), std::string::npos) << run.output;
   nlohmann::json out = nlohmann::json::parse(ReadFile(json_file));
   ASSERT_EQ(out.size(), 1u) << out.dump();
   const nlohmann::json& s = out[0];
   EXPECT_EQ(s["scenario"], "s");
-  EXPECT_EQ(s["bare"].size(), 3u);
-  EXPECT_EQ(s["probed"].size(), 3u);
+  EXPECT_EQ(s["bare"].size(), 6u);
+  EXPECT_EQ(s["probed"].size(), 6u);
   EXPECT_GT(s["slowdown"].get<double>(), 0.5);
+  // Six rounds reach the signed-rank interval at 95 % (its smallest two-sided p is 2 * 2^-6).
+  EXPECT_EQ(s["pairs"], 6) << s.dump();
   EXPECT_LT(s["slowdown_low"].get<double>(), s["slowdown_high"].get<double>());
   std::set<std::string> names;
   for (const auto& p : s["probes"]) {
