@@ -131,11 +131,51 @@ bool ResolveCandidate(CheckResult& check, const std::string& scenario, const Rep
 
 // ---- budget checks ---------------------------------------------------------
 
-void EvaluateBudget(CheckResult& check) {
+// The repetitions of `scenario` a neighbour did not disturb
+// (Repetition::tainted empty) and the taint of the first one it did.
+std::pair<Repetitions, std::string> CleanRepetitions(const ScenarioResult& scenario) {
+  Repetitions clean;
+  std::string first_taint;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.warmup || !rep.failure.empty()) continue;
+    if (rep.tainted.empty()) {
+      clean.push_back(&rep.metrics);
+    } else if (first_taint.empty()) {
+      first_taint = rep.tainted;
+    }
+  }
+  return {std::move(clean), std::move(first_taint)};
+}
+
+void EvaluateBudget(CheckResult& check, const ScenarioResult& scenario) {
   const CheckSpec& spec = check.spec;
   if (!spec.max && !spec.min) {
     SetError(check, "budget check " + spec.name + " has neither max nor min");
     return;
+  }
+  // A budget is an absolute bound, and a host kept busy by other work moves
+  // some metrics past it by itself (run-queue waits, rates per second). A
+  // crossed bound is judged on the repetitions the host left alone: their
+  // median when they are at least half, else the check is inconclusive.
+  std::string clean_note;
+  if ((spec.max && check.candidate_median > *spec.max) || (spec.min && check.candidate_median < *spec.min)) {
+    const auto [clean, taint] = CleanRepetitions(scenario);
+    const std::vector<double> values = StatisticValues(clean, spec.metric, check.statistic);
+    const size_t all = check.candidate_values.size(), busy = all - std::min(all, values.size());
+    if (busy > 0 && values.size() * 2 < all) {
+      check.verdict = Verdict::kInconclusive;
+      check.message =
+          Subject(check) + " " + FormatQuantity(check.candidate_median, check.unit) + " beyond budget " +
+          FormatQuantity(spec.max && check.candidate_median > *spec.max ? *spec.max : *spec.min, check.unit) +
+          "; inconclusive: other work kept the host busy in " + std::to_string(busy) + " of " + std::to_string(all) +
+          " repetitions (" + taint + "), so the bound is not held against the workload";
+      return;
+    }
+    if (busy > 0) {
+      check.candidate_median = stats::Median(values);
+      clean_note = " (median of the " + std::to_string(values.size()) + " repetitions the host left alone; " +
+                   std::to_string(busy) + " taken while other work kept it busy are left out)";
+    }
   }
   const double median = check.candidate_median;
   const bool over = spec.max && median > *spec.max;
@@ -150,7 +190,9 @@ void EvaluateBudget(CheckResult& check) {
   const char* relation = over ? " > " : under ? " < " : use_max ? " <= " : " >= ";
   check.message = Subject(check) + " " + FormatQuantity(median, check.unit) + relation + "budget " +
                   FormatQuantity(bound, check.unit);
-  if (beyond > 0 && static_cast<size_t>(beyond) < check.candidate_values.size()) {
+  if (!clean_note.empty()) {
+    check.message += clean_note;
+  } else if (beyond > 0 && static_cast<size_t>(beyond) < check.candidate_values.size()) {
     check.message += " (median of " + std::to_string(check.candidate_values.size()) + " repetitions; " +
                      std::to_string(beyond) + (use_max ? " above)" : " below)");
   }
@@ -179,7 +221,7 @@ struct CheckEvidence {
   // independent samples), and the robust standard deviation of their log ratios.
   size_t pairs = 0;
   double pair_sd = 0;
-  int tests = 1;  // tests whose smallest p the check's p is (Bonferroni): 2 for pairs
+  int tests = 1;                             // tests whose smallest p the check's p is (Bonferroni): 2 for pairs
   const ScenarioResult* baseline = nullptr;  // for gathering it again unpaired
   std::string scenario;
   std::string test;  // "rank+KS, " when KS gave a second opinion (tails), "paired signed-rank, " for pairs
@@ -498,12 +540,11 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   // adaptive scenario stopped.
   const double per_check_alpha = PerCheckAlpha(check, family) * evidence.level_scale / evidence.tests;
   const double mde_pct =
-      100 * (evidence.pairs > 0
-                 ? stats::MinimumDetectablePairedEffect(static_cast<int>(evidence.pairs), evidence.pair_sd,
-                                                        per_check_alpha)
-                 : stats::MinimumDetectableRelativeEffect(static_cast<int>(check.baseline_values.size()),
-                                                          static_cast<int>(check.candidate_values.size()), evidence.cv,
-                                                          per_check_alpha));
+      100 * (evidence.pairs > 0 ? stats::MinimumDetectablePairedEffect(static_cast<int>(evidence.pairs),
+                                                                       evidence.pair_sd, per_check_alpha)
+                                : stats::MinimumDetectableRelativeEffect(
+                                      static_cast<int>(check.baseline_values.size()),
+                                      static_cast<int>(check.candidate_values.size()), evidence.cv, per_check_alpha));
   if (std::isfinite(mde_pct)) check.min_detectable_pct = mde_pct;
 
   std::string tail;
@@ -593,7 +634,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       }
       if (!ResolveCandidate(check, scenario.name, reps)) continue;
       if (check.spec.type == CheckSpec::Type::kBudget) {
-        EvaluateBudget(check);
+        EvaluateBudget(check, scenario);
       } else if (auto foreign = options.foreign_baselines.find(scenario.name);
                  foreign != options.foreign_baselines.end() && baseline_scenario != nullptr) {
         // The change is shown for what it is worth; it takes no part in the family.
@@ -638,10 +679,11 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
     // Too few pairs for the signed-rank test to ever reach the check's level
     // (its smallest p is 2^-n; the rank-sum test's, 1 / C(2n, n), is far
     // smaller): the two sides as independent samples, which can.
-    if (evidence.tests > 1 && stats::SmallestSignedRankPValue(static_cast<int>(evidence.check->candidate_values.size())) >
-                                  PerCheckAlpha(*evidence.check, context) * evidence.level_scale / 2) {
-      CheckEvidence unpaired = *GatherEvidence(*evidence.check, evidence.scenario, evidence.baseline,
-                                               options.interval_confidence);
+    if (evidence.tests > 1 &&
+        stats::SmallestSignedRankPValue(static_cast<int>(evidence.check->candidate_values.size())) >
+            PerCheckAlpha(*evidence.check, context) * evidence.level_scale / 2) {
+      CheckEvidence unpaired =
+          *GatherEvidence(*evidence.check, evidence.scenario, evidence.baseline, options.interval_confidence);
       unpaired.host_other_cpus = evidence.host_other_cpus;
       unpaired.candidate_spare_cpus = evidence.candidate_spare_cpus;
       unpaired.candidate = evidence.candidate;
