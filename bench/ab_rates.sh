@@ -35,7 +35,9 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgate-ab-rates.XXXXXX")"
 neighbour=""
 cleanup() {
   [ -n "$neighbour" ] && kill "$neighbour" 2>/dev/null && wait "$neighbour" 2>/dev/null
-  rm -rf "$WORK" "${COPY:-}"
+  # AB_KEEP=1 keeps every run's reports (the directory is printed).
+  if [ "${AB_KEEP:-0}" = 1 ]; then echo "reports kept in $WORK"; else rm -rf "$WORK"; fi
+  rm -rf "${COPY:-}"
 }
 trap cleanup EXIT
 
@@ -87,7 +89,7 @@ import json, os, sys
 work, runs = sys.argv[1], int(sys.argv[2])
 for arm, title in (("aa", "A/A"), ("ab", "A/B")):
     for noisy in (0, 1):
-        n = failed = errors = confirming = retaken = 0
+        n = failed = errors = confirming = retaken = caught = inconclusive = 0
         pairs = []
         for i in range(1, runs + 1):
             out = os.path.join(work, f"{arm}-{i}")
@@ -104,22 +106,32 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
             except (OSError, ValueError):
                 continue
             taken = confirmed_here = 0
+            caught_here = inconclusive_here = False
             for scenario in results["scenarios"]:
                 taken += len(scenario["repetitions"])
                 retaken += len(scenario.get("retaken_repetitions", [])) // 2
                 extra = max((c.get("confirmation", {}).get("pairs", 0) for c in scenario["checks"]), default=0)
                 taken += extra
                 confirmed_here += extra > 0
-                if arm == "aa" and code == 1:
-                    for c in scenario["checks"]:
-                        if c.get("verdict") == "regression":
-                            print(f"  A/A run {i} failed: {scenario['name']} {c['spec'].get('name') or c['spec'].get('metric')}: {c.get('message', '')}")
+                for c in scenario["checks"]:
+                    regression_check = c["spec"].get("type", "regression") == "regression"
+                    if c.get("verdict") == "regression" and arm == "ab" and regression_check:
+                        caught_here = True
+                    if c.get("verdict") == "inconclusive":
+                        inconclusive_here = True
+                    if arm == "aa" and c.get("verdict") == "regression":
+                        print(f"  A/A run {i} failed: {scenario['name']} {c['spec'].get('name') or c['spec'].get('metric')}: {c.get('message', '')}")
             confirming += confirmed_here > 0
+            caught += caught_here
+            inconclusive += inconclusive_here
             pairs.append(taken)
         if n == 0:
             continue
         where = "with the neighbour" if noisy else "quiet host"
         mean = sum(pairs) / len(pairs) if pairs else 0
-        print(f"{title}, {where}: {failed} of {n} runs failed ({100 * failed / n:.1f} %), {errors} errors; "
-              f"{mean:.1f} pairs per run; confirmation rounds in {confirming} runs; {retaken} rounds retaken")
+        # A/B: "caught" counts runs in which a regression check (not a budget) failed.
+        what = f"; caught by a regression check in {caught} ({100 * caught / n:.1f} %)" if arm == "ab" else ""
+        print(f"{title}, {where}: {failed} of {n} runs failed ({100 * failed / n:.1f} %){what}, {errors} errors, "
+              f"{inconclusive} with an inconclusive check; {mean:.1f} pairs per run; confirmation rounds in "
+              f"{confirming} runs; {retaken} rounds retaken")
 PY
