@@ -74,10 +74,12 @@ for i in $(seq 1 "$RUNS"); do
     out="$WORK/$arm-$i"
     set +e
     "$PERFGATE" ab "$SUITE" --baseline-set "$variable=${AB_AA_VALUE:-1.0}" --candidate-set "$variable=$value" \
-      --out "$out" --quiet "${ab_args[@]}" >/dev/null 2>&1
+      --out "$out" --quiet "${ab_args[@]}" >"$WORK/output" 2>&1
     code=$?
     set -e
     mkdir -p "$out"
+    # The console of a run that ended in an error says why.
+    if [ "$code" -gt 1 ]; then mv "$WORK/output" "$out/output"; fi
     echo "$code $noisy" >"$out/exit"
   done
   printf '.' >&2
@@ -101,6 +103,9 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
             n += 1
             failed += code == 1
             errors += code not in (0, 1)
+            if code not in (0, 1) and os.path.exists(os.path.join(out, "output")):
+                last = open(os.path.join(out, "output"), errors="replace").read().strip().splitlines()[-1:]
+                print(f"  {title} run {i} ended with exit {code}: {last[0] if last else ''}")
             try:
                 results = json.load(open(os.path.join(out, "results.json")))
             except (OSError, ValueError):
