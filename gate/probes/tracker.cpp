@@ -57,7 +57,8 @@ bool WorkloadTracker::marks_tasks() const {
 }
 
 // Task-local storage is keyed by a pidfd from user space; a thread that is
-// not its process's leader needs PIDFD_THREAD (Linux 6.9).
+// not its process's leader needs PIDFD_THREAD (Linux 6.9), whose value is
+// O_EXCL and which older kernel headers lack.
 bool WorkloadTracker::Mark(pid_t pid, uint32_t tid) {
   constexpr unsigned kPidfdThread = O_EXCL;
   const int pidfd = static_cast<int>(
