@@ -26,7 +26,7 @@
 # perfgate's added ns as a fraction of syscount's. Needs root, and
 # BPF run-time statistics off (they add two clock reads per program run).
 #
-#   [BASE_BUILD=DIR] bench/syscalls_overhead.sh BUILD_DIR [ROUNDS=9] [ITERATIONS=2000000] [SAMPLE=16] [CLOCK=cpu]
+#   [BASE_BUILD=DIR] [MODES="pg-default empty-pair ..."] bench/syscalls_overhead.sh BUILD_DIR [ROUNDS=9] [ITERATIONS=2000000] [SAMPLE=16] [CLOCK=cpu]
 #
 # SAMPLE is perfgate's latency sampling (1 in SAMPLE syscalls; 1 = exact).
 # CLOCK is what the loop times: `cpu`, its thread's CPU time (the default:
@@ -136,6 +136,15 @@ echo "getppid loop: $iterations calls/run, $rounds rounds, $clock time, perfgate
   "kernel $(uname -r)"
 modes=(none empty-enter empty-pair pg-work pg-count pg-default pg-default-count pg-system sc sc-pid)
 [[ -n $base_driver ]] && modes+=(base-work base-default)
+# MODES="none sc pg-default ..." runs only those (none and sc are always kept:
+# every ratio is against them).
+if [[ -n ${MODES:-} ]]; then
+  read -r -a modes <<<"none sc $MODES"
+  mapfile -t modes < <(printf '%s\n' "${modes[@]}" | awk '!seen[$0]++')
+  for mode in "${modes[@]}"; do
+    declare -F "run_$mode" >/dev/null || { echo "unknown mode in MODES: $mode" >&2; exit 2; }
+  done
+fi
 for ((round = 1; round <= rounds; round++)); do
   # A new order every round: rotating one order would put each mode after
   # the same other mode's teardown in every round (the mode rotated in right
@@ -163,7 +172,7 @@ printf '\n%-16s %14s %10s %8s %14s %14s %10s %10s %14s\n' mode "median ns/call" 
 for mode in "${modes[@]}"; do
   printf '%-16s %14.1f %10.1f %7.2fx %14s %14s %10.1f %9sx %14s\n' "$mode" "${med[$mode]}" "${added[$mode]}" \
     "$(ratio "${med[$mode]}" "${med[none]}")" "$(ratio "${added[$mode]}" "${added[sc]}")" \
-    "$(ratio "${added[$mode]}" "${added[sc-pid]}")" "${low[$mode]}" "$(ratio "${low[$mode]}" "${low[none]}")" \
+    "$(ratio "${added[$mode]}" "${added[sc-pid]:-0}")" "${low[$mode]}" "$(ratio "${low[$mode]}" "${low[none]}")" \
     "$(ratio "$(awk -v a="${low[$mode]}" -v b="${low[none]}" 'BEGIN { print a - b }')" \
       "$(awk -v a="${low[sc]}" -v b="${low[none]}" 'BEGIN { print a - b }')")"
 done

@@ -31,6 +31,24 @@ struct {
 	__type(value, struct pg_tracked_gen);
 } pg_tracked_gen SEC(".maps");
 
+/* True when every tracked thread carries a mark in pg_tracked_task (shared
+ * like pg_tracked): the tracker sets it for itself where task-local storage
+ * works, and for a probe when its fork hook has the child's task_struct to
+ * mark (tp_btf). A hook that holds a trusted task_struct then tells whether
+ * that thread is tracked from the task itself: a thread never marked has no
+ * storage, and the lookup ends at one pointer in a task_struct the
+ * scheduler has just touched, where a lookup in the 64k-bucket hash map
+ * missed the cache (sched_wakeup cost ~450 ns a run with the hash, on
+ * every wakeup of the machine). */
+const volatile bool pg_tracked_marks = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pg_tracked_mark);
+} pg_tracked_task SEC(".maps");
+
 /* Each object's last answer per CPU: whether thread `pid_tgid` was tracked
  * when the map was at generation (kernel_gen, user_gen). Events come in
  * bursts from one thread (a page fault allocating, a syscall loop), so most
@@ -91,6 +109,53 @@ static __always_inline bool pg_current_is_tracked(void)
 	answer->kernel_gen = kernel_gen;
 	answer->user_gen = user_gen;
 	return tracked;
+}
+
+/* Whether `task` is tracked by its mark: 1 or 0, or -1 when the marks
+ * cannot tell (not kept, incomplete, or `task` NULL: the variants whose
+ * task pointer is not trusted pass NULL). */
+static __always_inline int pg_task_mark_verdict(struct task_struct *task)
+{
+	struct pg_tracked_mark *mark;
+	struct pg_tracked_gen *gen;
+	__u32 zero = 0;
+	__u64 epoch;
+
+	if (!pg_tracked_marks || !task)
+		return -1;
+	gen = bpf_map_lookup_elem(&pg_tracked_gen, &zero);
+	epoch = gen ? *(volatile __u64 *)&gen->epoch : 0;
+	if (epoch == 0)
+		return -1;
+	mark = bpf_task_storage_get(&pg_tracked_task, task, 0, 0);
+	return mark && mark->epoch == epoch;
+}
+
+/* Whether `task` (thread id `tid`, any thread) is tracked. */
+static __always_inline bool pg_task_is_tracked(struct task_struct *task, __u32 tid)
+{
+	int verdict;
+
+	if (!pg_filter_tracked)
+		return true;
+	verdict = pg_task_mark_verdict(task);
+	if (verdict >= 0)
+		return verdict;
+	return pg_is_tracked(tid);
+}
+
+/* The same for the current thread's `task` (sched_switch's prev), which
+ * without marks has the per-CPU answer. */
+static __always_inline bool pg_current_task_is_tracked(struct task_struct *task)
+{
+	int verdict;
+
+	if (!pg_filter_tracked)
+		return true;
+	verdict = pg_task_mark_verdict(task);
+	if (verdict >= 0)
+		return verdict;
+	return pg_current_is_tracked();
 }
 
 /* The tracker's hooks, after changing the map. */

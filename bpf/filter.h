@@ -17,6 +17,16 @@
 struct pg_tracked_gen {
 	__u64 kernel;
 	__u64 user;
+	/* Marks (struct pg_tracked_mark) of this epoch are the tracked threads
+	 * exactly; user space starts a new one at every Clear(). 0 while the
+	 * marks are incomplete (a thread could not be marked): then every
+	 * check takes the hash map. */
+	__u64 epoch;
+};
+
+/* A tracked thread's mark in its task-local storage (bpf/filter.bpf.h). */
+struct pg_tracked_mark {
+	__u64 epoch;
 };
 
 #endif

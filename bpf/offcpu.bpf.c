@@ -165,18 +165,24 @@ static __always_inline void add_to_stack(const struct offcpu_start *start, __u64
 	__sync_fetch_and_add(&total->count, 1);
 }
 
-static __always_inline void on_return(__u32 tid, __u64 now)
+/* task: next's task_struct where the hook's pointer is trusted, else NULL. */
+static __always_inline void on_return(struct task_struct *task, __u32 tid)
 {
 	struct offcpu_start *start;
 	struct pg_offcpu_stats *stats;
 	__u32 reason;
-	__u64 delta;
+	__u64 delta, now;
 
+	/* Most threads of the machine are not tracked, and their mark says so
+	 * without the hash lookup below. */
+	if (pg_task_mark_verdict(task) == 0)
+		return;
 	start = bpf_map_lookup_elem(&offcpu_since, &tid);
 	if (!start)
 		return;
+	now = bpf_ktime_get_ns();
 	/* The tracker may have forgotten the thread since (a new repetition). */
-	if (!pg_is_tracked(tid)) {
+	if (!pg_task_is_tracked(task, tid)) {
 		bpf_map_delete_elem(&offcpu_since, &tid);
 		return;
 	}
@@ -194,28 +200,32 @@ static __always_inline void on_return(__u32 tid, __u64 now)
 	bpf_map_delete_elem(&offcpu_since, &tid);
 }
 
-static __always_inline void on_switch(void *ctx, __u32 prev_tid, int reason, __u32 next_tid)
+/* Most switches of the machine are of untracked threads: the clock is read
+ * only for a tracked thread leaving or a followed one returning. prev is
+ * current (sched_switch runs in its context), so the per-CPU answer of
+ * filter.bpf.h filters it without a hash lookup while the same thread keeps
+ * leaving the CPU. */
+static __always_inline void on_switch(void *ctx, struct task_struct *prev, __u32 prev_tid, int reason,
+				      struct task_struct *next, __u32 next_tid)
 {
-	__u64 now = bpf_ktime_get_ns();
-
 	/* Every CPU's idle task has tid 0; its "off-CPU" time is busy time. */
-	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_is_tracked(prev_tid))
-		on_leave(ctx, prev_tid, reason, now);
+	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_current_task_is_tracked(prev))
+		on_leave(ctx, prev_tid, reason, bpf_ktime_get_ns());
 	if (next_tid != 0)
-		on_return(next_tid, now);
+		on_return(next, next_tid);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_tp_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(ctx, prev->pid, reason_of_state(preempt, pg_task_state(prev)), next->pid);
+	on_switch(ctx, prev, prev->pid, reason_of_state(preempt, pg_task_state(prev)), next, next->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw_tp, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(ctx, BPF_CORE_READ(prev, pid), reason_of_state(preempt, pg_task_state(prev)),
+	on_switch(ctx, NULL, BPF_CORE_READ(prev, pid), reason_of_state(preempt, pg_task_state(prev)), NULL,
 		  BPF_CORE_READ(next, pid));
 	return 0;
 }
@@ -223,7 +233,7 @@ int BPF_PROG(offcpu_switch_raw_tp, bool preempt, struct task_struct *prev, struc
 SEC("tracepoint/sched/sched_switch")
 int offcpu_switch_tracepoint(struct trace_event_raw_sched_switch *ctx)
 {
-	on_switch(ctx, ctx->prev_pid, reason_of_report(ctx->prev_state), ctx->next_pid);
+	on_switch(ctx, NULL, ctx->prev_pid, reason_of_report(ctx->prev_state), NULL, ctx->next_pid);
 	return 0;
 }
 

@@ -28,25 +28,36 @@ struct {
 	__type(value, struct pg_runqlat_stats);
 } runqlat_stats SEC(".maps");
 
-static __always_inline void on_runnable(__u32 tid)
+static __always_inline void mark_runnable(__u32 tid)
 {
-	__u64 now;
+	__u64 now = bpf_ktime_get_ns();
 
-	/* Every CPU's idle task has tid 0 and never waits on a run queue. */
-	if (tid == 0 || !pg_is_tracked(tid))
-		return;
-	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&runnable_since, &tid, &now, BPF_ANY);
 }
 
-static __always_inline void on_switch(__u32 prev_tid, bool prev_runnable, __u32 next_tid)
+/* task: the thread's task_struct where the hook's pointer is trusted
+ * (tp_btf), else NULL. */
+static __always_inline void on_runnable(struct task_struct *task, __u32 tid)
+{
+	/* Every CPU's idle task has tid 0 and never waits on a run queue. */
+	if (tid != 0 && pg_task_is_tracked(task, tid))
+		mark_runnable(tid);
+}
+
+static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid, bool prev_runnable,
+				      struct task_struct *next, __u32 next_tid)
 {
 	struct pg_runqlat_stats *stats;
 	__u32 zero = 0;
 	__u64 *since, now, delta;
 
-	if (prev_runnable)
-		on_runnable(prev_tid);
+	/* sched_switch runs in prev's context: prev is the current thread. */
+	if (prev_runnable && prev_tid != 0 && pg_current_task_is_tracked(prev))
+		mark_runnable(prev_tid);
+	/* Most threads of the machine are not tracked, and their mark says so
+	 * without the hash lookup below. */
+	if (pg_task_mark_verdict(next) == 0)
+		return;
 	since = bpf_map_lookup_elem(&runnable_since, &next_tid);
 	if (!since)
 		return;
@@ -64,42 +75,42 @@ static __always_inline void on_switch(__u32 prev_tid, bool prev_runnable, __u32 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(runqlat_wakeup_tp_btf, struct task_struct *p)
 {
-	on_runnable(p->pid);
+	on_runnable(p, p->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(runqlat_wakeup_raw_tp, struct task_struct *p)
 {
-	on_runnable(BPF_CORE_READ(p, pid));
+	on_runnable(NULL, BPF_CORE_READ(p, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_wakeup")
 int runqlat_wakeup_tracepoint(struct trace_event_raw_sched_wakeup_template *ctx)
 {
-	on_runnable(ctx->pid);
+	on_runnable(NULL, ctx->pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(runqlat_wakeup_new_tp_btf, struct task_struct *p)
 {
-	on_runnable(p->pid);
+	on_runnable(p, p->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(runqlat_wakeup_new_raw_tp, struct task_struct *p)
 {
-	on_runnable(BPF_CORE_READ(p, pid));
+	on_runnable(NULL, BPF_CORE_READ(p, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_wakeup_new")
 int runqlat_wakeup_new_tracepoint(struct trace_event_raw_sched_wakeup_template *ctx)
 {
-	on_runnable(ctx->pid);
+	on_runnable(NULL, ctx->pid);
 	return 0;
 }
 
@@ -107,14 +118,14 @@ int runqlat_wakeup_new_tracepoint(struct trace_event_raw_sched_wakeup_template *
 SEC("tp_btf/sched_switch")
 int BPF_PROG(runqlat_switch_tp_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev->pid, preempt || pg_task_state(prev) == TASK_RUNNING, next->pid);
+	on_switch(prev, prev->pid, preempt || pg_task_state(prev) == TASK_RUNNING, next, next->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(runqlat_switch_raw_tp, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(BPF_CORE_READ(prev, pid), preempt || pg_task_state(prev) == TASK_RUNNING,
+	on_switch(NULL, BPF_CORE_READ(prev, pid), preempt || pg_task_state(prev) == TASK_RUNNING, NULL,
 		  BPF_CORE_READ(next, pid));
 	return 0;
 }
@@ -124,7 +135,7 @@ int runqlat_switch_tracepoint(struct trace_event_raw_sched_switch *ctx)
 {
 	/* The tracepoint reports a preempted thread as TASK_REPORT_MAX (0x100)
 	 * and a runnable one as 0. */
-	on_switch(ctx->prev_pid, (ctx->prev_state & ~PG_TASK_REPORT_PREEMPTED) == 0, ctx->next_pid);
+	on_switch(NULL, ctx->prev_pid, (ctx->prev_state & ~PG_TASK_REPORT_PREEMPTED) == 0, NULL, ctx->next_pid);
 	return 0;
 }
 

@@ -15,35 +15,41 @@ struct {
 	__type(value, struct pg_sched_stats);
 } sched_stats SEC(".maps");
 
-/* The stats of this CPU when `tid` counts; tid 0 is every CPU's idle task. */
-static __always_inline struct pg_sched_stats *stats_for(__u32 tid)
+/* The stats of this CPU when thread `tid` (`task`, or NULL where the hook's
+ * pointer is not trusted) counts; tid 0 is every CPU's idle task. */
+static __always_inline struct pg_sched_stats *stats_for(struct task_struct *task, __u32 tid)
 {
 	__u32 zero = 0;
 
-	if (tid == 0 || !pg_is_tracked(tid))
+	if (tid == 0 || !pg_task_is_tracked(task, tid))
 		return NULL;
 	return bpf_map_lookup_elem(&sched_stats, &zero);
 }
 
-static __always_inline void on_switch(__u32 prev_tid)
+/* sched_switch runs in prev's context: prev is the current thread. */
+static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid)
 {
-	struct pg_sched_stats *stats = stats_for(prev_tid);
+	struct pg_sched_stats *stats;
+	__u32 zero = 0;
 
+	if (prev_tid == 0 || !pg_current_task_is_tracked(prev))
+		return;
+	stats = bpf_map_lookup_elem(&sched_stats, &zero);
 	if (stats)
 		stats->switches++;
 }
 
-static __always_inline void on_wakeup(__u32 tid)
+static __always_inline void on_wakeup(struct task_struct *task, __u32 tid)
 {
-	struct pg_sched_stats *stats = stats_for(tid);
+	struct pg_sched_stats *stats = stats_for(task, tid);
 
 	if (stats)
 		stats->wakeups++;
 }
 
-static __always_inline void on_migrate(__u32 tid)
+static __always_inline void on_migrate(struct task_struct *task, __u32 tid)
 {
-	struct pg_sched_stats *stats = stats_for(tid);
+	struct pg_sched_stats *stats = stats_for(task, tid);
 
 	if (stats)
 		stats->migrations++;
@@ -52,63 +58,63 @@ static __always_inline void on_migrate(__u32 tid)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_tp_btf, bool preempt, struct task_struct *prev)
 {
-	on_switch(prev->pid);
+	on_switch(prev, prev->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw_tp, bool preempt, struct task_struct *prev)
 {
-	on_switch(BPF_CORE_READ(prev, pid));
+	on_switch(NULL, BPF_CORE_READ(prev, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_switch")
 int sched_switch_tracepoint(struct trace_event_raw_sched_switch *ctx)
 {
-	on_switch(ctx->prev_pid);
+	on_switch(NULL, ctx->prev_pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_tp_btf, struct task_struct *p)
 {
-	on_wakeup(p->pid);
+	on_wakeup(p, p->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw_tp, struct task_struct *p)
 {
-	on_wakeup(BPF_CORE_READ(p, pid));
+	on_wakeup(NULL, BPF_CORE_READ(p, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_wakeup")
 int sched_wakeup_tracepoint(struct trace_event_raw_sched_wakeup_template *ctx)
 {
-	on_wakeup(ctx->pid);
+	on_wakeup(NULL, ctx->pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(sched_migrate_tp_btf, struct task_struct *p)
 {
-	on_migrate(p->pid);
+	on_migrate(p, p->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(sched_migrate_raw_tp, struct task_struct *p)
 {
-	on_migrate(BPF_CORE_READ(p, pid));
+	on_migrate(NULL, BPF_CORE_READ(p, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_migrate_task")
 int sched_migrate_tracepoint(struct trace_event_raw_sched_migrate_task *ctx)
 {
-	on_migrate(ctx->pid);
+	on_migrate(NULL, ctx->pid);
 	return 0;
 }
 

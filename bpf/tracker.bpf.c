@@ -8,8 +8,13 @@
 #include <bpf/bpf_core_read.h>
 #include "filter.bpf.h"
 
-static __always_inline void on_fork(__u32 child_tid)
+/* child: the new thread's task_struct where the hook has it trusted
+ * (tp_btf), else NULL: only the tp_btf variant keeps the marks. */
+static __always_inline void on_fork(struct task_struct *child, __u32 child_tid)
 {
+	struct pg_tracked_mark *mark;
+	struct pg_tracked_gen *gen;
+	__u32 zero = 0;
 	__u64 parent = bpf_get_current_pid_tgid();
 	__u32 parent_tid = (__u32)parent;
 	__u32 *parent_tgid = bpf_map_lookup_elem(&pg_tracked, &parent_tid);
@@ -21,35 +26,48 @@ static __always_inline void on_fork(__u32 child_tid)
 	 * which is the child's for a thread and informative for a process. */
 	value = *parent_tgid;
 	bpf_map_update_elem(&pg_tracked, &child_tid, &value, BPF_ANY);
+	/* Before the child can run: the hook fires ahead of its first wakeup. */
+	if (pg_tracked_marks && child) {
+		gen = bpf_map_lookup_elem(&pg_tracked_gen, &zero);
+		mark = bpf_task_storage_get(&pg_tracked_task, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (gen && mark)
+			mark->epoch = gen->epoch;
+		else if (gen)
+			gen->epoch = 0; /* marks incomplete: the probes take the hash */
+	}
 	pg_tracked_changed();
 }
 
+/* The mark goes with the map entry: a dead thread still switches out once. */
 static __always_inline void on_exit(void)
 {
 	__u32 tid = pg_current_tid();
 
-	if (bpf_map_delete_elem(&pg_tracked, &tid) == 0)
-		pg_tracked_changed();
+	if (bpf_map_delete_elem(&pg_tracked, &tid) != 0)
+		return;
+	if (pg_tracked_marks)
+		bpf_task_storage_delete(&pg_tracked_task, bpf_get_current_task_btf());
+	pg_tracked_changed();
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(tracker_fork_tp_btf, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(child->pid);
+	on_fork(child, child->pid);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(tracker_fork_raw_tp, struct task_struct *parent, struct task_struct *child)
 {
-	on_fork(BPF_CORE_READ(child, pid));
+	on_fork(NULL, BPF_CORE_READ(child, pid));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_process_fork")
 int tracker_fork_tracepoint(struct trace_event_raw_sched_process_fork *ctx)
 {
-	on_fork(ctx->child_pid);
+	on_fork(NULL, ctx->child_pid);
 	return 0;
 }
 

@@ -36,6 +36,7 @@ class BpfProbe : public Probe {
     skeleton_.Load(*plan_, [&](Skel& skel) {
       skel.rodata->pg_filter_tracked = workload;
       ScopeTrackedMaps(skel.maps.pg_tracked, skel.maps.pg_tracked_gen, workload ? tracker : nullptr, name_);
+      skel.rodata->pg_tracked_marks = ScopeTrackedMarks(skel.maps.pg_tracked_task, workload ? tracker : nullptr, name_);
       // Only the objects that include bpf/trace_events.bpf.h write trace records.
       if constexpr (requires { skel.maps.pg_trace_events; }) {
         ScopeTraceMaps(skel.maps.pg_trace_events, skel.maps.pg_trace_counts, options.trace, name_);

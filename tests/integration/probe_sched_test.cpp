@@ -296,6 +296,44 @@ TEST_P(SchedProbe, SystemScopeCountsUntrackedThreads) {
   EXPECT_GE(metrics.at("sched.wakeups").value, kSleeps + 10);
 }
 
+// Threads the workload creates are marked by the tracker's fork hook (tp_btf)
+// or found in its map (the other variants): both count them.
+TEST_P(SchedProbe, CountsSleepsOfThreadsTheWorkloadCreates) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("sched", ProbeScope::kWorkload, [] { std::thread(SleepManyTimes).join(); });
+  EXPECT_GE(metrics.at("sched.switches").value, kSleeps);
+  EXPECT_GE(metrics.at("sched.wakeups").value, kSleeps - kSleeps / 10);
+}
+
+// A thread tracked before Clear() keeps its mark in task-local storage (user
+// space cannot list marks to remove them): the new epoch must make it stale.
+TEST_P(SchedProbe, ThreadsTrackedBeforeAClearAreNotCounted) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  WorkloadTracker tracker;
+  tracker.Attach(Options(ProbeScope::kWorkload));
+  EXPECT_EQ(tracker.marks_tasks(), GetParam() == AttachType::kTpBtf && TaskStorageUsableFromTracepoints());
+  auto probe = CreateProbe("sched");
+  probe->Attach(Options(ProbeScope::kWorkload), &tracker);
+  HeldChild earlier(SleepManyTimes);
+  tracker.Track(earlier.pid());
+  tracker.Clear();
+  probe->Reset();
+  EXPECT_TRUE(earlier.RunToCompletion());
+  // Forked after `earlier` ran: a child holding its gate open would hang it.
+  HeldChild current(SleepManyTimes);
+  tracker.Track(current.pid());
+  EXPECT_TRUE(current.RunToCompletion());
+  MetricSet metrics;
+  probe->Collect(1, metrics);
+  // The current child's sleeps only (one switch each, a few preemptions):
+  // counting the earlier child's too would make it at least 2 * kSleeps.
+  EXPECT_GE(metrics.at("sched.switches").value, kSleeps);
+  EXPECT_LT(metrics.at("sched.switches").value, 2 * kSleeps);
+  EXPECT_LT(metrics.at("sched.wakeups").value, 2 * kSleeps);
+}
+
 INSTANTIATE_TEST_SUITE_P(AttachTypes, SchedProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
 
 // ---- lifecycle --------------------------------------------------------------
