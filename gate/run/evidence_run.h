@@ -48,6 +48,11 @@ inline constexpr uint64_t kEvidenceTargetSamples = 2000;
 inline constexpr uint64_t kEvidenceMaxTargetSamples = 50000;
 inline constexpr int kEvidenceMaxRepetitions = 30;
 inline constexpr double kEvidenceBudgetS = 60;
+// User stack bytes the profile probe copies per evidence sample, for stacks
+// without frame pointers (symbolize/dwarf_unwind.h), unless the suite's
+// profile probe sets its own user_stack_bytes; perf's default for
+// --call-graph dwarf.
+inline constexpr uint32_t kEvidenceUserStackBytes = 8192;
 
 // One side of the evidence: its scenario, "baseline" | "candidate", and the
 // median wall time of its measured repetitions (0 when unknown), which gives
