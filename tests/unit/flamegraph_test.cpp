@@ -669,7 +669,7 @@ TEST(EvidenceReports, MarkdownSaysPreemptedStacksWaitedForACpu) {
   const std::string md = MarkdownReporter().Render(PreemptedEvidence());
   const size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
-  EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40 pp", at),
+  EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40.0 pp (50.0 % \u2192 90.0 %)", at),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("preempted, blocking"), std::string::npos) << md;
