@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 
 #include "adapters/adapter.h"
@@ -85,6 +86,13 @@ double MedianWallTime(const std::vector<Repetition>& repetitions) {
 
 namespace {
 
+// CPU time of the calling thread: what unwinding costs, whatever else the host runs.
+double ThreadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
 // The samples of `sampled` as stacks of its copies unwound: the samples
 // spread evenly over the copies (each stands for samples / copies of them),
 // copies that unwound alike summed.
@@ -120,7 +128,7 @@ struct SideCapture {
   uint64_t off_cpu_ns = 0;
   uint64_t lost_map_records = 0;
   uint64_t copied_samples = 0;  // on-CPU samples with a copy of the user stack
-  double unwind_s = 0;          // spent unwinding those copies
+  double unwind_cpu_s = 0;      // CPU time spent unwinding those copies
   int repetitions = 0;
 };
 
@@ -153,8 +161,8 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
       FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
   if (capture.copied_samples > 0) {
     char cost[96];
-    std::snprintf(cost, sizeof cost, " (%.2f s, %.0f us per copy)", capture.unwind_s,
-                  1e6 * capture.unwind_s / static_cast<double>(capture.copied_samples));
+    std::snprintf(cost, sizeof cost, " (%.2f s of CPU, %.0f us per copy)", capture.unwind_cpu_s,
+                  1e6 * capture.unwind_cpu_s / static_cast<double>(capture.copied_samples));
     evidence.notes.push_back("on-cpu: user stacks copied at " + FormatCount(capture.copied_samples) +
                              " samples, unwound from the files' unwind tables" + cost +
                              ", used where frame pointers end early");
@@ -249,7 +257,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
           c.on_cpu.push_back({id_of(s.tgid), s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
           continue;
         }
-        const double unwind_start = MonotonicSeconds();
+        const double unwind_start = ThreadCpuSeconds();
         auto& unwinder = unwinders[s.tgid];
         if (!unwinder) {
           auto m = maps.find(s.tgid);
@@ -260,7 +268,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
           stack.tgid = id_of(s.tgid);
           c.on_cpu.push_back(std::move(stack));
         }
-        c.unwind_s += MonotonicSeconds() - unwind_start;
+        c.unwind_cpu_s += ThreadCpuSeconds() - unwind_start;
       }
     }
     if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {

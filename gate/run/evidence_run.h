@@ -19,7 +19,10 @@
 // (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
 // kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
 // most kEvidenceMaxRepetitions per side and no new round once
-// kEvidenceBudgetS have passed. The sides of an A/B run
+// kEvidenceBudgetS have passed. Each on-CPU sample also copies the user
+// registers and the top of the user stack (kEvidenceUserStackBytes): unwound
+// after each repetition, used where frame pointers end early
+// (symbolize/dwarf_unwind.h). The sides of an A/B run
 // alternate (AB, BA, ...) under one set of probes, as the measured
 // repetitions do, so what the host does meanwhile falls on both alike.
 #pragma once

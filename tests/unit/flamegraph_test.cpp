@@ -29,6 +29,7 @@
 #include "report/frames.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"
+#include "report/junit_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report/reporter.h"
 
@@ -631,6 +632,10 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
       << section;
   const nlohmann::json json = nlohmann::json::parse(JsonReporter().Render(r));
   EXPECT_EQ(json["why"][0]["user_code"], growth);
+  const std::string xml = JUnitReporter().Render(r);
+  EXPECT_NE(xml.find("why: no kernel-side metric clearly grew; the extra cost is on-CPU in user code: hash self +26.8"),
+            std::string::npos)
+      << xml;
 
   // Without the baseline's samples there is no growth to name.
   RunResults one_side = r;
@@ -669,7 +674,9 @@ TEST(EvidenceReports, MarkdownSaysPreemptedStacksWaitedForACpu) {
   const std::string md = MarkdownReporter().Render(PreemptedEvidence());
   const size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
-  EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40.0 pp (50.0 % \u2192 90.0 %)", at),
+  EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40.0 pp (50.0 % "
+                    "\u2192 90.0 %)",
+                    at),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("preempted, blocking"), std::string::npos) << md;
