@@ -145,6 +145,14 @@ TEST(ProfileProbe, SamplesOnlyTheWorkloadWithItsUserStacks) {
   }
 }
 
+// CPU work counted in iterations, not time: the samples it gets do not
+// depend on the machine's load, and no sample lands in the vDSO's clock,
+// whose frames the unwinder has no file for.
+__attribute__((noinline)) void SpinIterations(uint64_t iterations) {
+  volatile uint64_t x = 0;
+  for (uint64_t i = 0; i < iterations; ++i) x = x + 1;
+}
+
 TEST(ProfileProbe, CopiesUserStacksThatUnwindToMain) {
   PERFGATE_REQUIRE_ROOT();
   WorkloadTracker tracker;
@@ -153,7 +161,8 @@ TEST(ProfileProbe, CopiesUserStacksThatUnwindToMain) {
   ProbeOptions options;
   options.params = {{"frequency_hz", 499}, {"user_stack_bytes", 8192}};
   probe->Attach(options, &tracker);
-  HeldChild child([] { Spin(std::chrono::milliseconds(300)); });
+  // About 200 ms of CPU (1 to 2 ns an iteration).
+  HeldChild child([] { SpinIterations(150'000'000); });
   tracker.Clear();
   tracker.Track(child.pid());
   probe->Reset();
@@ -185,7 +194,7 @@ TEST(ProfileProbe, CopiesUserStacksThatUnwindToMain) {
       }
     }
   }
-  // 300 ms at 499 Hz is about 150 samples; a loaded machine runs it less.
+  // 200 ms of CPU at 499 Hz is about 100 samples, however long it waited for a CPU.
   EXPECT_GE(samples, 20u);
   // Every sample of a thread in user code is copied, bar a page the stack does not reach.
   EXPECT_GE(copies, samples * 9 / 10);
@@ -577,8 +586,8 @@ TEST_F(EvidenceWithoutFramePointers, AnAaPairNamesNoFrameAsGrown) {
   EXPECT_GE(baseline->samples, kEvidenceTargetSamples);
   std::string named;
   for (const FrameGrowth& r : GrownFrames(*baseline, *candidate, 5)) {
-    named += r.frame + " self " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) +
-             " inclusive " + FormatGrowth(r.InclusiveDeltaPp(), r.candidate_samples, r.inclusive_margin_pp) + "; ";
+    named += r.frame + " self " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp) + " inclusive " +
+             FormatGrowth(r.InclusiveDeltaPp(), r.candidate_samples, r.inclusive_margin_pp) + "; ";
   }
   EXPECT_EQ(named, "");
   const std::string html = ReadFile(*dir_ / "aa/report/index.html");
