@@ -17,6 +17,13 @@
 #    median Evidence::slowdown (an evidence repetition's wall time over the
 #    measured repetitions' median) and the BPF cost per sample (profile) and
 #    per wait (offcpu with stacks) from the evidence notes.
+# 3. User stack copies for unwinding without frame pointers: two suites whose
+#    own profile probe samples at 4999 Hz, one copying 8 KiB of user stack
+#    per sample (the evidence's default) and one copying none, alternating
+#    every round. Their measured repetitions run under that probe, so the
+#    ratio of the median workload.wall_time is what copying costs the
+#    workload; the evidence notes give the BPF ns per sample of each and the
+#    time spent unwinding per copy after the run.
 #
 #   bench/evidence_overhead.sh BUILD_DIR [ROUNDS=7] [REPS=5] [BASE_MS=200]
 set -euo pipefail
@@ -35,18 +42,20 @@ require_python3
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-suite() {  # suite(evidence) -> file
-  cat >"$dir/$1.json" <<JSON
+suite() {  # suite(evidence, [name, probes]) -> file
+  cat >"$dir/${2:-$1}.json" <<JSON
 {"name": "evidence-bench", "evidence": "$1", "scenarios": [{
-  "name": "work", "workload": {"argv": ["$workload", "normal", "$base_ms"]},
+  "name": "work", "workload": {"argv": ["$workload", "normal", "$base_ms"]}, "probes": [${3:-}],
   "warmup": 1, "repetitions": $reps, "timeout_s": 60,
   "checks": [{"metric": "workload.wall_time", "max_regression_pct": 50}]}]}
 JSON
-  echo "$dir/$1.json"
+  echo "$dir/${2:-$1}.json"
 }
 suite on-failure >/dev/null
 suite never >/dev/null
 suite always >/dev/null
+suite always copy '{"name": "profile", "frequency_hz": 4999, "user_stack_bytes": 8192}' >/dev/null
+suite always nocopy '{"name": "profile", "frequency_hz": 4999, "user_stack_bytes": 0}' >/dev/null
 "$perfgate" baseline record "$dir/never.json" --baseline-dir "$dir/b" --out "$dir/rec" --quiet >/dev/null
 
 now() { date +%s.%N; }
@@ -124,3 +133,37 @@ printf 'evidence: median %s repetitions, %s on-CPU samples; median slowdown %.3f
   "$(median "${evidence_reps[@]}")" "$(median "${samples[@]}")" "$(median "${slowdowns[@]}")"
 printf 'BPF: profile probe median %s ns per sample, offcpu with stacks %s ns per wait\n' \
   "$(median "${per_sample[@]}")" "$(median "${per_wait[@]}")"
+
+declare -A copy_wall=()
+copy_ns=() nocopy_ns=() unwind_us=()
+echo
+echo "user stack copies (8192 bytes per sample at 4999 Hz against none), $rounds rounds:"
+for ((round = 1; round <= rounds; round++)); do
+  order=(copy nocopy)
+  (( round % 2 == 0 )) && order=(nocopy copy)
+  line="round $round:"
+  for mode in "${order[@]}"; do
+    "$perfgate" run "$dir/$mode.json" --baseline-dir "$dir/b" --out "$dir/out-$mode" --quiet >/dev/null || true
+    m=$(measured_median "$dir/out-$mode/results.json")
+    copy_wall[$mode]+="$m "
+    read -r ns us < <(python3 - "$dir/out-$mode/results.json" <<'PY'
+import json, re, sys
+e = [e for e in json.load(open(sys.argv[1]))["scenarios"][0].get("evidence", []) if e["side"] == "candidate"][0]
+def find(prefix, pattern):
+    note = next((n for n in e["notes"] if n.startswith(prefix) and re.search(pattern, n)), "")
+    m = re.search(pattern, note)
+    return m.group(1).replace(",", "") if m else "nan"
+print(find("profile:", r"([0-9]+) ns each"), find("on-cpu: user stacks copied", r"([0-9]+) us per copy"))
+PY
+)
+    if [[ $mode == copy ]]; then copy_ns+=("$ns"); unwind_us+=("$us"); else nocopy_ns+=("$ns"); fi
+    line+=" $mode: workload $m s, ${ns} ns per sample"
+    [[ $mode == copy ]] && line+=", ${us} us per copy unwound"
+  done
+  echo "$line"
+done
+cw=$(median ${copy_wall[copy]}); nw=$(median ${copy_wall[nocopy]})
+printf '\nworkload under the profile probe at 4999 Hz: copying %.4f s, not copying %.4f s, ratio %s\n' "$cw" "$nw" \
+  "$(ratio "$cw" "$nw")"
+printf 'BPF: median %s ns per sample copying, %s ns not copying; unwinding after the run: median %s us per copy\n' \
+  "$(median "${copy_ns[@]}")" "$(median "${nocopy_ns[@]}")" "$(median "${unwind_us[@]}")"

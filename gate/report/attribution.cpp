@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "report/format.h"
+#include "report/frame_growth.h"
 #include "stats/descriptive.h"
 #include "stats/hodges_lehmann.h"
 
@@ -480,6 +481,8 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
     }
     if (out.size() == kMaxExplainedFailures) continue;
     KernelAttribution a = Attribute(*f.scenario);
+    // Nothing the kernel did explains it: the samples say whose code ran longer.
+    std::string user_code = a.causes.empty() ? UserCodeWhy(*f.scenario) : "";
     out.push_back({f.scenario,
                    f.scenario_index,
                    {f.check},
@@ -487,9 +490,18 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
                    std::move(a.host),
                    std::move(a.cpu_waits),
                    a.wall_change_s,
-                   a.per_op});
+                   a.per_op,
+                   std::move(user_code)});
   }
   return out;
+}
+
+std::string UserCodeWhy(const ScenarioResult& scenario) {
+  const FoldedProfile* candidate = nullptr;
+  const FoldedProfile* baseline = nullptr;
+  for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, "on-cpu");
+  if (candidate == nullptr || baseline == nullptr) return "";
+  return UserCodeGrowthLine(*baseline, *candidate);
 }
 
 std::string FormatShiftValue(double value, const std::string& unit) {

@@ -1,6 +1,7 @@
 #include "report/html_reporter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -178,8 +179,13 @@ std::string WhySection(const std::vector<Finding>& findings) {
     if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty())
       body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
     if (e.shifts.empty()) {
-      body +=
-          "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n</div>\n";
+      body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n";
+      if (!e.user_code.empty()) {
+        std::string sentence = e.user_code;
+        sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+        body += "<p class=\"user-code\">" + Esc(sentence) + ".</p>\n";
+      }
+      body += "</div>\n";
       continue;
     }
     double scale = 1e-12;

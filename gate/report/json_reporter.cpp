@@ -56,6 +56,7 @@ nlohmann::json WhyJson(const RunResults& results) {
     nlohmann::json item = {{"scenario", e.scenario->name}, {"per", e.per_op ? "op" : "repetition"}};
     for (const CheckResult* check : e.failing) item["failing"].push_back(CheckName(*check));
     if (e.wall_change_s) item["wall_time_change_s"] = Number(*e.wall_change_s);
+    if (!e.user_code.empty()) item["user_code"] = e.user_code;
     item["causes"] = nlohmann::json::array();
     for (const KernelShift& shift : e.shifts) {
       nlohmann::json cause = {{"metric", shift.metric},

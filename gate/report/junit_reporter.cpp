@@ -181,7 +181,10 @@ std::string WhyDetail(const ScenarioResult& scenario) {
   KernelAttribution attribution = Attribute(scenario, kCauses);
   std::string text;
   for (const KernelShift& shift : attribution.causes) text += "why: " + DescribeShift(shift) + "\n";
-  if (attribution.causes.empty()) text += "why: no kernel-side metric clearly grew\n";
+  if (attribution.causes.empty()) {
+    const std::string user_code = UserCodeWhy(scenario);
+    text += "why: no kernel-side metric clearly grew" + (user_code.empty() ? "" : "; " + user_code) + "\n";
+  }
   if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits); !host.empty()) text += host + "\n";
   return text;
 }

@@ -130,7 +130,7 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   std::vector<std::string> items;
   for (const Explanation& e : Explain(findings)) {
     std::string host = DescribeHost(e.host, e.cpu_waits);
-    if (e.shifts.empty() && host.empty()) continue;
+    if (e.shifts.empty() && host.empty() && e.user_code.empty()) continue;
     std::string item = "- " + Cell(e.scenario->name) + " /";
     for (size_t i = 0; i < e.failing.size(); ++i) {
       item += (i ? ", " : " ") + Cell(CheckName(*e.failing[i]));
@@ -138,6 +138,7 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
     }
     item += ":";
     if (e.shifts.empty()) item += " no kernel-side metric clearly grew";
+    if (!e.user_code.empty()) item += "; " + Cell(e.user_code);
     for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i)
       item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
     if (!host.empty()) item += ". " + Cell(host);
@@ -156,11 +157,13 @@ std::string Pp(double pp) {
 std::string Pct(double share) { return FormatNumber(100 * share) + " %"; }
 
 // "- camera / off-cpu, blocking stacks vs baseline: … → load_config → read +31.0 pp (2.0 % → 33.0 %); ..."
-// The innermost frames of each stack, where the code waited.
+// The innermost frames of each stack, where the code waited. A preempted
+// stack did not block: it was runnable and waited for a CPU.
 std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile* base, const FoldedProfile& profile) {
   constexpr size_t kShownFrames = 4;
+  const std::string stacks = profile.kind == "preempted" ? "stacks waiting for a CPU" : "blocking stacks";
   std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) +
-                     (base ? ", blocking stacks vs baseline:" : ", heaviest blocking stacks:");
+                     (base ? ", " + stacks + " vs baseline:" : ", heaviest " + stacks + ":");
   const std::vector<StackGrowth> rows = TopStackGrowth(base, profile, kGrowthItems);
   for (size_t i = 0; i < rows.size(); ++i) {
     const StackGrowth& r = rows[i];

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <memory>
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
@@ -12,6 +14,7 @@
 #include "run/repetition.h"
 #include "run/schedule.h"
 #include "stats/distributions.h"
+#include "symbolize/dwarf_unwind.h"
 #include "symbolize/symbolize.h"
 
 namespace perfgate {
@@ -44,6 +47,7 @@ std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec) {
   for (const ProbeSpec& p : spec.probes) {
     if (p.name == "profile") profile.params = p.params;  // the suite's frequency
   }
+  if (!profile.params.contains("user_stack_bytes")) profile.params["user_stack_bytes"] = kEvidenceUserStackBytes;
   probes.push_back(profile);
   probes.push_back({"offcpu", "workload", {{"stacks", true}}});
   return probes;
@@ -82,6 +86,34 @@ double MedianWallTime(const std::vector<Repetition>& repetitions) {
 
 namespace {
 
+// CPU time of the calling thread: what unwinding costs, whatever else the host runs.
+double ThreadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+// The samples of `sampled` as stacks of its copies unwound: the samples
+// spread evenly over the copies (each stands for samples / copies of them),
+// copies that unwound alike summed.
+std::vector<RawStack> UnwoundStacks(const SampledStack& sampled, UserStackUnwinder& unwinder) {
+  std::map<std::vector<uint64_t>, uint64_t> copies_by_stack;
+  for (const UserStackCopy& copy : sampled.copies) ++copies_by_stack[unwinder.Unwind(copy)];
+  const uint64_t copies = sampled.copies.size();
+  const uint64_t samples = std::max(sampled.samples, copies);
+  std::vector<RawStack> out;
+  uint64_t copies_before = 0, samples_before = 0;
+  for (const auto& [ips, n] : copies_by_stack) {
+    copies_before += n;
+    const uint64_t samples_through = samples * copies_before / copies;
+    const uint64_t weight = samples_through - samples_before;
+    samples_before = samples_through;
+    if (weight == 0) continue;
+    out.push_back({sampled.tgid, weight, weight, sampled.kernel_ips, sampled.user_ips, ips});
+  }
+  return out;
+}
+
 // What one side's evidence repetitions captured, its processes renumbered
 // (synthetic ids from 1) so that a pid reused from one repetition to the
 // next keeps its own map.
@@ -95,6 +127,8 @@ struct SideCapture {
   uint64_t off_cpu_waits = 0;
   uint64_t off_cpu_ns = 0;
   uint64_t lost_map_records = 0;
+  uint64_t copied_samples = 0;  // on-CPU samples with a copy of the user stack
+  double unwind_cpu_s = 0;      // CPU time spent unwinding those copies
   int repetitions = 0;
 };
 
@@ -125,6 +159,14 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
       (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
       " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " off-CPU waits (target " +
       FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
+  if (capture.copied_samples > 0) {
+    char cost[96];
+    std::snprintf(cost, sizeof cost, " (%.2f s of CPU, %.0f us per copy)", capture.unwind_cpu_s,
+                  1e6 * capture.unwind_cpu_s / static_cast<double>(capture.copied_samples));
+    evidence.notes.push_back("on-cpu: user stacks copied at " + FormatCount(capture.copied_samples) +
+                             " samples, unwound from the files' unwind tables" + cost +
+                             ", used where frame pointers end early");
+  }
   for (const FoldedProfile& p : evidence.profiles) {
     if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
   }
@@ -208,9 +250,25 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
       frequency_hz = profile->frequency_hz();
       event = profile->sampled_event();
+      std::map<uint32_t, std::unique_ptr<UserStackUnwinder>> unwinders;
       for (SampledStack& s : profile->SampledStacks()) {
         c.on_cpu_samples += s.samples;
-        c.on_cpu.push_back({id_of(s.tgid), s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
+        if (s.copies.empty()) {
+          c.on_cpu.push_back({id_of(s.tgid), s.samples, s.samples, std::move(s.kernel_ips), std::move(s.user_ips)});
+          continue;
+        }
+        const double unwind_start = ThreadCpuSeconds();
+        auto& unwinder = unwinders[s.tgid];
+        if (!unwinder) {
+          auto m = maps.find(s.tgid);
+          unwinder = std::make_unique<UserStackUnwinder>(m == maps.end() ? ProcessMaps{} : m->second);
+        }
+        c.copied_samples += s.copies.size();
+        for (RawStack& stack : UnwoundStacks(s, *unwinder)) {
+          stack.tgid = id_of(s.tgid);
+          c.on_cpu.push_back(std::move(stack));
+        }
+        c.unwind_cpu_s += ThreadCpuSeconds() - unwind_start;
       }
     }
     if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {

@@ -19,7 +19,10 @@
 // (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
 // kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
 // most kEvidenceMaxRepetitions per side and no new round once
-// kEvidenceBudgetS have passed. The sides of an A/B run
+// kEvidenceBudgetS have passed. Each on-CPU sample also copies the user
+// registers and the top of the user stack (kEvidenceUserStackBytes): unwound
+// after each repetition, used where frame pointers end early
+// (symbolize/dwarf_unwind.h). The sides of an A/B run
 // alternate (AB, BA, ...) under one set of probes, as the measured
 // repetitions do, so what the host does meanwhile falls on both alike.
 #pragma once
@@ -48,6 +51,11 @@ inline constexpr uint64_t kEvidenceTargetSamples = 2000;
 inline constexpr uint64_t kEvidenceMaxTargetSamples = 50000;
 inline constexpr int kEvidenceMaxRepetitions = 30;
 inline constexpr double kEvidenceBudgetS = 60;
+// User stack bytes the profile probe copies per evidence sample, for stacks
+// without frame pointers (symbolize/dwarf_unwind.h), unless the suite's
+// profile probe sets its own user_stack_bytes; perf's default for
+// --call-graph dwarf.
+inline constexpr uint32_t kEvidenceUserStackBytes = 8192;
 
 // One side of the evidence: its scenario, "baseline" | "candidate", and the
 // median wall time of its measured repetitions (0 when unknown), which gives

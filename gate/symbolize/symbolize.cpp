@@ -383,12 +383,34 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
   profile.kind = kind;
   profile.unit = unit;
   std::map<std::string, std::map<std::string, uint64_t>> line_weights;  // frame -> source line -> weight
-  for (const RawStack& stack : stacks) {
-    std::vector<std::string> user, kernel;
-    for (size_t i = 0; i < stack.user_ips.size(); ++i) {
+  auto symbolize_user = [&](const RawStack& stack, const std::vector<uint64_t>& ips) {
+    std::vector<StackSymbolizer::UserSymbol> symbols;
+    for (size_t i = 0; i < ips.size(); ++i) {
       // Every frame but the innermost is a return address: the call is just before it.
-      const uint64_t ip = stack.user_ips[i] - (i > 0 ? 1 : 0);
-      StackSymbolizer::UserSymbol symbol = symbolizer.User(stack.tgid, ip);
+      symbols.push_back(symbolizer.User(stack.tgid, ips[i] - (i > 0 ? 1 : 0)));
+    }
+    return symbols;
+  };
+  auto outermost_first = [](const std::vector<StackSymbolizer::UserSymbol>& symbols) {
+    std::vector<std::string> frames;
+    for (auto it = symbols.rbegin(); it != symbols.rend(); ++it) frames.push_back(it->frame);
+    return frames;
+  };
+  for (const RawStack& stack : stacks) {
+    std::vector<StackSymbolizer::UserSymbol> symbols = symbolize_user(stack, stack.user_ips);
+    bool truncated = IsTruncatedUserStack(outermost_first(symbols));
+    // The frame-pointer walk is the fast path; where it stopped short, the
+    // unwound stack replaces it unless that went no further.
+    if (truncated && !stack.unwound_user_ips.empty()) {
+      std::vector<StackSymbolizer::UserSymbol> unwound = symbolize_user(stack, stack.unwound_user_ips);
+      const bool unwound_truncated = IsTruncatedUserStack(outermost_first(unwound));
+      if (!unwound_truncated || unwound.size() > symbols.size()) {
+        symbols = std::move(unwound);
+        truncated = unwound_truncated;
+      }
+    }
+    std::vector<std::string> user, kernel;
+    for (StackSymbolizer::UserSymbol& symbol : symbols) {
       user.push_back(std::move(symbol.frame));
       if (!symbol.source.empty()) line_weights[FoldedFrame(user.back())][symbol.source] += stack.weight;
     }
@@ -405,8 +427,7 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
         break;
       }
     }
-    const std::vector<std::string> outermost_first(user.rbegin(), user.rend());
-    if (IsTruncatedUserStack(outermost_first)) profile.truncated_user_stacks += stack.count;
+    if (truncated) profile.truncated_user_stacks += stack.count;
     profile.stacks[FoldFrames(user, kernel)] += stack.weight;
     profile.total += stack.weight;
     profile.samples += stack.count;

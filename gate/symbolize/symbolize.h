@@ -105,6 +105,11 @@ struct RawStack {
   uint64_t count = 0;                // samples or waits behind `weight`
   std::vector<uint64_t> kernel_ips;  // innermost first
   std::vector<uint64_t> user_ips;    // innermost first
+  // The same samples' user stack unwound from a copy of the stack with the
+  // files' unwind tables (dwarf_unwind.h), innermost first; empty when none
+  // was copied. Folded in place of user_ips where the frame-pointer walk
+  // stopped short of the thread's root (IsTruncatedUserStack).
+  std::vector<uint64_t> unwound_user_ips = {};
 };
 
 class StackSymbolizer {
@@ -182,7 +187,8 @@ std::string FoldFrames(const std::vector<std::string>& user_innermost_first,
                        const std::vector<std::string>& kernel_innermost_first);
 
 // Symbolizes and folds `stacks` into a profile of `kind` ("on-cpu" or
-// "off-cpu") in `unit`, counting truncated user stacks by `count`. Kernel
+// "off-cpu") in `unit`, counting truncated user stacks by `count` (of the
+// frame-pointer walk, or of the unwound stack where that is used). Kernel
 // frames up to a tracepoint's BPF glue (__traceiter_*, bpf_trace_run*,
 // perf_trace_*) are dropped.
 FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, const std::vector<RawStack>& stacks,

@@ -21,12 +21,15 @@
 #include "harness/files.h"
 #include "harness/results.h"
 #include "metrics/evidence.h"
-#include "metrics/results.h"
 #include "metrics/quantity.h"
+#include "metrics/results.h"
+#include "metrics/results_json.h"
 #include "report/evidence_files.h"
 #include "report/frame_growth.h"
 #include "report/frames.h"
 #include "report/html_reporter.h"
+#include "report/json_reporter.h"
+#include "report/junit_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report/reporter.h"
 
@@ -589,7 +592,8 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
       std::string::npos)
       << md;
   // Blocked time by stack: the new (hostile) stack grew, read_file kept its share.
-  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at), std::string::npos)
+  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("; main \u2192 read\\_file -0.002 pp", at), std::string::npos) << md;
   EXPECT_EQ(md.find("e-1"), std::string::npos) << "rounding noise shows as 0: " << md;
@@ -597,6 +601,101 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   // Bounded like the rest of the summary.
   std::string small = MarkdownReporter(2000).Render(r);
   EXPECT_LE(small.size(), 2000u);
+}
+
+// The "why" of a failing scenario (the Markdown item, the HTML section,
+// results.json's "why").
+std::string WhyLine(const std::string& md) {
+  const size_t why = md.find("**Why it regressed**");
+  if (why == std::string::npos) return "(no why)";
+  const size_t item = md.find("\n- ", why);
+  return md.substr(item + 1, md.find('\n', item + 1) - item - 1);
+}
+
+TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
+  RunResults r = EvidenceResults();
+  const std::string growth = UserCodeGrowthLine(GrowthBaseline(), GrowthCandidate());
+  ASSERT_EQ(growth.rfind("the extra cost is on-CPU in user code: hash self +26.8 pp of 460 samples, \u00b1", 0), 0u)
+      << growth;
+  const std::string line = WhyLine(MarkdownReporter().Render(r));
+  EXPECT_NE(line.find(": no kernel-side metric clearly grew; the extra cost is on-CPU in user code: hash self +26.8 pp "
+                      "of 460 samples, \u00b1"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("<script"), std::string::npos) << line;
+  const std::string html = HtmlReporter().Render(r);
+  const size_t why = html.find("id=\"why\"");
+  ASSERT_NE(why, std::string::npos);
+  const std::string section = html.substr(why, html.find("</section>", why) - why);
+  EXPECT_NE(section.find("<p class=\"user-code\">The extra cost is on-CPU in user code: hash self +26.8 pp"),
+            std::string::npos)
+      << section;
+  const nlohmann::json json = nlohmann::json::parse(JsonReporter().Render(r));
+  EXPECT_EQ(json["why"][0]["user_code"], growth);
+  const std::string xml = JUnitReporter().Render(r);
+  EXPECT_NE(xml.find("why: no kernel-side metric clearly grew; the extra cost is on-CPU in user code: hash self +26.8"),
+            std::string::npos)
+      << xml;
+
+  // Without the baseline's samples there is no growth to name.
+  RunResults one_side = r;
+  one_side.scenarios[0].evidence.pop_back();
+  EXPECT_EQ(WhyLine(MarkdownReporter().Render(one_side)).find("user code"), std::string::npos);
+  // Nor when the growth is within sampling noise.
+  RunResults noise = r;
+  noise.scenarios[0].evidence[0].profiles[0] = GrowthBaseline();
+  EXPECT_EQ(WhyLine(MarkdownReporter().Render(noise)).find("user code"), std::string::npos);
+  // Nor when a kernel-side metric grew: that leads the why.
+  RunResults kernel = r;
+  CheckResult syscalls = testing::CheckWithValues("syscalls.count", "per_op", Verdict::kRegression,
+                                                  {16, 16, 15, 16, 17}, {48, 48, 47, 48, 49});
+  syscalls.unit = "count/op";
+  syscalls.baseline_median = 16;
+  syscalls.candidate_median = 48;
+  syscalls.change_pct = 200;
+  kernel.scenarios[0].checks.push_back(syscalls);
+  const std::string kernel_line = WhyLine(MarkdownReporter().Render(kernel));
+  EXPECT_NE(kernel_line.find("syscalls.count"), std::string::npos) << kernel_line;
+  EXPECT_EQ(kernel_line.find("user code"), std::string::npos) << kernel_line;
+}
+
+// Evidence with a preempted profile on both sides: the stacks that waited
+// for a CPU.
+RunResults PreemptedEvidence() {
+  RunResults r = EvidenceResults();
+  r.scenarios[0].evidence[0].profiles.push_back(Profile(
+      {{"main;work;hash;asm_sysvec_apic_timer_interrupt_[k]", 9000000}, {"main;read_file", 1000000}}, "preempted"));
+  r.scenarios[0].evidence[1].profiles.push_back(Profile(
+      {{"main;work;hash;asm_sysvec_apic_timer_interrupt_[k]", 1000000}, {"main;read_file", 1000000}}, "preempted"));
+  return r;
+}
+
+TEST(EvidenceReports, MarkdownSaysPreemptedStacksWaitedForACpu) {
+  const std::string md = MarkdownReporter().Render(PreemptedEvidence());
+  const size_t at = md.find("**Where the time went**");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40.0 pp (50.0 % "
+                    "\u2192 90.0 %)",
+                    at),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("preempted, blocking"), std::string::npos) << md;
+}
+
+TEST(EvidenceReports, PreemptedProfileRoundTripsThroughResultsJson) {
+  const RunResults r = PreemptedEvidence();
+  const RunResults back = ResultsFromJson(nlohmann::json::parse(JsonReporter().Render(r)), "results.json");
+  ASSERT_EQ(back.scenarios.size(), 1u);
+  ASSERT_EQ(back.scenarios[0].evidence.size(), 2u);
+  for (size_t side = 0; side < 2; ++side) {
+    const FoldedProfile* original = FindProfile(r.scenarios[0].evidence[side], "preempted");
+    const FoldedProfile* read = FindProfile(back.scenarios[0].evidence[side], "preempted");
+    ASSERT_NE(read, nullptr) << side;
+    EXPECT_EQ(read->unit, "ns");
+    EXPECT_EQ(read->stacks, original->stacks);
+    EXPECT_EQ(read->total, original->total);
+    EXPECT_EQ(read->samples, original->samples);
+  }
 }
 
 }  // namespace
