@@ -26,7 +26,8 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite)")
       ->check(CLI::Range(2, 100000));
   cmd->add_flag("--strict", o.gate.strict, "Inconclusive checks fail the run (exit 1)");
-  cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
+  cmd->add_flag("--fdr", o.gate.fdr,
+                "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
@@ -76,7 +77,8 @@ int PerfgateMain(int argc, char** argv) {
   AddMeasureOptions(ab, ab_opts.run);
   ab->add_option("--baseline-cmd", ab_opts.baseline_cmd, "Command line of the baseline side (command workloads)");
   ab->add_option("--candidate-cmd", ab_opts.candidate_cmd, "Command line of the candidate side (command workloads)");
-  ab->add_option("--baseline-set", ab_opts.baseline_set, "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
+  ab->add_option("--baseline-set", ab_opts.baseline_set,
+                 "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
   ab->add_option("--candidate-set", ab_opts.candidate_set,
                  "NAME=VALUE for ${NAME} in the suite, candidate side (repeatable)");
   ab->add_option("--baseline-label", ab_opts.baseline_label,
@@ -84,8 +86,43 @@ int PerfgateMain(int argc, char** argv) {
   ab->add_option("--candidate-label", ab_opts.candidate_label,
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
   bool no_confirm = false;
-  ab->add_flag("--no-confirm", no_confirm,
-               "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
+  ab->add_flag(
+      "--no-confirm", no_confirm,
+      "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
+
+  BisectCommandOptions bisect_opts;
+  BisectOptions& bo = bisect_opts.bisect;
+  auto* bisect = app.add_subcommand(
+      "bisect", "Find the first bad commit between a good and a bad one: build each step, A/B it against good");
+  bisect->add_option("suite", bo.suite_file, "Suite file (JSON, comments allowed)")->required();
+  bisect->add_option("--repo", bo.repo_dir, "The project's git repository")->capture_default_str();
+  bisect->add_option("--good", bo.good, "A commit without the regression")->required();
+  bisect->add_option("--bad", bo.bad, "A later commit with it (good must be its ancestor)")->required();
+  bisect->add_option("--build", bo.build_cmd, "Build command, run with bash in each commit's checkout")->required();
+  bisect->add_option("--build-dir", bo.build_dir, "Where the build puts its output, relative to the checkout")
+      ->capture_default_str();
+  bisect->add_option("--dir-var", bo.dir_var, "The suite variable that names the build directory")
+      ->capture_default_str();
+  bisect->add_option("--check", bo.checks,
+                     "SCENARIO/CHECK (a check name or metric) that moved, repeatable; SCENARIO/METRIC[:STATISTIC] "
+                     "without a check in the suite gets one (default: every regression check)");
+  bisect->add_option("--max-regression-pct", bo.max_regression_pct, "Threshold of the checks --check adds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 1000.0));
+  bisect->add_option("--max-steps", bo.max_steps, "Builds and A/Bs after the endpoints' confirmation, at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  bisect
+      ->add_option("--max-repetitions", bo.max_repetitions,
+                   "Repetitions per side of one A/B, at most (the adaptive maximum; default: the suite's)")
+      ->check(CLI::Range(2, 100000));
+  bisect->add_flag("--dry-run", bo.dry_run, "Print the plan (commits, expected steps) and exit");
+  bisect->add_option("--out", bo.out_dir, "Directory for bisect.json, bisect.md, bisect.html and each step's reports")
+      ->capture_default_str();
+  bisect->add_option("--work", bo.work_dir, "Checkouts and builds by commit, reused across runs (default: OUT/builds)");
+  bisect->add_option("--user", bo.user, "Build and run the workloads as this user (default as root: nobody)");
+  bisect->add_flag("--quiet", bo.quiet, "Do not print per-repetition progress");
+  bisect->add_option("--attach-types", bisect_opts.attach_types, "Allow only these attach types")->delimiter(',');
 
   RunCommandOptions record_opts;
   auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");
@@ -198,6 +235,7 @@ int PerfgateMain(int argc, char** argv) {
     if (*trend) return TrendCommand(trend_opts);
     if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);
+    if (*bisect) return BisectCommand(bisect_opts);
     if (*ab) {
       ab_opts.run.gate.confirm = !no_confirm;
       return AbCommand(ab_opts);
