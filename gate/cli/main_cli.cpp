@@ -26,8 +26,7 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite)")
       ->check(CLI::Range(2, 100000));
   cmd->add_flag("--strict", o.gate.strict, "Inconclusive checks fail the run (exit 1)");
-  cmd->add_flag("--fdr", o.gate.fdr,
-                "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
+  cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
@@ -77,8 +76,7 @@ int PerfgateMain(int argc, char** argv) {
   AddMeasureOptions(ab, ab_opts.run);
   ab->add_option("--baseline-cmd", ab_opts.baseline_cmd, "Command line of the baseline side (command workloads)");
   ab->add_option("--candidate-cmd", ab_opts.candidate_cmd, "Command line of the candidate side (command workloads)");
-  ab->add_option("--baseline-set", ab_opts.baseline_set,
-                 "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
+  ab->add_option("--baseline-set", ab_opts.baseline_set, "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
   ab->add_option("--candidate-set", ab_opts.candidate_set,
                  "NAME=VALUE for ${NAME} in the suite, candidate side (repeatable)");
   ab->add_option("--baseline-label", ab_opts.baseline_label,
@@ -86,9 +84,8 @@ int PerfgateMain(int argc, char** argv) {
   ab->add_option("--candidate-label", ab_opts.candidate_label,
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
   bool no_confirm = false;
-  ab->add_flag(
-      "--no-confirm", no_confirm,
-      "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
+  ab->add_flag("--no-confirm", no_confirm,
+               "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
 
   BisectCommandOptions bisect_opts;
   BisectOptions& bo = bisect_opts.bisect;
