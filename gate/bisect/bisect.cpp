@@ -113,10 +113,19 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
     const size_t i = scenario_index(item.substr(0, slash), item);
     const std::string name = item.substr(slash + 1);
     const ScenarioSpec& scenario = suite.scenarios[i];
+    const size_t colon = name.find(':');
+    const std::string metric = name.substr(0, colon);
+    const std::string statistic = colon == std::string::npos ? "" : name.substr(colon + 1);
+    // A check of the suite matches by its name, or by its metric and
+    // statistic (a check without one has its metric kind's default).
+    auto matches = [&](const CheckSpec& spec) {
+      if (spec.name == name) return true;
+      return spec.metric == metric && (statistic.empty() || spec.statistic.empty() || spec.statistic == statistic);
+    };
     bool found = false;
     for (size_t c = 0; c < scenario.checks.size(); ++c) {
       const CheckSpec& spec = scenario.checks[c];
-      if (spec.name != name && spec.metric != name) continue;
+      if (!matches(spec)) continue;
       if (spec.type != CheckSpec::Type::kRegression)
         throw InputError("--check " + item + ": a budget check; bisect follows regression checks");
       found = true;
@@ -124,10 +133,8 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
     }
     if (found) continue;
     // A metric the suite does not check (a change point of the trend): a regression check of its own.
-    const size_t colon = name.find(':');
-    nlohmann::json check = {
-        {"metric", name.substr(0, colon)}, {"type", "regression"}, {"max_regression_pct", o.max_regression_pct}};
-    if (colon != std::string::npos) check["statistic"] = name.substr(colon + 1);
+    nlohmann::json check = {{"metric", metric}, {"type", "regression"}, {"max_regression_pct", o.max_regression_pct}};
+    if (!statistic.empty()) check["statistic"] = statistic;
     added[i].push_back(check);
     out.checks.push_back(scenario.name + "/" + name);
   }

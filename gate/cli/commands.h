@@ -75,6 +75,7 @@ struct TrendOptions {
   std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
   double max_p_value = 1e-4;            // stats::ChangePointOptions
   size_t min_segment = 5;
+  std::string change_points_file;  // also write the change points here as JSON (what the nightly bisects)
 };
 struct ExportOptions {
   std::string results_file;

@@ -180,6 +180,8 @@ int PerfgateMain(int argc, char** argv) {
   trend->add_option("--min-segment", trend_opts.min_segment, "Runs on each side of a change point, at least")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
+  trend->add_option("--change-points", trend_opts.change_points_file,
+                    "Also write the change points as JSON (series, change, the commits before and after)");
 
   ExportOptions export_opts;
   bool export_openmetrics = false;
