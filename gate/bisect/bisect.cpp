@@ -61,10 +61,11 @@ bool Stopped(const BisectOptions& o) { return o.stop != nullptr && o.stop->load(
 // The suite as the bisection measures it: only the scenarios and regression
 // checks that moved (a smaller family of tests, fewer workloads per step), no
 // evidence repetitions (the "why" comes from the probes' metrics), and the
-// repetitions capped by --max-repetitions.
+// adaptive maximum capped by --max-repetitions.
 struct BisectSuite {
   std::string file;                 // written into the out dir
   std::vector<std::string> checks;  // "scenario/check"
+  int first_round_max = 0;          // the most repetitions a scenario's first round takes
 };
 
 std::vector<std::string> ScenarioNames(const Suite& suite) {
@@ -148,10 +149,13 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
     for (const auto& c : added[i]) checks.push_back(c);
     s["checks"] = checks;
     s["evidence"] = "never";
-    if (o.max_repetitions) {
+    const ScenarioSpec& spec = suite.scenarios[i];
+    if (o.max_repetitions && spec.repetitions_max > *o.max_repetitions) {
       const int cap = *o.max_repetitions;
-      s["repetitions"] = {{"min", std::min(suite.scenarios[i].repetitions_min, cap)}, {"max", cap}};
+      s["repetitions"] = {{"min", std::min(spec.repetitions_min, cap)}, {"max", cap}};
     }
+    out.first_round_max =
+        std::max(out.first_round_max, std::min(spec.repetitions_max, o.max_repetitions.value_or(spec.repetitions_max)));
     scenarios.push_back(s);
   }
   raw["scenarios"] = scenarios;
@@ -166,8 +170,9 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
 }
 
 // Checkouts and builds by commit: WORK/<sha> (the worktree), WORK/<sha>.log
-// and WORK/<sha>.status ("ok" or "failed N"), so a commit is built once, in
-// this run or an earlier one with the same work dir.
+// and WORK/<sha>.status ("ok 0" or "failed N", then the build command), so a
+// commit is built once per build command, in this run or an earlier one with
+// the same work dir.
 class BuildCache {
  public:
   BuildCache(const GitRepo& repo, const BisectOptions& o, std::optional<Credentials> as)
@@ -193,11 +198,16 @@ class BuildCache {
     b.dir = (tree / o_.build_dir).lexically_normal().string();
     if (fs::exists(status_file) && fs::exists(tree)) {
       std::ifstream in(status_file);
-      std::string word;
+      std::string word, command;
       in >> word >> b.status;
-      b.ok = word == "ok";
-      b.cached = true;
-      return b;
+      in.ignore(1);
+      std::getline(in, command, '\0');
+      // Built by another command (an earlier run with the same --work): built again.
+      if (command == o_.build_cmd) {
+        b.ok = word == "ok";
+        b.cached = true;
+        return b;
+      }
     }
     // A checkout left by an interrupted run is rebuilt from scratch.
     std::error_code ec;
@@ -208,7 +218,7 @@ class BuildCache {
     if (!o_.quiet) std::fprintf(stderr, "perfgate: bisect: building %s\n", Short(sha).c_str());
     b.status = RunLogged({"bash", "-c", o_.build_cmd}, tree.string(), b.log, as_ ? &*as_ : nullptr);
     b.ok = b.status == 0;
-    WriteFileAtomic(status_file.string(), b.ok ? "ok 0\n" : "failed " + std::to_string(b.status) + "\n");
+    WriteFileAtomic(status_file.string(), (b.ok ? "ok 0" : "failed " + std::to_string(b.status)) + "\n" + o_.build_cmd);
     return b;
   }
 
@@ -417,8 +427,23 @@ BisectResult RunBisect(const BisectOptions& o) {
     variants.candidate_set = {{o.dir_var, build.dir}};
     variants.baseline_label = "good " + Short(r.good.sha);
     variants.candidate_label = (number == 0 ? "bad " : "commit ") + Short(commit.sha);
-    const GateOutcome outcome = GateInterleaved(g, variants);
-    StepMeasurement m = Judge(outcome);
+    // Pinpoint's way: a step the first round leaves ambiguous is measured
+    // again with twice the repetitions, up to --max-repetitions (default
+    // twice the suite's maximum); each round is a fresh A/B decided on its own.
+    const int most = o.max_repetitions.value_or(2 * v.suite.first_round_max);
+    int used = 0;
+    StepMeasurement m;
+    for (int round = 1;; ++round) {
+      const GateOutcome outcome = GateInterleaved(g, variants);
+      m = Judge(outcome);
+      for (const BisectCheck& c : m.checks) used = std::max(used, c.repetitions);
+      step.rounds = round;
+      if (m.verdict != StepVerdict::kSkipped || m.infra_error || Stopped(o) || used >= most) break;
+      g.repetitions = std::min(most, 2 * used);
+      if (!o.quiet)
+        std::fprintf(stderr, "perfgate: bisect: %s is ambiguous after %d repetitions; again with %d\n",
+                     Short(commit.sha).c_str(), used, *g.repetitions);
+    }
     step.verdict = m.verdict;
     step.reason = m.reason;
     step.checks = std::move(m.checks);

@@ -32,8 +32,11 @@ struct BisectOptions {
   // max_regression_pct. Empty: every regression check of the suite.
   std::vector<std::string> checks;
   double max_regression_pct = 5;
-  int max_steps = 16;                  // builds and comparisons after the endpoints
-  std::optional<int> max_repetitions;  // per side of one A/B; caps (and sets) the suite's adaptive maximum
+  int max_steps = 16;  // builds and comparisons after the endpoints
+  // Per side of one A/B round: caps the suite's adaptive maximum, and bounds
+  // the rounds an ambiguous step adds (each doubles the repetitions).
+  // Default: twice the suite's maximum.
+  std::optional<int> max_repetitions;
   bool dry_run = false;
   std::string out_dir = "bisect-out";
   std::string work_dir;  // checkouts and builds, by commit; empty: OUT/builds
@@ -67,6 +70,7 @@ struct BisectStep {
   StepVerdict verdict = StepVerdict::kSkipped;
   std::string reason;  // why: the checks that decided, or why the commit was skipped
   bool build_cached = false;
+  int rounds = 0;         // A/B rounds: more than 1 when the first left the step ambiguous
   std::string build_log;  // path
   std::vector<BisectCheck> checks;
   std::vector<std::string> why;  // kernel metrics that moved with a bad commit (report/attribution.h)

@@ -40,6 +40,7 @@ nlohmann::json StepJson(const BisectStep& s) {
           {"verdict", ToString(s.verdict)},
           {"reason", s.reason},
           {"build_cached", s.build_cached},
+          {"rounds", s.rounds},
           {"build_log", s.build_log},
           {"checks", checks},
           {"why", s.why},

@@ -33,18 +33,28 @@ int WaitFor(pid_t pid) {
   return StatusOf(wstatus);
 }
 
-// This process's environment with HOME, USER and LOGNAME of `as`, built
-// before the fork (the child may only make async-signal-safe calls).
-std::vector<std::string> EnvironmentFor(const Credentials& as, const std::string& home) {
+// The build's environment, built before the fork (the child may only make
+// async-signal-safe calls): this process's, without the CI system's tokens
+// (the commit's build is the project's code, as a pull request's is), and
+// with HOME, USER and LOGNAME of `as`.
+std::vector<std::string> BuildEnvironment(const Credentials* as, const std::string& home) {
+  static constexpr const char* kDropped[] = {
+      "GITHUB_TOKEN=", "ACTIONS_RUNTIME_TOKEN=", "ACTIONS_ID_TOKEN_REQUEST_TOKEN="};
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
-    if (entry.rfind("HOME=", 0) == 0 || entry.rfind("USER=", 0) == 0 || entry.rfind("LOGNAME=", 0) == 0) continue;
-    env.push_back(entry);
+    bool drop = false;
+    for (const char* prefix : kDropped) drop = drop || entry.rfind(prefix, 0) == 0;
+    if (as != nullptr) {
+      for (const char* prefix : {"HOME=", "USER=", "LOGNAME="}) drop = drop || entry.rfind(prefix, 0) == 0;
+    }
+    if (!drop) env.push_back(entry);
   }
-  env.push_back("HOME=" + home);
-  env.push_back("USER=" + as.user);
-  env.push_back("LOGNAME=" + as.user);
+  if (as != nullptr) {
+    env.push_back("HOME=" + home);
+    env.push_back("USER=" + as->user);
+    env.push_back("LOGNAME=" + as->user);
+  }
   return env;
 }
 
@@ -57,9 +67,8 @@ std::vector<std::string> EnvironmentFor(const Credentials& as, const std::string
         setresuid(as->uid, as->uid, as->uid) != 0)
       _exit(126);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    execvpe(argv[0], argv, envp);
-    _exit(127);
   }
+  if (envp != nullptr) execvpe(argv[0], argv, envp);
   execvp(argv[0], argv);
   _exit(127);
 }
@@ -122,7 +131,7 @@ int RunLogged(const std::vector<std::string>& argv, const std::string& cwd, cons
   const int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) throw InfraError(log_file + ": " + std::strerror(errno));
   std::vector<char*> args = ArgvOf(argv);
-  const std::vector<std::string> env = as != nullptr ? EnvironmentFor(*as, cwd) : std::vector<std::string>{};
+  const std::vector<std::string> env = BuildEnvironment(as, cwd);
   std::vector<char*> envp = ArgvOf(env);
   const pid_t pid = fork();
   if (pid < 0) {

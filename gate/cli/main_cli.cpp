@@ -111,7 +111,8 @@ int PerfgateMain(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   bisect
       ->add_option("--max-repetitions", bo.max_repetitions,
-                   "Repetitions per side of one A/B, at most (the adaptive maximum; default: the suite's)")
+                   "Repetitions per side of one A/B round, at most; an ambiguous step is measured again with twice "
+                     "the repetitions up to this (default: twice the suite's maximum)")
       ->check(CLI::Range(2, 100000));
   bisect->add_flag("--dry-run", bo.dry_run, "Print the plan (commits, expected steps) and exit");
   bisect->add_option("--out", bo.out_dir, "Directory for bisect.json, bisect.md, bisect.html and each step's reports")
