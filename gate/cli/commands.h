@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bisect/bisect.h"
 #include "config/suite.h"
 #include "metrics/results.h"
 #include "pipeline/pipeline.h"
@@ -41,12 +42,21 @@ struct OverheadCommandOptions {
   std::vector<std::string> attach_types;
 };
 
+// perfgate bisect: the options of the stage, with the attach types as typed.
+struct BisectCommandOptions {
+  BisectOptions bisect;
+  std::vector<std::string> attach_types;
+};
+
 int RunCommand(const RunCommandOptions& options);
 // Slowdown of each scenario under its probes vs without any (interleaved).
 int OverheadCommand(const OverheadCommandOptions& options);
 // Baseline and candidate of a suite run interleaved in one job, then compared.
 int AbCommand(const AbCommandOptions& options);
 int BaselineRecordCommand(const RunCommandOptions& options);
+// Good and bad commits to the first bad one, an interleaved A/B per step;
+// --dry-run prints the plan.
+int BisectCommand(const BisectCommandOptions& options);
 int CompareCommand(const std::string& baseline_file, const std::string& results_file, const std::string& out_dir,
                    bool strict, bool allow_other_host);
 int ReportCommand(const std::string& results_file, const std::string& out_dir, bool strict);
@@ -65,6 +75,7 @@ struct TrendOptions {
   std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
   double max_p_value = 1e-4;            // stats::ChangePointOptions
   size_t min_segment = 5;
+  std::string change_points_file;  // also write the change points here as JSON (what the nightly bisects)
 };
 struct ExportOptions {
   std::string results_file;

@@ -6,6 +6,7 @@
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
+#include "metrics/atomic_file.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -31,15 +32,30 @@ int TrendCommand(const TrendOptions& o) {
       AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
   WriteTrendDashboard(trends, {o.db_file, o.branch}, o.out_dir);
   size_t changes = 0;
+  nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {
     for (const auto& c : t.change_points) {
       ++changes;
       const HistorySeries& s = t.series;
+      // The runs on either side of the change: the range a bisection searches.
+      listed.push_back({{"suite", s.suite},
+                        {"scenario", s.scenario},
+                        {"metric", s.metric},
+                        {"statistic", s.statistic},
+                        {"unit", s.unit},
+                        {"change_pct", c.change_pct()},
+                        {"p_value", c.p_value},
+                        {"for_the_worse", IsRegression(t, c)},
+                        {"commit_before", c.index > 0 ? s.points[c.index - 1].commit : ""},
+                        {"commit_after", s.points[c.index].commit},
+                        {"timestamp_after", s.points[c.index].timestamp}});
       std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(), s.scenario.c_str(),
                   s.metric.c_str(), s.statistic.c_str(), c.change_pct(), s.points[c.index].commit.c_str(), c.p_value,
                   IsRegression(t, c) ? ", for the worse" : "");
     }
   }
+  if (!o.change_points_file.empty())
+    WriteFileAtomic(o.change_points_file, listed.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::printf("perfgate: %zu series, %zu change points; dashboard in %s/index.html\n", trends.size(), changes,
               o.out_dir.c_str());
   return 0;

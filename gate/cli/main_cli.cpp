@@ -87,6 +87,41 @@ int PerfgateMain(int argc, char** argv) {
   ab->add_flag("--no-confirm", no_confirm,
                "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
 
+  BisectCommandOptions bisect_opts;
+  BisectOptions& bo = bisect_opts.bisect;
+  auto* bisect = app.add_subcommand(
+      "bisect", "Find the first bad commit between a good and a bad one: build each step, A/B it against good");
+  bisect->add_option("suite", bo.suite_file, "Suite file (JSON, comments allowed)")->required();
+  bisect->add_option("--repo", bo.repo_dir, "The project's git repository")->capture_default_str();
+  bisect->add_option("--good", bo.good, "A commit without the regression")->required();
+  bisect->add_option("--bad", bo.bad, "A later commit with it (good must be its ancestor)")->required();
+  bisect->add_option("--build", bo.build_cmd, "Build command, run with bash in each commit's checkout")->required();
+  bisect->add_option("--build-dir", bo.build_dir, "Where the build puts its output, relative to the checkout")
+      ->capture_default_str();
+  bisect->add_option("--dir-var", bo.dir_var, "The suite variable that names the build directory")
+      ->capture_default_str();
+  bisect->add_option("--check", bo.checks,
+                     "SCENARIO/CHECK (a check name or metric) that moved, repeatable; SCENARIO/METRIC[:STATISTIC] "
+                     "without a check in the suite gets one (default: every regression check)");
+  bisect->add_option("--max-regression-pct", bo.max_regression_pct, "Threshold of the checks --check adds")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 1000.0));
+  bisect->add_option("--max-steps", bo.max_steps, "Builds and A/Bs after the endpoints' confirmation, at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  bisect
+      ->add_option("--max-repetitions", bo.max_repetitions,
+                   "Repetitions per side of one A/B round, at most; an ambiguous step is measured again with twice "
+                     "the repetitions up to this (default: twice the suite's maximum)")
+      ->check(CLI::Range(2, 100000));
+  bisect->add_flag("--dry-run", bo.dry_run, "Print the plan (commits, expected steps) and exit");
+  bisect->add_option("--out", bo.out_dir, "Directory for bisect.json, bisect.md, bisect.html and each step's reports")
+      ->capture_default_str();
+  bisect->add_option("--work", bo.work_dir, "Checkouts and builds by commit, reused across runs (default: OUT/builds)");
+  bisect->add_option("--user", bo.user, "Build and run the workloads as this user (default as root: nobody)");
+  bisect->add_flag("--quiet", bo.quiet, "Do not print per-repetition progress");
+  bisect->add_option("--attach-types", bisect_opts.attach_types, "Allow only these attach types")->delimiter(',');
+
   RunCommandOptions record_opts;
   auto* baseline = app.add_subcommand("baseline", "Manage stored baselines");
   baseline->require_subcommand(1);
@@ -146,6 +181,8 @@ int PerfgateMain(int argc, char** argv) {
   trend->add_option("--min-segment", trend_opts.min_segment, "Runs on each side of a change point, at least")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
+  trend->add_option("--change-points", trend_opts.change_points_file,
+                    "Also write the change points as JSON (series, change, the commits before and after)");
 
   ExportOptions export_opts;
   bool export_openmetrics = false;
@@ -198,6 +235,7 @@ int PerfgateMain(int argc, char** argv) {
     if (*trend) return TrendCommand(trend_opts);
     if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);
+    if (*bisect) return BisectCommand(bisect_opts);
     if (*ab) {
       ab_opts.run.gate.confirm = !no_confirm;
       return AbCommand(ab_opts);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "bisect/bisect_report.h"
 #include "cli/commands.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
@@ -203,6 +204,30 @@ int OverheadCommand(const OverheadCommandOptions& o) {
   if (!o.json_file.empty())
     WriteFileAtomic(o.json_file, out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return static_cast<int>(failed || g_stop.load() ? ExitCode::kInfra : ExitCode::kPass);
+}
+
+int BisectCommand(const BisectCommandOptions& o) {
+  BisectOptions options = o.bisect;
+  options.attach_types = ParseAttachTypes(o.attach_types);
+  options.stop = &g_stop;
+  if (options.dry_run) {
+    const BisectResult plan = PlanBisect(options);
+    std::printf("perfgate: bisect plan: %s\n", OneLine(plan.summary).c_str());
+    for (size_t i = 0; i < plan.range.size(); ++i)
+      std::printf("  %3zu %s %s\n", i + 1, plan.range[i].sha.substr(0, 12).c_str(),
+                  OneLine(plan.range[i].subject).c_str());
+    std::printf("perfgate: checks: ");
+    for (size_t i = 0; i < plan.checks.size(); ++i) std::printf("%s%s", i ? ", " : "", OneLine(plan.checks[i]).c_str());
+    std::printf("\n");
+    return static_cast<int>(ExitCode::kPass);
+  }
+  InstallStopHandlers();
+  const BisectResult result = RunBisect(options);
+  WriteBisectReports(result, options.out_dir);
+  for (const std::string& why : result.why) std::printf("perfgate: why: %s\n", OneLine(why).c_str());
+  std::printf("perfgate: %s\n", OneLine(result.summary).c_str());
+  std::printf("perfgate: reports in %s/bisect.html, bisect.md, bisect.json\n", options.out_dir.c_str());
+  return static_cast<int>(ExitCode::kPass);
 }
 
 }  // namespace perfgate
