@@ -5,11 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "config/credentials.h"
 #include "metrics/did_you_mean.h"
@@ -52,7 +51,8 @@ std::vector<std::string> AcceptedKeys(const WorkloadKeys& declared) {
   return keys;
 }
 
-std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const SuiteVariables& vars) {
+std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const WorkloadKeyContext& context) {
+  const SuiteVariables& vars = context.variables;
   switch (key.type) {
     case WorkloadKeyType::kString:
       return ExpandVariables(o.String(key.name), vars, o.file() + ": " + o.At(key.name));
@@ -60,12 +60,14 @@ std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const
       return std::to_string(o.Integer(key.name, 1, 1 << 20));
     case WorkloadKeyType::kBoolean:
       return o.Bool(key.name) ? "true" : "false";
+    case WorkloadKeyType::kObject:
+      return (key.read ? key.read(o, key.name, context) : o.Get(key.name)).dump();
   }
   return "";
 }
 
 WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, const SuiteVocabulary& vocab,
-                           const SuiteVariables& vars) {
+                           const SuiteVariables& vars, const std::string& run_as) {
   // The kind decides which keys are known, so it is read before they are checked.
   const json& raw = parent.Get(key);
   std::vector<std::string> present;
@@ -119,7 +121,7 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   if (o.Has("shell")) w.shell = o.Bool("shell");
   for (const WorkloadKey& declared_key : declared.keys) {
     if (o.Has(declared_key.name)) {
-      w.options[declared_key.name] = ParseWorkloadKey(o, declared_key, vars);
+      w.options[declared_key.name] = ParseWorkloadKey(o, declared_key, WorkloadKeyContext{vars, run_as});
     } else if (declared_key.required) {
       o.Get(declared_key.name);  // throws "missing required key", naming the workload's path
     } else if (!declared_key.default_value.empty()) {
@@ -194,8 +196,8 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
   }
   if (o.Has("statistic")) {
     c.statistic = o.String("statistic");
-    static const std::vector<std::string> kStats = {"value", "count", "rate", "per_op", "p50", "p90",
-                                                    "p99",   "p99.9", "max", "mean"};
+    static const std::vector<std::string> kStats = {"value", "count", "rate",  "per_op", "p50",
+                                                    "p90",   "p99",   "p99.9", "max",    "mean"};
     if (std::find(kStats.begin(), kStats.end(), c.statistic) == kStats.end()) {
       o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + DidYouMeanHint(c.statistic, kStats));
     }
@@ -249,17 +251,19 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-                             " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"),
+           "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+               " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
-  s.workload = ParseWorkload(o, "workload", vocab, vars);
-  if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
-  ParseRepetitions(o, s);
-  if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
+  // The user first: a workload key may check what that user can read.
   if (o.Has("run_as")) {
     s.run_as = ExpandVariables(o.String("run_as"), vars, file + ": " + o.At("run_as"));
     ResolveUser(s.run_as, file + ": " + o.At("run_as"));  // throws naming the path when there is none
   }
+  s.workload = ParseWorkload(o, "workload", vocab, vars, s.run_as);
+  if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
+  ParseRepetitions(o, s);
+  if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
   s.probes = ParseProbes(o, vocab, vars);
   if (o.Has("checks")) {
     const json& checks = o.Array("checks");
@@ -304,14 +308,18 @@ std::vector<std::string> SplitCommandLine(const std::string& line, const std::st
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\\' && i + 1 < line.size()) {
       word += line[++i];
       in_word = true;
     } else if (quote == '"') {
-      if (c == '"') quote = 0;
-      else word += c;
+      if (c == '"')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -367,8 +375,9 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   suite.name = o.String("name");
   static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-                             " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"),
+           "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+               " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   const json& scenarios = o.Array("scenarios");
   if (scenarios.empty()) o.Fail(o.At("scenarios"), "a suite needs at least one scenario");
