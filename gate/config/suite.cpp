@@ -5,10 +5,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "config/credentials.h"
 #include "metrics/did_you_mean.h"
@@ -196,8 +197,8 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
   }
   if (o.Has("statistic")) {
     c.statistic = o.String("statistic");
-    static const std::vector<std::string> kStats = {"value", "count", "rate",  "per_op", "p50",
-                                                    "p90",   "p99",   "p99.9", "max",    "mean"};
+    static const std::vector<std::string> kStats = {"value", "count", "rate", "per_op", "p50", "p90",
+                                                    "p99",   "p99.9", "max", "mean"};
     if (std::find(kStats.begin(), kStats.end(), c.statistic) == kStats.end()) {
       o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + DidYouMeanHint(c.statistic, kStats));
     }
@@ -251,20 +252,19 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"),
-           "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-               " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"), "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                             " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   // The user first: a workload key may check what that user can read.
   if (o.Has("run_as")) {
     s.run_as = ExpandVariables(o.String("run_as"), vars, file + ": " + o.At("run_as"));
     ResolveUser(s.run_as, file + ": " + o.At("run_as"));  // throws naming the path when there is none
   }
+  s.probes = ParseProbes(o, vocab, vars);
   s.workload = ParseWorkload(o, "workload", vocab, vars, s.run_as);
   if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
   ParseRepetitions(o, s);
   if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
-  s.probes = ParseProbes(o, vocab, vars);
   if (o.Has("checks")) {
     const json& checks = o.Array("checks");
     std::set<std::string> names;
@@ -308,18 +308,14 @@ std::vector<std::string> SplitCommandLine(const std::string& line, const std::st
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quote == '\'') {
-      if (c == '\'')
-        quote = 0;
-      else
-        word += c;
+      if (c == '\'') quote = 0;
+      else word += c;
     } else if (c == '\\' && i + 1 < line.size()) {
       word += line[++i];
       in_word = true;
     } else if (quote == '"') {
-      if (c == '"')
-        quote = 0;
-      else
-        word += c;
+      if (c == '"') quote = 0;
+      else word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -375,9 +371,8 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   suite.name = o.String("name");
   static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"),
-           "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-               " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"), "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                             " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   const json& scenarios = o.Array("scenarios");
   if (scenarios.empty()) o.Fail(o.At("scenarios"), "a suite needs at least one scenario");

@@ -18,8 +18,8 @@
 namespace perfgate {
 
 struct ProcessOutcome {
-  int exit_code = -1;   // valid when !signaled
-  int term_signal = 0;  // signal that ended the process, 0 if it exited
+  int exit_code = -1;    // valid when !signaled
+  int term_signal = 0;   // signal that ended the process, 0 if it exited
   bool timed_out = false;
   bool interrupted = false;  // perfgate itself was asked to stop
   double wall_s = 0;

@@ -80,8 +80,7 @@ ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<Probe
       report.name = p.name;
       report.scope = p.scope;
       report.not_attached = e.what();
-      std::fprintf(stderr,
-                   "perfgate: warning: scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
+      std::fprintf(stderr, "perfgate: warning: scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
                    spec.name.c_str(), p.name.c_str(), e.what());
       not_attached_.push_back(std::move(report));
       continue;
@@ -145,8 +144,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   std::optional<Credentials> as;
   if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
   adapter.PrepareLaunch(spec.workload);
-  const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
+  const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
   const PressureTotals pressure_before = ReadPressure();
@@ -158,8 +157,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   rep.exit_status = outcome.status();
   if (!outcome.succeeded() || (ready && !outcome.ready_s)) {
     rep.failure = DescribeFailure(outcome, spec.timeout_s);
-    if (ready && !outcome.ready_s) rep.failure = "was never ready (" + ready->Describe() + "): " + rep.failure;
     return rep;
+    if (ready && !outcome.ready_s) rep.failure = "was never ready (" + ready->Describe() + "): " + rep.failure;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
   if (host_before && host_after) {
@@ -190,8 +189,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     rep.warnings.push_back("left " + std::to_string(outcome.leftovers_killed) +
                            " process(es) running when it exited; perfgate killed them");
   }
-  if (ready) adapter.AddStartMetrics(*outcome.ready_s, outcome.usage, spec.workload, rep.metrics);
   rep.phases = std::move(parsed.phases);
+  if (ready) adapter.AddStartMetrics(*outcome.ready_s, outcome.usage, spec.workload, rep.metrics);
   if (parsed.ops) {
     for (auto& [name, m] : rep.metrics) {
       if (m.kind == MetricKind::kCounter) m.ops = parsed.ops;
