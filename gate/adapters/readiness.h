@@ -44,8 +44,9 @@ class LineMarker : public ReadinessMarker {
   virtual bool Matches(const std::string& line) const = 0;
 
  private:
-  // std::regex recurses per character: a longer line is checked in pieces of this size.
-  static constexpr size_t kMaxLine = 64 << 10;
+  // std::regex recurses per character (a 64 KiB line overflows an 8 MiB
+  // stack): a longer line is checked in pieces of this size.
+  static constexpr size_t kMaxLine = 4096;
   OutputStream stream_;
   std::string partial_;
 };
