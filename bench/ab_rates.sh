@@ -15,6 +15,12 @@
 # is caught at all; the smoke suite's own thresholds are 10-15 %). Extra
 # arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm). Run
 # as root (probes).
+#
+# Another suite plants its slowdown through another variable: SLOWDOWN_VAR
+# names it (default SMOKE_SLOWDOWN) and BASELINE_VALUE is its unchanged value
+# (default 1.0), e.g. the cold-start suite's pg-ready delay:
+#   SLOWDOWN_VAR=COLDSTART_EXTRA_DELAY_MS BASELINE_VALUE=0 AB_ARGS="--scenario pg-ready" \
+#     bench/ab_rates.sh build 20 30 "" workloads/cold-start/cold-start.json
 set -euo pipefail
 BUILD_DIR="$(cd "${1:?usage: ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]}" && pwd)"
 RUNS="${2:-20}"
@@ -24,6 +30,8 @@ SOURCE_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 SUITE="${5:-$SOURCE_DIR/workloads/examples/smoke.json}"
 PERFGATE="$BUILD_DIR/perfgate"
 read -r -a ab_args <<<"${AB_ARGS:-}"
+SLOWDOWN_VAR="${SLOWDOWN_VAR:-SMOKE_SLOWDOWN}"
+BASELINE_VALUE="${BASELINE_VALUE:-1.0}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgate-ab-rates.XXXXXX")"
 neighbour=""
@@ -50,7 +58,7 @@ PY
   SUITE="$COPY"
 fi
 
-echo "suite: $SUITE; $RUNS runs of each arm; A/B slowdown $SLOWDOWN; thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
+echo "suite: $SUITE; $RUNS runs of each arm; A/B $SLOWDOWN_VAR=$SLOWDOWN (A: $BASELINE_VALUE); thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
 for i in $(seq 1 "$RUNS"); do
   noisy=0
   if [ "$i" -gt $((RUNS / 2)) ]; then
@@ -61,11 +69,11 @@ for i in $(seq 1 "$RUNS"); do
     fi
   fi
   for arm in aa ab; do
-    slowdown=1.0
+    slowdown="$BASELINE_VALUE"
     [ "$arm" = ab ] && slowdown="$SLOWDOWN"
     out="$WORK/$arm-$i"
     set +e
-    "$PERFGATE" ab "$SUITE" --baseline-set SMOKE_SLOWDOWN=1.0 --candidate-set "SMOKE_SLOWDOWN=$slowdown" \
+    "$PERFGATE" ab "$SUITE" --baseline-set "$SLOWDOWN_VAR=$BASELINE_VALUE" --candidate-set "$SLOWDOWN_VAR=$slowdown" \
       --out "$out" --quiet "${ab_args[@]}" >/dev/null 2>&1
     code=$?
     set -e

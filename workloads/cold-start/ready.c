@@ -1,10 +1,11 @@
 // pg-ready: an app whose start-up takes a known time, for the cold-start
 // adapter's tests and its planted-slowdown scenario. It maps and reads the
 // files given with --map (page faults: major ones when they were evicted),
-// waits --delay-ms, then becomes ready the way --ready says and, unless that
+// waits --delay-ms (plus --extra-delay-ms, the planted slowdown of the
+// shipped suite), then becomes ready the way --ready says and, unless that
 // is "exit", serves (sleeps) until it is stopped.
 //
-//   pg-ready [--delay-ms MS] [--map FILE]... --ready stdout|stderr|phase|exit|file PATH|port N
+//   pg-ready [--delay-ms MS] [--extra-delay-ms MS] [--map FILE]... --ready stdout|stderr|phase|exit|file PATH|port N
 //
 // stdout/stderr: prints "ready" on that stream; phase: prints the phase line
 // {"phase": "start", "begin_ns": B, "end_ns": E} (CLOCK_MONOTONIC); file:
@@ -59,15 +60,16 @@ int main(int argc, char** argv) {
   const char* target = NULL;
   unsigned long sum = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--delay-ms") == 0 && i + 1 < argc) {
-      delay_ms = strtol(argv[++i], NULL, 10);
+    if ((strcmp(argv[i], "--delay-ms") == 0 || strcmp(argv[i], "--extra-delay-ms") == 0) && i + 1 < argc) {
+      delay_ms += strtol(argv[++i], NULL, 10);
     } else if (strcmp(argv[i], "--map") == 0 && i + 1 < argc) {
       sum += TouchFile(argv[++i]);
     } else if (strcmp(argv[i], "--ready") == 0 && i + 1 < argc) {
       ready = argv[++i];
       if ((strcmp(ready, "file") == 0 || strcmp(ready, "port") == 0) && i + 1 < argc) target = argv[++i];
     } else {
-      Die("usage: pg-ready [--delay-ms MS] [--map FILE]... --ready stdout|stderr|phase|exit|file PATH|port N");
+      Die("usage: pg-ready [--delay-ms MS] [--extra-delay-ms MS] [--map FILE]... --ready stdout|stderr|phase|exit|file "
+          "PATH|port N");
     }
   }
   if (ready == NULL || delay_ms < 0) Die("--ready is required, --delay-ms must be >= 0");
