@@ -20,41 +20,37 @@ namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
+// Closes the descriptor when it goes, whichever way the function returns.
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
   }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
 };
 
 }  // namespace
 
 void EvictFromPageCache(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (fd.get() < 0) throw InfraError(Errno("cold start: cannot open " + path + " to evict it"));
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  const FdCloser closer{fd};
+  if (fd < 0) throw InfraError(Errno("cold start: cannot open " + path + " to evict it"));
   // DONTNEED skips dirty pages: write them first.
-  fdatasync(fd.get());
-  posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 PageCacheUse ResidentInPageCache(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw InfraError(Errno("cannot open " + path));
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const FdCloser closer{fd};
+  if (fd < 0) throw InfraError(Errno("cannot open " + path));
   struct stat st {};
-  if (fstat(fd.get(), &st) != 0) throw InfraError(Errno("cannot stat " + path));
+  if (fstat(fd, &st) != 0) throw InfraError(Errno("cannot stat " + path));
   PageCacheUse use;
   use.file_bytes = static_cast<uint64_t>(st.st_size);
   if (st.st_size == 0) return use;
   const size_t length = static_cast<size_t>(st.st_size);
   // Mapping does not fault pages in; mincore then reports the page cache's state.
-  void* map = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd.get(), 0);
+  void* map = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) throw InfraError(Errno("cannot map " + path));
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::vector<unsigned char> vec((length + page - 1) / page);
@@ -82,23 +78,23 @@ std::vector<std::string> FilesUnder(const std::string& dir) {
 }
 
 std::string ElfInterpreter(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return "";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const FdCloser closer{fd};
+  if (fd < 0) return "";
   Elf64_Ehdr eh{};
-  if (pread(fd.get(), &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
+  if (pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
       std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_phentsize != sizeof(Elf64_Phdr)) {
     return "";
   }
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph{};
-    if (pread(fd.get(), &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof ph)) !=
-        static_cast<ssize_t>(sizeof ph)) {
+    if (pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof ph)) != static_cast<ssize_t>(sizeof ph)) {
       return "";
     }
     if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > 4096) continue;
     std::string interp(ph.p_filesz, '\0');
-    if (pread(fd.get(), interp.data(), interp.size(), static_cast<off_t>(ph.p_offset)) !=
+    if (pread(fd, interp.data(), interp.size(), static_cast<off_t>(ph.p_offset)) !=
         static_cast<ssize_t>(interp.size())) {
       return "";
     }
@@ -165,8 +161,9 @@ std::vector<std::string> SharedLibraries(const std::string& executable, const st
 
 void DropAllCaches() {
   sync();
-  Fd fd(open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC));
-  if (fd.get() < 0 || write(fd.get(), "3", 1) != 1) {
+  const int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+  const FdCloser closer{fd};
+  if (fd < 0 || write(fd, "3", 1) != 1) {
     throw InfraError(Errno("cold start: cannot write /proc/sys/vm/drop_caches (drop_caches needs root)"));
   }
 }

@@ -5,8 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <algorithm>
 #include <charconv>
 
 #include "metrics/error.h"

@@ -5,10 +5,11 @@
 
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "metrics/did_you_mean.h"
 #include "metrics/json_reader.h"

@@ -157,8 +157,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   rep.exit_status = outcome.status();
   if (!outcome.succeeded() || (ready && !outcome.ready_s)) {
     rep.failure = DescribeFailure(outcome, spec.timeout_s);
-    return rep;
     if (ready && !outcome.ready_s) rep.failure = "was never ready (" + ready->Describe() + "): " + rep.failure;
+    return rep;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
   if (host_before && host_after) {

@@ -128,12 +128,15 @@ TEST_F(ColdStartTest, MajorFaultsAndDiskReadsRiseAgainstAWarmStart) {
   }
 }
 
-// pg-ready becomes ready 300 ms after exec, each way a marker can see; the
-// marker must not fire before, and only the start-up, never the CPU burner
-// of a busy CI machine, may stand between the app and perfgate's clock.
+// pg-ready becomes ready 300 ms after its main() began, each way a marker
+// can see, and says when (ready.main_to_ready: its own sleep overshoots on a
+// busy machine). The marker never fires before; what perfgate measures
+// beyond the app's own time is exec, the loader reading the evicted binary,
+// and the marker's latency (1 ms polls), which a CPU burner beside it must
+// not stretch beyond the margin.
 TEST_F(ColdStartTest, EveryMarkerFiresWhenTheAppBecomesReady) {
   constexpr double kDelayMs = 300;
-  constexpr double kMarginMs = 100;
+  constexpr double kMarginMs = 60;
   const std::string file = (dir_ / "ready-file").string();
   const std::string delay = R"("--delay-ms", "300", )";
   const json results =
@@ -145,10 +148,13 @@ TEST_F(ColdStartTest, EveryMarkerFiresWhenTheAppBecomesReady) {
           Scenario("exit", delay + R"("--ready", "exit")", ""));
   for (const char* marker : {"stdout", "stderr", "phase", "file", "port", "exit"}) {
     const std::vector<double> ready = Values(results, marker, "coldstart.time_to_ready");
+    const std::vector<double> own = Values(results, marker, "ready.main_to_ready");
     ASSERT_EQ(ready.size(), 3u) << marker;
-    for (double ms : ready) {
-      EXPECT_GE(ms, kDelayMs) << marker;
-      EXPECT_LT(ms, kDelayMs + kMarginMs) << marker;
+    ASSERT_EQ(own.size(), 3u) << marker;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      EXPECT_GE(ready[i], kDelayMs) << marker;
+      EXPECT_GE(ready[i], own[i]) << marker;
+      EXPECT_LT(ready[i] - own[i], kMarginMs) << marker << ": app ready after " << own[i] << " ms";
     }
     // A server is stopped at once, not at the timeout.
     for (double s : Values(results, marker, "workload.wall_time")) EXPECT_LT(s, 2.5) << marker;
@@ -174,6 +180,22 @@ TEST_F(ColdStartTest, BadMarkerIsOneLineWithItsJsonPathAndExitTwo) {
   while (!run.output.empty() && run.output.back() == '\n') run.output.pop_back();
   EXPECT_EQ(run.output.find('\n'), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("$.scenarios[0].workload.ready.port"), std::string::npos) << run.output;
+}
+
+// The shipped suite's planted slowdown: pg-ready ready 100 ms later, a pure
+// delay, fails its check in `perfgate ab`, and the "why" names nothing
+// kernel-side (a sleep adds no faults, reclaim or run-queue wait).
+TEST_F(ColdStartTest, PlantedDelayFailsAbAndTheWhyNamesNothingKernelSide) {
+  const std::string suite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/cold-start/cold-start.json";
+  CliRun run = RunCli({"ab", suite, "--scenario", "pg-ready", "--baseline-set", "COLDSTART_EXTRA_DELAY_MS=0",
+                       "--candidate-set", "COLDSTART_EXTRA_DELAY_MS=100", "--out", dir_ / "ab", "--quiet"});
+  ASSERT_EQ(run.exit_code, 1) << run.output;
+  const json results = json::parse(std::ifstream(dir_ / "ab/results.json"));
+  ASSERT_TRUE(results.contains("why")) << run.output;
+  for (const auto& item : results["why"]) {
+    if (item["scenario"] != "pg-ready") continue;
+    EXPECT_TRUE(item["causes"].empty()) << item.dump(2);
+  }
 }
 
 }  // namespace

@@ -90,24 +90,35 @@ int main(int argc, char** argv) {
   const struct timespec delay = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
   while (nanosleep(&delay, NULL) != 0) {
   }
+  // How long the app itself took from main() to its readiness, printed
+  // before readiness is signalled (a server may be stopped right after) or
+  // in the same write as the marker line: perfgate's time to ready minus
+  // this is exec, the loader, and the marker's own latency.
+  char measured[128];
+  snprintf(measured, sizeof measured, "{\"metric\": \"ready.main_to_ready\", \"value\": %.3f, \"unit\": \"ms\"}\n",
+           (double)(MonotonicNs() - begin) / 1e6);
   if (strcmp(ready, "stdout") == 0) {
-    printf("ready (checksum %lu)\n", sum);
+    printf("ready (checksum %lu)\n%s", sum, measured);
     fflush(stdout);
-  } else if (strcmp(ready, "stderr") == 0) {
-    fprintf(stderr, "ready (checksum %lu)\n", sum);
   } else if (strcmp(ready, "phase") == 0) {
-    printf("{\"phase\": \"start\", \"begin_ns\": %llu, \"end_ns\": %llu}\n", begin, MonotonicNs());
+    printf("{\"phase\": \"start\", \"begin_ns\": %llu, \"end_ns\": %llu}\n%s", begin, MonotonicNs(), measured);
     fflush(stdout);
-  } else if (strcmp(ready, "file") == 0) {
-    int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write(fd, "ready\n", 6) != 6) Die("cannot write the --ready file");
-    close(fd);
-  } else if (strcmp(ready, "port") == 0) {
-    if (listen(listener, 16) != 0) Die("cannot listen");
-  } else if (strcmp(ready, "exit") == 0) {
-    return 0;
   } else {
-    Die("unknown --ready kind");
+    fputs(measured, stdout);
+    fflush(stdout);
+    if (strcmp(ready, "stderr") == 0) {
+      fprintf(stderr, "ready (checksum %lu)\n", sum);
+    } else if (strcmp(ready, "file") == 0) {
+      int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || write(fd, "ready\n", 6) != 6) Die("cannot write the --ready file");
+      close(fd);
+    } else if (strcmp(ready, "port") == 0) {
+      if (listen(listener, 16) != 0) Die("cannot listen");
+    } else if (strcmp(ready, "exit") == 0) {
+      return 0;
+    } else {
+      Die("unknown --ready kind");
+    }
   }
   for (;;) pause();  // serving until stopped
 }
