@@ -5,8 +5,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <array>
+#include <optional>
 
 #include "metrics/error.h"
 
@@ -48,24 +50,26 @@ bool PhaseLineMarker::Matches(const std::string& line) const {
 
 namespace {
 
-long long RealtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+// What tells one version of a file from another: a rewrite changes the
+// change time, a replacement the inode.
+std::optional<std::array<long long, 6>> FileVersion(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::array<long long, 6>{static_cast<long long>(st.st_ino),         static_cast<long long>(st.st_size),
+                                  static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec,
+                                  static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec};
 }
 
 }  // namespace
 
-void FileMarker::Start() { start_realtime_ns_ = RealtimeNs(); }
+// The file as it was at the start: left by an earlier start, it does not
+// count until it changes. (Comparing its time with the start's would not do:
+// file times come from the kernel's coarse clock, a tick behind.)
+void FileMarker::Start() { at_start_ = FileVersion(path_); }
 
 bool FileMarker::Poll() {
-  struct stat st {};
-  if (stat(path_.c_str(), &st) != 0) return false;
-  // A file left by an earlier start does not count: it must be written after this one began.
-  // File times have the kernel's coarse clock (a tick behind), hence the slack.
-  constexpr long long kCoarseClockSlackNs = 20LL * 1000000;
-  const long long written = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
-  return written + kCoarseClockSlackNs >= start_realtime_ns_;
+  const auto now = FileVersion(path_);
+  return now && now != at_start_;
 }
 
 bool PortMarker::Poll() {

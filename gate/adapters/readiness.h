@@ -6,8 +6,10 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -81,7 +83,7 @@ class PhaseLineMarker : public LineMarker {
   std::string phase_;
 };
 
-// A file created or modified after the start.
+// A file created, or changed, after the start.
 class FileMarker : public ReadinessMarker {
  public:
   explicit FileMarker(std::string path) : path_(std::move(path)) {}
@@ -92,7 +94,7 @@ class FileMarker : public ReadinessMarker {
 
  private:
   std::string path_;
-  long long start_realtime_ns_ = 0;
+  std::optional<std::array<long long, 6>> at_start_;
 };
 
 // A TCP port on the loopback address accepting connections.
