@@ -136,7 +136,7 @@ TEST_F(ColdStartTest, MajorFaultsAndDiskReadsRiseAgainstAWarmStart) {
 // not stretch beyond the margin.
 TEST_F(ColdStartTest, EveryMarkerFiresWhenTheAppBecomesReady) {
   constexpr double kDelayMs = 300;
-  constexpr double kMarginMs = 60;
+  constexpr double kMarginMs = 100;
   const std::string file = (dir_ / "ready-file").string();
   const std::string delay = R"("--delay-ms", "300", )";
   const json results =
