@@ -18,7 +18,10 @@
 # SMOKE_SLOWDOWN): AB_AA_VALUE (default 1.0) on both sides of A/A, SLOWDOWN
 # on the candidate side of A/B; a suite without SMOKE_SLOWDOWN names one it
 # expands, with the value it has by default (the presubmit suite:
-# AB_ARMS=aa AB_VARIABLE=FIO_RUNTIME AB_AA_VALUE=2). Run as root (probes).
+# AB_ARMS=aa AB_VARIABLE=FIO_RUNTIME AB_AA_VALUE=2; the cold-start suite's
+# planted pg-ready delay: AB_VARIABLE=COLDSTART_EXTRA_DELAY_MS AB_AA_VALUE=0
+# AB_ARGS="--scenario pg-ready" ... 20 30 "" workloads/cold-start/cold-start.json).
+# Run as root (probes).
 set -euo pipefail
 BUILD_DIR="$(cd "${1:?usage: ab_rates.sh BUILD_DIR [RUNS] [SLOWDOWN] [THRESHOLD_PCT] [SUITE]}" && pwd)"
 RUNS="${2:-20}"

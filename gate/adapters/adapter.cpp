@@ -57,6 +57,14 @@ std::optional<int> WorkloadOptions::Integer(const std::string& key) const {
   return value;
 }
 
+nlohmann::json WorkloadOptions::Object(const std::string& key) const {
+  std::optional<std::string> text = Find(key);
+  if (!text) return nullptr;
+  nlohmann::json value = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) throw InputError(spec_.kind + " workload: \"" + key + "\" is not valid JSON");
+  return value;
+}
+
 bool WorkloadOptions::Flag(const std::string& key) const { return Find(key) == std::optional<std::string>("true"); }
 
 }  // namespace perfgate

@@ -10,12 +10,15 @@
 // from the declaration; a header is needed only when tests call its parser.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "adapters/readiness.h"
 #include "config/suite.h"
 #include "metrics/metric.h"
 #include "metrics/results.h"
@@ -47,6 +50,8 @@ class WorkloadOptions {
   std::optional<int> Integer(const std::string& key) const;
   // A boolean key's value (false when neither set nor defaulted).
   bool Flag(const std::string& key) const;
+  // An object key's value (null when neither set nor defaulted); InputError when it is not JSON.
+  nlohmann::json Object(const std::string& key) const;
 
  private:
   const WorkloadKey& Declared(const std::string& key) const;
@@ -72,6 +77,14 @@ class WorkloadAdapter {
   // Parses what the workload printed. Throws InfraError naming the workload
   // and the position when the output is malformed.
   virtual WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const = 0;
+  // When a launch of this kind is over before the app exits: the marker of
+  // its readiness, after which a still running app is stopped. nullptr (the
+  // default): the workload runs to its end. Throws like LaunchArgv.
+  virtual std::unique_ptr<ReadinessMarker> Readiness(const WorkloadSpec& /*spec*/) const { return nullptr; }
+  // The metrics of a start that became ready `ready_s` after exec; `usage`
+  // is the process tree's, until it ended. Only called with a marker.
+  virtual void AddStartMetrics(double /*ready_s*/, const ::rusage& /*usage*/, const WorkloadSpec& /*spec*/,
+                               MetricSet& /*out*/) const {}
 
  protected:
   WorkloadOptions Options(const WorkloadSpec& spec) const { return WorkloadOptions(keys(), spec); }

@@ -9,6 +9,7 @@ namespace perfgate {
 #define PERFGATE_WORKLOAD_ADAPTERS(ADAPTER) \
   ADAPTER(Command)                          \
   ADAPTER(CameraStartup)                    \
+  ADAPTER(ColdStart)                        \
   ADAPTER(Fio)                              \
   ADAPTER(UnixBench)                        \
   ADAPTER(Gbench)

@@ -21,4 +21,9 @@ struct Credentials {
 // A user name, or a numeric uid; InputError naming `where` when there is none.
 Credentials ResolveUser(const std::string& name, const std::string& where);
 
+// Whether `as` (nullptr: perfgate itself) may open `path` for reading, by
+// the kernel's own check: a child takes the user's identity and asks
+// access(2), so directory permissions, groups and ACLs all count.
+bool UserMayRead(const std::string& path, const Credentials* as);
+
 }  // namespace perfgate

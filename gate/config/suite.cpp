@@ -52,7 +52,8 @@ std::vector<std::string> AcceptedKeys(const WorkloadKeys& declared) {
   return keys;
 }
 
-std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const SuiteVariables& vars) {
+std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const WorkloadKeyContext& context) {
+  const SuiteVariables& vars = context.variables;
   switch (key.type) {
     case WorkloadKeyType::kString:
       return ExpandVariables(o.String(key.name), vars, o.file() + ": " + o.At(key.name));
@@ -60,12 +61,14 @@ std::string ParseWorkloadKey(const SuiteObject& o, const WorkloadKey& key, const
       return std::to_string(o.Integer(key.name, 1, 1 << 20));
     case WorkloadKeyType::kBoolean:
       return o.Bool(key.name) ? "true" : "false";
+    case WorkloadKeyType::kObject:
+      return (key.read ? key.read(o, key.name, context) : o.Get(key.name)).dump();
   }
   return "";
 }
 
 WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, const SuiteVocabulary& vocab,
-                           const SuiteVariables& vars) {
+                           const SuiteVariables& vars, const std::string& run_as) {
   // The kind decides which keys are known, so it is read before they are checked.
   const json& raw = parent.Get(key);
   std::vector<std::string> present;
@@ -119,7 +122,7 @@ WorkloadSpec ParseWorkload(const SuiteObject& parent, const std::string& key, co
   if (o.Has("shell")) w.shell = o.Bool("shell");
   for (const WorkloadKey& declared_key : declared.keys) {
     if (o.Has(declared_key.name)) {
-      w.options[declared_key.name] = ParseWorkloadKey(o, declared_key, vars);
+      w.options[declared_key.name] = ParseWorkloadKey(o, declared_key, WorkloadKeyContext{vars, run_as});
     } else if (declared_key.required) {
       o.Get(declared_key.name);  // throws "missing required key", naming the workload's path
     } else if (!declared_key.default_value.empty()) {
@@ -252,15 +255,16 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
     o.Fail(o.At("name"), "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
                              " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
-  s.workload = ParseWorkload(o, "workload", vocab, vars);
-  if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
-  ParseRepetitions(o, s);
-  if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
+  // The user first: a workload key may check what that user can read.
   if (o.Has("run_as")) {
     s.run_as = ExpandVariables(o.String("run_as"), vars, file + ": " + o.At("run_as"));
     ResolveUser(s.run_as, file + ": " + o.At("run_as"));  // throws naming the path when there is none
   }
   s.probes = ParseProbes(o, vocab, vars);
+  s.workload = ParseWorkload(o, "workload", vocab, vars, s.run_as);
+  if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
+  ParseRepetitions(o, s);
+  if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
   if (o.Has("checks")) {
     const json& checks = o.Array("checks");
     std::set<std::string> names;

@@ -3,6 +3,7 @@
 // unknown keys and names.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/did_you_mean.h"
+#include "metrics/json_reader.h"
 #include "metrics/results.h"
 
 namespace perfgate {
@@ -31,7 +33,21 @@ enum class WorkloadKeyType {
   kString,   // ${variables} expanded
   kInteger,  // 1 to 2^20
   kBoolean,
+  kObject,  // any JSON, checked by the key's reader, kept as compact JSON text
 };
+
+struct SuiteVariables;
+
+// What a kObject key's reader may need besides the value.
+struct WorkloadKeyContext {
+  const SuiteVariables& variables;
+  const std::string& run_as;  // the scenario's workload user; empty: perfgate's own
+};
+
+// Checks the value of `key` in the workload object `workload` (failing with
+// its file and JSON path, InputError) and returns it normalized.
+using WorkloadKeyReader = std::function<nlohmann::json(const JsonObjectReader& workload, const std::string& key,
+                                                       const WorkloadKeyContext& context)>;
 
 // One key of a workload kind, declared by its adapter (adapters/adapter.h).
 struct WorkloadKey {
@@ -40,6 +56,7 @@ struct WorkloadKey {
   std::string default_value = {};  // as kept in WorkloadSpec::options; empty: none
   bool required = false;
   std::string help = {};
+  WorkloadKeyReader read = {};  // kObject keys only
 };
 
 // What a workload kind takes in a suite besides "kind". The defaults describe

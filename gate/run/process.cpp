@@ -185,12 +185,17 @@ void Append(std::string& sink, const char* data, size_t n, size_t cap, uint64_t*
   if (dropped) *dropped += n - take;
 }
 
-// Drains what is readable now; returns false at EOF.
-bool Drain(int fd, ProcessOutcome& out, bool is_stdout) {
+// Drains what is readable now, showing it to the marker until it fires
+// (*fired); returns false at EOF.
+bool Drain(int fd, ProcessOutcome& out, bool is_stdout, ReadinessMarker* marker = nullptr, bool* fired = nullptr) {
   char buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
+      if (marker != nullptr && !*fired) {
+        *fired = marker->OnOutput(is_stdout ? OutputStream::kStdout : OutputStream::kStderr,
+                                  std::string_view(buf, static_cast<size_t>(n)));
+      }
       if (is_stdout) {
         Append(out.stdout_text, buf, static_cast<size_t>(n), HeldProcess::kMaxCapturedOutput, &out.stdout_dropped);
       } else {
@@ -338,34 +343,31 @@ void HeldProcess::Release() {
   }
 }
 
-ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop) {
+ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop, ReadinessMarker* ready) {
   ProcessOutcome out;
   const long long deadline = start_ns_ + static_cast<long long>(timeout_s * 1e9);
   long long kill_at = 0;  // when SIGKILL follows the SIGTERM
-  bool out_open = true, err_open = true, exited = false;
+  bool out_open = true, err_open = true, exited = false, fired = false;
+  if (ready != nullptr) ready->Start();
   while (!exited) {
     pollfd fds[3] = {{pidfd_, POLLIN, 0}, {out_open ? out_fd_ : -1, POLLIN, 0}, {err_open ? err_fd_ : -1, POLLIN, 0}};
     long long now = MonotonicNs();
     long long next = kill_at ? kill_at : deadline;
     int wait_ms = static_cast<int>(std::max(0LL, std::min((next - now) / 1000000 + 1, 200LL)));
+    if (ready != nullptr && !fired && ready->poll_interval_ms() > 0)
+      wait_ms = std::min(wait_ms, ready->poll_interval_ms());
     int r = poll(fds, 3, pidfd_ >= 0 ? wait_ms : std::min(wait_ms, 10));
     if (r < 0 && errno != EINTR) break;
-    if (fds[1].revents) out_open = Drain(out_fd_, out, true);
-    if (fds[2].revents) err_open = Drain(err_fd_, out, false);
+    if (fds[1].revents) out_open = Drain(out_fd_, out, true, ready, &fired);
+    if (fds[2].revents) err_open = Drain(err_fd_, out, false, ready, &fired);
+    if (ready != nullptr && !fired && ready->poll_interval_ms() > 0) fired = ready->Poll();
+    if (fired && !out.ready_s) out.ready_s = static_cast<double>(MonotonicNs() - start_ns_) / 1e9;
     if (stop != nullptr && stop->load() && !out.interrupted) {
       out.interrupted = true;
       KillGroup(SIGTERM);
       kill_at = MonotonicNs() + static_cast<long long>(kKillGraceS * 1e9);
     }
     now = MonotonicNs();
-    if (!kill_at && now >= deadline) {
-      out.timed_out = true;
-      KillGroup(SIGTERM);
-      kill_at = now + static_cast<long long>(kKillGraceS * 1e9);
-    } else if (kill_at && now >= kill_at) {
-      KillGroup(SIGKILL);
-      kill_at = now + 3600LL * 1000000000LL;
-    }
     int st = 0;
     pid_t w = wait4(pid_, &st, WNOHANG, &out.usage);
     if (w == pid_) {
@@ -374,6 +376,21 @@ ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop
       g_live_workloads.erase(pid_);
       if (WIFSIGNALED(st)) out.term_signal = WTERMSIG(st);
       else out.exit_code = WEXITSTATUS(st);
+      if (ready != nullptr && ready->ready_at_exit() && !out.ready_s && out.term_signal == 0 && out.exit_code == 0) {
+        out.ready_s = static_cast<double>(now - start_ns_) / 1e9;
+      }
+    } else if (out.ready_s && !kill_at) {
+      // Ready and still running (a server): stopped as at a timeout, but this is its normal end.
+      out.stopped_after_ready = true;
+      KillGroup(SIGTERM);
+      kill_at = now + static_cast<long long>(kKillGraceS * 1e9);
+    } else if (!kill_at && now >= deadline) {
+      out.timed_out = true;
+      KillGroup(SIGTERM);
+      kill_at = now + static_cast<long long>(kKillGraceS * 1e9);
+    } else if (kill_at && now >= kill_at) {
+      KillGroup(SIGKILL);
+      kill_at = now + 3600LL * 1000000000LL;
     }
   }
   out.wall_s = static_cast<double>(MonotonicNs() - start_ns_) / 1e9;

@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "adapters/readiness.h"
 #include "config/credentials.h"
 
 namespace perfgate {
@@ -22,13 +24,20 @@ struct ProcessOutcome {
   bool interrupted = false;  // perfgate itself was asked to stop
   double wall_s = 0;
   ::rusage usage{};
-  std::string stdout_text;     // first kMaxCapturedOutput bytes
-  uint64_t stdout_dropped = 0; // bytes beyond that
-  std::string stderr_tail;     // last few KiB, for error messages
-  int leftovers_killed = 0;    // processes it left behind (daemons, orphans), killed and reaped
+  std::string stdout_text;      // first kMaxCapturedOutput bytes
+  uint64_t stdout_dropped = 0;  // bytes beyond that
+  std::string stderr_tail;      // last few KiB, for error messages
+  int leftovers_killed = 0;     // processes it left behind (daemons, orphans), killed and reaped
+  // With a readiness marker: seconds from the release to exec until it fired,
+  // and whether the app still ran then and was stopped (SIGTERM to its group).
+  std::optional<double> ready_s;
+  bool stopped_after_ready = false;
   // Exit status as a shell reports it: code, or 128 + signal.
   int status() const { return term_signal ? 128 + term_signal : exit_code; }
-  bool succeeded() const { return !timed_out && !interrupted && term_signal == 0 && exit_code == 0; }
+  // An app stopped after it was ready may end by the signal or with any status.
+  bool succeeded() const {
+    return !timed_out && !interrupted && (stopped_after_ready || (term_signal == 0 && exit_code == 0));
+  }
 };
 
 // Called once at start-up, before any workload: perfgate's own files are
@@ -58,7 +67,9 @@ class HeldProcess {
   void Release();
   // Waits for the exit, reading output, killing the process group at the
   // timeout (SIGTERM, then SIGKILL after a grace period) or when *stop turns true.
-  ProcessOutcome Wait(double timeout_s, const std::atomic<bool>* stop);
+  // With `ready`, the marker watches the output (and is polled); once it
+  // fires, an app still running is stopped the same way.
+  ProcessOutcome Wait(double timeout_s, const std::atomic<bool>* stop, ReadinessMarker* ready = nullptr);
 
  private:
   void KillGroup(int sig);

@@ -145,17 +145,19 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
   adapter.PrepareLaunch(spec.workload);
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
+  const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
   const PressureTotals pressure_before = ReadPressure();
   process.Release();
-  ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop);
+  ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop, ready.get());
   const std::optional<CpuTimes> host_after = ReadCpuTimes();
   const PressureTotals pressure_after = ReadPressure();
   Repetition rep;
   rep.exit_status = outcome.status();
-  if (!outcome.succeeded()) {
+  if (!outcome.succeeded() || (ready && !outcome.ready_s)) {
     rep.failure = DescribeFailure(outcome, spec.timeout_s);
+    if (ready && !outcome.ready_s) rep.failure = "was never ready (" + ready->Describe() + "): " + rep.failure;
     return rep;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
@@ -188,6 +190,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
                            " process(es) running when it exited; perfgate killed them");
   }
   rep.phases = std::move(parsed.phases);
+  if (ready) adapter.AddStartMetrics(*outcome.ready_s, outcome.usage, spec.workload, rep.metrics);
   if (parsed.ops) {
     for (auto& [name, m] : rep.metrics) {
       if (m.kind == MetricKind::kCounter) m.ops = parsed.ops;

@@ -104,7 +104,8 @@ TEST(CameraStartupOutput, OutputWithoutTimeToFirstFrameIsAnInfraError) {
 }
 
 TEST(AdapterRegistry, EveryWorkloadKindHasOneAdapter) {
-  EXPECT_EQ(AdapterKinds(), (std::vector<std::string>{"command", "camera-startup", "fio", "unixbench", "gbench"}));
+  EXPECT_EQ(AdapterKinds(),
+            (std::vector<std::string>{"command", "camera-startup", "cold-start", "fio", "unixbench", "gbench"}));
   for (const auto& kind : AdapterKinds()) EXPECT_EQ(FindAdapter(kind)->kind(), kind);
   EXPECT_EQ(FindAdapter("fio2"), nullptr);
 }
