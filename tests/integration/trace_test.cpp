@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -11,9 +12,9 @@
 #include <set>
 #include <string>
 
-#include "gate/report/perfetto_trace.pb.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/perfetto_trace.h"
 #include "harness/probe.h"
 #include "probes/probe.h"
 #include "probes/trace_buffer.h"
@@ -27,7 +28,6 @@ using testing::ReadFile;
 using testing::RunCli;
 using testing::ScratchDir;
 using testing::WriteFile;
-namespace pb = perfgate::perfetto;
 
 TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
   PERFGATE_REQUIRE_ROOT();
@@ -48,31 +48,23 @@ TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
             summary["produced"].get<uint64_t>());
   EXPECT_NE(ReadFile(dir / "o/summary.md").find("Perfetto trace of camera"), std::string::npos);
 
-  pb::Trace trace;
-  ASSERT_TRUE(trace.ParseFromString(ReadFile(dir / "o/trace.perfetto-trace")));
-  std::map<uint64_t, std::string> names;
-  std::map<uint64_t, pb::TrackDescriptor> tracks;
-  std::map<std::string, int> slices;
-  std::map<std::string, int> counter_values;  // by counter track name
+  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
+  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
   int32_t camera_pid = 0;
-  std::set<int32_t> camera_threads;
-  for (const auto& p : trace.packet()) {
-    for (const auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
-    if (p.has_track_descriptor()) {
-      const auto& t = p.track_descriptor();
-      tracks[t.uuid()] = t;
-      if (t.has_process() && t.process().process_name() == "pg-camera") camera_pid = t.process().pid();
-      if (t.has_thread() && t.thread().pid() == camera_pid) camera_threads.insert(t.thread().tid());
-    }
-    if (!p.has_track_event()) continue;
-    const auto& e = p.track_event();
-    if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
-      const std::string name = names.at(e.name_iid());
-      slices[name.rfind("off-CPU", 0) == 0 ? "off-CPU" : name.rfind("syscall", 0) == 0 ? "syscall" : name]++;
-    }
-    if (e.type() == pb::TrackEvent::TYPE_COUNTER) counter_values[tracks.at(e.track_uuid()).name()]++;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_process() && t.process().process_name() == "pg-camera") camera_pid = t.process().pid();
   }
   EXPECT_NE(camera_pid, 0) << "no process track named pg-camera";
+  std::set<int64_t> camera_threads;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_thread() && t.thread().pid() == camera_pid) camera_threads.insert(t.thread().tid());
+  }
+  std::map<std::string, int> slices;
+  for (const auto& s : d.slices) {
+    slices[s.name.rfind("off-CPU", 0) == 0 ? "off-CPU" : s.name.rfind("syscall", 0) == 0 ? "syscall" : s.name]++;
+  }
+  std::map<std::string, int> counter_values;  // by counter track name
+  for (const auto& [track, values] : d.counters) counter_values[d.tracks.at(track).name()] += values.size();
   // The main thread and its sensor, ISP and preview threads.
   EXPECT_GE(camera_threads.size(), 2u);
   EXPECT_GE(slices["off-CPU"], 1);
@@ -81,6 +73,55 @@ TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
     EXPECT_EQ(slices[phase], 1) << phase;
   EXPECT_GE(counter_values["page allocations/s"], 1);
   EXPECT_GE(counter_values["run-queue latency"], 1);
+}
+
+// The first seed's case on one timeline: a background allocator in the
+// camera's 80 MiB memory cgroup pushes the camera's own allocations into
+// memcg reclaim, and the trace shows those reclaims on the camera's threads,
+// inside the start-up its main thread reports (its phases).
+TEST(TraceRun, CameraReclaimUnderMemoryPressureFallsInsideTheMainThreadsStartup) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string suite = dir / "suite.json";
+  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+      "name": "camera", "workload": {"kind": "camera-startup", "memory_limit_mb": 80, "antagonist": true},
+      "warmup": 0, "repetitions": 2, "timeout_s": 90,
+      "probes": ["reclaim", "kmem", "runqlat", "offcpu"],
+      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})");
+  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
+  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
+
+  // The start-up window: the phases the camera's main thread reported.
+  uint64_t phases = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() == "phases") phases = uuid;
+  }
+  ASSERT_NE(phases, 0u) << "no phases track";
+  const perfetto::ThreadDescriptor* main_thread = d.ThreadOf(phases);
+  ASSERT_NE(main_thread, nullptr) << "the phases track is not under a thread";
+  EXPECT_EQ(main_thread->tid(), main_thread->pid()) << "the phases are not on the main thread";
+  uint64_t startup_begin = UINT64_MAX, startup_end = 0;
+  for (const auto& s : d.SlicesOn(phases)) {
+    startup_begin = std::min(startup_begin, s.begin);
+    startup_end = std::max(startup_end, s.end);
+  }
+  ASSERT_LT(startup_begin, startup_end);
+
+  int camera_reclaims = 0;
+  uint64_t camera_reclaim_ns = 0;
+  for (const auto& s : d.slices) {
+    if (s.name.find("reclaim") == std::string::npos || d.ProcessOf(s.track) != main_thread->pid()) continue;
+    ++camera_reclaims;
+    camera_reclaim_ns += s.end - s.begin;
+    EXPECT_GE(s.begin, startup_begin) << s.name << " before the start-up";
+    EXPECT_LE(s.end, startup_end) << s.name << " after the start-up";
+  }
+  EXPECT_GE(camera_reclaims, 1) << "no reclaim on the camera's threads";
+  std::printf("[ trace    ] %d reclaims on the camera's threads, %.2f ms, in a start-up of %.2f ms\n", camera_reclaims,
+              static_cast<double>(camera_reclaim_ns) / 1e6, static_cast<double>(startup_end - startup_begin) / 1e6);
 }
 
 struct HighRate {
