@@ -124,6 +124,49 @@ TEST(TraceRun, CameraReclaimUnderMemoryPressureFallsInsideTheMainThreadsStartup)
               static_cast<double>(camera_reclaim_ns) / 1e6, static_cast<double>(startup_end - startup_begin) / 1e6);
 }
 
+// Phases are not the camera's privilege: a plain command that prints phase
+// lines gets them under its main thread, on the probes' clock, so its sleep
+// shows as an off-CPU wait inside the phase it printed around it.
+TEST(TraceRun, AnyWorkloadsPhasesLineUpWithItsThreadsWaits) {
+  PERFGATE_REQUIRE_ROOT();
+  PERFGATE_REQUIRE_ENVIRONMENT(testing::ToolAvailable("/usr/bin/python3 -c 'import time; time.monotonic_ns()'"),
+                               "Debian's python3 (ci/install-deps.sh)");
+  ScratchDir dir;
+  const std::string suite = dir / "suite.json";
+  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+      "name": "app", "workload": {"kind": "command", "argv": ["/usr/bin/python3", "-c",
+        "import json, time\nb = time.monotonic_ns()\nx = b'\\x01' * (32 << 20)\nm = time.monotonic_ns()\ntime.sleep(0.05)\ne = time.monotonic_ns()\nprint(json.dumps({'phase': 'allocate', 'begin_ns': b, 'end_ns': m}))\nprint(json.dumps({'phase': 'wait', 'begin_ns': m, 'end_ns': e}))\n"]},
+      "warmup": 0, "repetitions": 2, "timeout_s": 60,
+      "probes": ["offcpu", "kmem"],
+      "checks": [{"metric": "workload.wall_time", "type": "budget", "max": 1000000}]}]})");
+  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
+  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
+  uint64_t phases = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() == "phases") phases = uuid;
+  }
+  ASSERT_NE(phases, 0u) << "no phases track";
+  const perfetto::ThreadDescriptor* main_thread = d.ThreadOf(phases);
+  ASSERT_NE(main_thread, nullptr);
+  EXPECT_EQ(main_thread->tid(), main_thread->pid());
+  std::map<std::string, testing::TraceSlice> by_name;
+  for (const auto& s : d.SlicesOn(phases)) by_name[s.name] = s;
+  ASSERT_TRUE(by_name.count("allocate") && by_name.count("wait")) << by_name.size() << " phases";
+  const testing::TraceSlice& wait = by_name["wait"];
+
+  bool sleep_inside = false;
+  for (const auto& s : d.slices) {
+    const perfetto::ThreadDescriptor* thread = d.ThreadOf(s.track);
+    if (thread == nullptr || thread->tid() != main_thread->tid() || s.name != "off-CPU: sleep") continue;
+    // The sleep is at least 50 ms of the phase's own length.
+    if (s.begin >= wait.begin && s.end <= wait.end && s.end - s.begin >= 45'000'000) sleep_inside = true;
+  }
+  EXPECT_TRUE(sleep_inside) << "no 50 ms off-CPU sleep of the main thread inside its \"wait\" phase";
+}
+
 struct HighRate {
   TraceCapture capture;
   double seconds = 0;      // wall time of the loops
