@@ -26,7 +26,7 @@ namespace pb = perfgate::perfetto;
 constexpr uint32_t kProcessSequence = 1;
 
 // Track uuids: the kind of track in the high bits, the pid or tid below.
-enum class TrackKind : uint64_t { kProcess = 1, kThread, kPageAllocs, kRunQueueLatency, kPhases };
+enum class TrackKind : uint64_t { kProcess = 1, kThread, kPageAllocs, kRunQueueLatency, kPhases, kBlockIo };
 uint64_t Uuid(TrackKind kind, uint32_t id) { return static_cast<uint64_t>(kind) << 32 | id; }
 
 std::string ReclaimName(uint32_t kind) {
@@ -85,6 +85,7 @@ class TraceBuilder {
   std::string Build(PerfettoTraceStats& stats) {
     for (const auto& e : capture_.events) Add(e, stats);
     AddPhases();
+    AddBlockIo();
     AddPageAllocRates(stats);
     for (auto& [track, slices] : slices_) Nest(track, slices, stats);
 
@@ -126,6 +127,9 @@ class TraceBuilder {
       case PG_TRACE_PAGE_ALLOC:
         page_pages_[ProcessOf(e)][e.ts / kPageAllocBucketNs] += e.value;
         break;
+      case PG_TRACE_BLOCK_IO:
+        block_io_.push_back({e.ts, e.ts + e.value, Intern("block I/O " + SizeText(e.arg))});
+        break;
       case PG_TRACE_RUNQ_LATENCY: {
         const uint32_t tgid = ProcessOf(e);
         runq_processes_.insert(tgid);
@@ -150,6 +154,34 @@ class TraceBuilder {
     processes_.insert(pid);
     auto& phases = slices_[Uuid(TrackKind::kPhases, pid)];
     for (const auto& p : capture_.phases) phases.push_back({p.begin_ns, p.end_ns, Intern(p.name)});
+  }
+
+  // Block requests overlap (a disk has a queue), so they are laid out on
+  // lanes, each a track where they follow one another: a request takes the
+  // first lane free when it is issued. The lanes share a name, which
+  // Perfetto's UI shows as one track of stacked slices. They go under the
+  // workload's first process: in workload scope a thread of its process tree
+  // started them, but completion (where they are recorded) does not say which.
+  void AddBlockIo() {
+    if (block_io_.empty()) return;
+    if (capture_.workload_pid != 0) processes_.insert(capture_.workload_pid);
+    std::sort(block_io_.begin(), block_io_.end(),
+              [](const Slice& a, const Slice& b) { return a.begin != b.begin ? a.begin < b.begin : a.end > b.end; });
+    std::vector<uint64_t> lane_ends;
+    for (const Slice& s : block_io_) {
+      size_t lane = 0;
+      while (lane < lane_ends.size() && lane_ends[lane] > s.begin) ++lane;
+      if (lane == lane_ends.size()) lane_ends.push_back(0);
+      lane_ends[lane] = s.end;
+      slices_[Uuid(TrackKind::kBlockIo, static_cast<uint32_t>(lane))].push_back(s);
+    }
+    block_io_lanes_ = static_cast<uint32_t>(lane_ends.size());
+  }
+
+  static std::string SizeText(uint32_t bytes) {
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " B";
   }
 
   // The sequence of each thread, and of each track and event: a thread's own
@@ -267,7 +299,7 @@ class TraceBuilder {
     pb::TracePacket packet = NewPacket(SequenceOf(uuid));
     auto* track = packet.mutable_track_descriptor();
     track->set_uuid(uuid);
-    track->set_parent_uuid(parent);
+    if (parent != 0) track->set_parent_uuid(parent);
     track->set_name(name);
     if (unit != nullptr) track->mutable_counter()->set_unit(*unit);
     AppendPacket(packet);
@@ -305,6 +337,11 @@ class TraceBuilder {
     for (uint32_t tgid : runq_processes_)
       AppendTrack(Uuid(TrackKind::kRunQueueLatency, tgid), Uuid(TrackKind::kProcess, tgid), "run-queue latency", &ns,
                   stats);
+    for (uint32_t lane = 0; lane < block_io_lanes_; ++lane) {
+      AppendTrack(Uuid(TrackKind::kBlockIo, lane),
+                  capture_.workload_pid != 0 ? Uuid(TrackKind::kProcess, capture_.workload_pid) : 0, "block I/O",
+                  nullptr, stats);
+    }
     if (!capture_.phases.empty())
       AppendTrack(Uuid(TrackKind::kPhases, capture_.workload_pid), Uuid(TrackKind::kThread, capture_.workload_pid),
                   "phases", nullptr, stats);
@@ -344,8 +381,10 @@ class TraceBuilder {
   std::set<uint32_t> runq_processes_;
   std::map<uint32_t, std::map<uint64_t, uint64_t>> page_pages_;  // tgid -> bucket -> pages
   std::map<uint64_t, std::vector<Slice>> slices_;                // by track
-  std::map<uint32_t, uint32_t> thread_sequences_;                // tid -> its sequence
-  std::map<uint32_t, std::set<uint64_t>> sequence_names_;        // sequence -> iids its events use
+  std::vector<Slice> block_io_;                                  // requests, before they are laid out on lanes
+  uint32_t block_io_lanes_ = 0;
+  std::map<uint32_t, uint32_t> thread_sequences_;          // tid -> its sequence
+  std::map<uint32_t, std::set<uint64_t>> sequence_names_;  // sequence -> iids its events use
   std::vector<Item> items_;
   std::string out_;
 };

@@ -181,6 +181,35 @@ TEST(PerfettoWriter, MainThreadKnownOnlyFromItsPhasesIsNamedAfterItsProcess) {
   EXPECT_EQ(d.SlicesOn(TrackNamed(d, "phases", main_thread)).size(), 1u);
 }
 
+// Requests in flight together overlap: each takes the first free lane, and
+// every lane is a "block I/O" track of the workload's process.
+TEST(PerfettoWriter, BlockRequestsOnLanesOfTheWorkloadsProcess) {
+  TraceCapture c;
+  c.workload_pid = 100;
+  c.processes = {{100, "app"}};
+  c.events = {Record(PG_TRACE_BLOCK_IO, 4096, 0, 0, 1'000, 500), Record(PG_TRACE_BLOCK_IO, 65536, 0, 0, 1'200, 100),
+              Record(PG_TRACE_BLOCK_IO, 3 << 20, 0, 0, 1'400, 300), Record(PG_TRACE_BLOCK_IO, 100, 0, 0, 1'500, 10)};
+  PerfettoTraceStats stats;
+  const testing::DecodedTrace d = Decode(PerfettoTrace(c, &stats));
+  EXPECT_EQ(stats.records, 4u);
+  EXPECT_EQ(stats.clipped_slices, 0u);
+  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> lanes;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() != "block I/O") continue;
+    EXPECT_EQ(d.ProcessOf(uuid), 100);
+    EXPECT_EQ(d.ThreadOf(uuid), nullptr);
+    lanes[uuid] = Begins(d, uuid);
+  }
+  // 1000-1500 on the first lane, then 1500-1510 after it; 1200-1300 and
+  // 1400-1700 on the second.
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_EQ(lanes.begin()->second,
+            (std::vector<std::pair<uint64_t, std::string>>{{1'000, "block I/O 4 KiB"}, {1'500, "block I/O 100 B"}}));
+  EXPECT_EQ(std::next(lanes.begin())->second,
+            (std::vector<std::pair<uint64_t, std::string>>{{1'200, "block I/O 64 KiB"}, {1'400, "block I/O 3 MiB"}}));
+  for (const auto& s : d.slices) EXPECT_EQ(s.depth, 0) << s.name;
+}
+
 TEST(PerfettoWriter, ThreadIdsAboveInt32SurviveAsInt64) {
   TraceCapture c;
   c.events = {Record(PG_TRACE_RECLAIM, 0, 7, 0x80000001u, 100, 50)};
