@@ -36,6 +36,7 @@
 #include "filter.bpf.h"
 #include "hist.bpf.h"
 #include "slot_table.bpf.h"
+#include "trace_events.bpf.h"
 
 /* In-flight requests: the slot table of slot_table.bpf.h, keyed (address,
  * 0) or (sector, dev), whose value is the request's size at issue. Request
@@ -231,6 +232,10 @@ static __always_inline void add_request(__u32 dev, __u64 latency, __u64 bytes)
 	stats->bytes += bytes;
 	pg_hist_add(stats->hist, latency);
 	add_device_latency(dev, latency);
+	/* Completion runs in interrupt context: the record names no thread. */
+	if (pg_trace_enabled)
+		pg_trace_emit(PG_TRACE_BLOCK_IO, (__u32)(bytes > 0xffffffffULL ? 0xffffffffULL : bytes), 0, 0,
+			      bpf_ktime_get_ns() - latency, latency);
 }
 
 SEC("tp_btf/block_rq_insert")

@@ -15,6 +15,8 @@
 #define PG_TRACE_SYSCALL 3       /* slice; arg = syscall number (PG_TRACE_NO_NR when unknown), value = ns */
 #define PG_TRACE_PAGE_ALLOC 4    /* sample; value = pages allocated */
 #define PG_TRACE_RUNQ_LATENCY 5  /* sample at the time the thread ran; value = ns it waited */
+#define PG_TRACE_BLOCK_IO 6      /* slice, issue to completion of a request in scope; arg = bytes, value = ns;
+                                  * tgid and tid 0 (completion runs in interrupt context) */
 
 #define PG_TRACE_NO_NR 0xffffffffu
 

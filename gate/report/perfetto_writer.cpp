@@ -17,10 +17,16 @@ namespace {
 
 namespace pb = perfgate::perfetto;
 
-constexpr uint32_t kSequence = 1;
+// Process-level tracks (processes, their counters) and their events are on
+// this sequence, which declares no thread; each thread with a track has a
+// sequence of its own (see ThreadSequence). trace_processor takes the last
+// ThreadDescriptor declared on a sequence as the thread of every later
+// process-level event of that sequence, so a thread declared here would be
+// named as the source of the process's counters.
+constexpr uint32_t kProcessSequence = 1;
 
 // Track uuids: the kind of track in the high bits, the pid or tid below.
-enum class TrackKind : uint64_t { kProcess = 1, kThread, kPageAllocs, kRunQueueLatency, kPhases };
+enum class TrackKind : uint64_t { kProcess = 1, kThread, kPageAllocs, kRunQueueLatency, kPhases, kBlockIo };
 uint64_t Uuid(TrackKind kind, uint32_t id) { return static_cast<uint64_t>(kind) << 32 | id; }
 
 std::string ReclaimName(uint32_t kind) {
@@ -63,6 +69,7 @@ struct Item {
   uint64_t name_iid = 0;  // slices
   double value = 0;       // counters
   bool integer = true;    // counters: counter_value, else double_counter_value
+  uint32_t sequence = kProcessSequence;
 };
 
 struct Slice {
@@ -78,10 +85,12 @@ class TraceBuilder {
   std::string Build(PerfettoTraceStats& stats) {
     for (const auto& e : capture_.events) Add(e, stats);
     AddPhases();
+    AddBlockIo();
     AddPageAllocRates(stats);
     for (auto& [track, slices] : slices_) Nest(track, slices, stats);
 
-    AppendFirstPacket();
+    AssignSequences();
+    AppendSequenceStarts();
     AppendTracks(stats);
     std::stable_sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) { return a.ts < b.ts; });
     for (const Item& item : items_) AppendEvent(item);
@@ -118,6 +127,9 @@ class TraceBuilder {
       case PG_TRACE_PAGE_ALLOC:
         page_pages_[ProcessOf(e)][e.ts / kPageAllocBucketNs] += e.value;
         break;
+      case PG_TRACE_BLOCK_IO:
+        block_io_.push_back({e.ts, e.ts + e.value, Intern("block I/O " + SizeText(e.arg))});
+        break;
       case PG_TRACE_RUNQ_LATENCY: {
         const uint32_t tgid = ProcessOf(e);
         runq_processes_.insert(tgid);
@@ -132,12 +144,62 @@ class TraceBuilder {
     ++stats.records;
   }
 
+  // The workload's phases are its main thread's: a track of their own under
+  // that thread (trace_processor gives a child track its parent's thread), so
+  // that they never have to be cut to nest with the probes' slices.
   void AddPhases() {
     if (capture_.phases.empty()) return;
     const uint32_t pid = capture_.workload_pid;
+    threads_.emplace(pid, pid);
     processes_.insert(pid);
     auto& phases = slices_[Uuid(TrackKind::kPhases, pid)];
     for (const auto& p : capture_.phases) phases.push_back({p.begin_ns, p.end_ns, Intern(p.name)});
+  }
+
+  // Block requests overlap (a disk has a queue), so they are laid out on
+  // lanes, each a track where they follow one another: a request takes the
+  // first lane free when it is issued. The lanes share a name, which
+  // Perfetto's UI shows as one track of stacked slices. They go under the
+  // workload's first process: in workload scope a thread of its process tree
+  // started them, but completion (where they are recorded) does not say which.
+  void AddBlockIo() {
+    if (block_io_.empty()) return;
+    if (capture_.workload_pid != 0) processes_.insert(capture_.workload_pid);
+    std::sort(block_io_.begin(), block_io_.end(),
+              [](const Slice& a, const Slice& b) { return a.begin != b.begin ? a.begin < b.begin : a.end > b.end; });
+    std::vector<uint64_t> lane_ends;
+    for (const Slice& s : block_io_) {
+      size_t lane = 0;
+      while (lane < lane_ends.size() && lane_ends[lane] > s.begin) ++lane;
+      if (lane == lane_ends.size()) lane_ends.push_back(0);
+      lane_ends[lane] = s.end;
+      slices_[Uuid(TrackKind::kBlockIo, static_cast<uint32_t>(lane))].push_back(s);
+    }
+    block_io_lanes_ = static_cast<uint32_t>(lane_ends.size());
+  }
+
+  static std::string SizeText(uint32_t bytes) {
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " B";
+  }
+
+  // The sequence of each thread, and of each track and event: a thread's own
+  // track and its phases go on the thread's sequence, everything else on the
+  // process sequence.
+  void AssignSequences() {
+    uint32_t next = kProcessSequence + 1;
+    for (const auto& [tid, tgid] : threads_) thread_sequences_[tid] = next++;
+    for (Item& item : items_) {
+      item.sequence = SequenceOf(item.track);
+      if (item.type == pb::TrackEvent::TYPE_SLICE_BEGIN) sequence_names_[item.sequence].insert(item.name_iid);
+    }
+  }
+
+  uint32_t SequenceOf(uint64_t track) const {
+    const auto kind = static_cast<TrackKind>(track >> 32);
+    if (kind != TrackKind::kThread && kind != TrackKind::kPhases) return kProcessSequence;
+    return thread_sequences_.at(static_cast<uint32_t>(track));
   }
 
   // Pages per bucket become pages/s at the bucket's start, back to 0 after a
@@ -198,39 +260,46 @@ class TraceBuilder {
     packet.AppendToString(&out_);
   }
 
-  pb::TracePacket NewPacket() {
+  static pb::TracePacket NewPacket(uint32_t sequence) {
     pb::TracePacket packet;
-    packet.set_trusted_packet_sequence_id(kSequence);
+    packet.set_trusted_packet_sequence_id(sequence);
     return packet;
   }
 
-  void AppendFirstPacket() {
-    pb::TracePacket packet = NewPacket();
-    auto* snapshot = packet.mutable_clock_snapshot();
+  // The first packet of every sequence clears its incremental state and
+  // carries the event names its events use (interning is per sequence); the
+  // process sequence's also lines the clocks up.
+  void AppendSequenceStarts() {
+    std::map<uint64_t, const std::string*> by_iid;
+    for (const auto& [name, iid] : names_) by_iid[iid] = &name;
+    auto start = [&](uint32_t sequence) {
+      pb::TracePacket packet = NewPacket(sequence);
+      packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+      for (uint64_t iid : sequence_names_[sequence]) {
+        auto* n = packet.mutable_interned_data()->add_event_names();
+        n->set_iid(iid);
+        n->set_name(*by_iid.at(iid));
+      }
+      return packet;
+    };
+    pb::TracePacket first = start(kProcessSequence);
+    auto* snapshot = first.mutable_clock_snapshot();
     auto* mono = snapshot->add_clocks();
     mono->set_clock_id(pb::BUILTIN_CLOCK_MONOTONIC);
     mono->set_timestamp(capture_.monotonic_ns);
     auto* boot = snapshot->add_clocks();
     boot->set_clock_id(pb::BUILTIN_CLOCK_BOOTTIME);
     boot->set_timestamp(capture_.boottime_ns);
-    packet.set_sequence_flags(pb::SEQ_INCREMENTAL_STATE_CLEARED);
-    std::vector<std::pair<uint64_t, std::string>> by_iid;
-    for (const auto& [name, iid] : names_) by_iid.emplace_back(iid, name);
-    std::sort(by_iid.begin(), by_iid.end());
-    for (const auto& [iid, name] : by_iid) {
-      auto* n = packet.mutable_interned_data()->add_event_names();
-      n->set_iid(iid);
-      n->set_name(name);
-    }
-    AppendPacket(packet);
+    AppendPacket(first);
+    for (const auto& [tid, sequence] : thread_sequences_) AppendPacket(start(sequence));
   }
 
   void AppendTrack(uint64_t uuid, uint64_t parent, const std::string& name, const pb::CounterDescriptor::Unit* unit,
                    PerfettoTraceStats& stats) {
-    pb::TracePacket packet = NewPacket();
+    pb::TracePacket packet = NewPacket(SequenceOf(uuid));
     auto* track = packet.mutable_track_descriptor();
     track->set_uuid(uuid);
-    track->set_parent_uuid(parent);
+    if (parent != 0) track->set_parent_uuid(parent);
     track->set_name(name);
     if (unit != nullptr) track->mutable_counter()->set_unit(*unit);
     AppendPacket(packet);
@@ -239,7 +308,7 @@ class TraceBuilder {
 
   void AppendTracks(PerfettoTraceStats& stats) {
     for (uint32_t tgid : processes_) {
-      pb::TracePacket packet = NewPacket();
+      pb::TracePacket packet = NewPacket(kProcessSequence);
       auto* track = packet.mutable_track_descriptor();
       track->set_uuid(Uuid(TrackKind::kProcess, tgid));
       track->mutable_process()->set_pid(static_cast<int32_t>(tgid));
@@ -250,15 +319,13 @@ class TraceBuilder {
       ++stats.tracks;
     }
     for (const auto& [tid, tgid] : threads_) {
-      pb::TracePacket packet = NewPacket();
+      pb::TracePacket packet = NewPacket(thread_sequences_.at(tid));
       auto* track = packet.mutable_track_descriptor();
       // Perfetto puts a thread under its process by the descriptor's pid.
       track->set_uuid(Uuid(TrackKind::kThread, tid));
       track->mutable_thread()->set_pid(static_cast<int32_t>(tgid));
-      track->mutable_thread()->set_tid(static_cast<int32_t>(tid));
-      auto name = capture_.threads.find(tid);
-      track->mutable_thread()->set_thread_name(name != capture_.threads.end() ? name->second.name
-                                                                              : "thread " + std::to_string(tid));
+      track->mutable_thread()->set_tid(static_cast<int64_t>(tid));
+      track->mutable_thread()->set_thread_name(ThreadName(tid, tgid));
       AppendPacket(packet);
       ++stats.tracks;
     }
@@ -270,16 +337,29 @@ class TraceBuilder {
     for (uint32_t tgid : runq_processes_)
       AppendTrack(Uuid(TrackKind::kRunQueueLatency, tgid), Uuid(TrackKind::kProcess, tgid), "run-queue latency", &ns,
                   stats);
+    for (uint32_t lane = 0; lane < block_io_lanes_; ++lane) {
+      AppendTrack(Uuid(TrackKind::kBlockIo, lane),
+                  capture_.workload_pid != 0 ? Uuid(TrackKind::kProcess, capture_.workload_pid) : 0, "block I/O",
+                  nullptr, stats);
+    }
     if (!capture_.phases.empty())
-      AppendTrack(Uuid(TrackKind::kPhases, capture_.workload_pid), Uuid(TrackKind::kProcess, capture_.workload_pid),
+      AppendTrack(Uuid(TrackKind::kPhases, capture_.workload_pid), Uuid(TrackKind::kThread, capture_.workload_pid),
                   "phases", nullptr, stats);
   }
 
+  // A main thread known only from its phases is named after its process.
+  std::string ThreadName(uint32_t tid, uint32_t tgid) const {
+    if (auto thread = capture_.threads.find(tid); thread != capture_.threads.end()) return thread->second.name;
+    if (auto process = capture_.processes.find(tgid); tid == tgid && process != capture_.processes.end())
+      return process->second;
+    return "thread " + std::to_string(tid);
+  }
+
   void AppendEvent(const Item& item) {
-    pb::TracePacket packet = NewPacket();
+    pb::TracePacket packet = NewPacket(item.sequence);
     packet.set_timestamp(item.ts);
     packet.set_timestamp_clock_id(pb::BUILTIN_CLOCK_MONOTONIC);
-    packet.set_sequence_flags(pb::SEQ_NEEDS_INCREMENTAL_STATE);
+    packet.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
     auto* event = packet.mutable_track_event();
     event->set_type(item.type);
     event->set_track_uuid(item.track);
@@ -301,6 +381,10 @@ class TraceBuilder {
   std::set<uint32_t> runq_processes_;
   std::map<uint32_t, std::map<uint64_t, uint64_t>> page_pages_;  // tgid -> bucket -> pages
   std::map<uint64_t, std::vector<Slice>> slices_;                // by track
+  std::vector<Slice> block_io_;                                  // requests, before they are laid out on lanes
+  uint32_t block_io_lanes_ = 0;
+  std::map<uint32_t, uint32_t> thread_sequences_;          // tid -> its sequence
+  std::map<uint32_t, std::set<uint64_t>> sequence_names_;  // sequence -> iids its events use
   std::vector<Item> items_;
   std::string out_;
 };

@@ -19,9 +19,12 @@ struct PerfettoTraceStats {
 
 // The serialized trace. Process tracks hold their threads' tracks (slices of
 // reclaim, long off-CPU waits and slow syscalls), a counter of page
-// allocations per second and one of run-queue latency, and the workload's
-// phases. Timestamps are CLOCK_MONOTONIC, lined up with CLOCK_BOOTTIME by a
-// clock snapshot.
+// allocations per second and one of run-queue latency, the workload's block
+// requests (issue to completion, on lanes named "block I/O"); its phases
+// are a track under its main thread. Each thread's track and events are on a
+// packet sequence of their own, the process-level ones on a sequence that
+// declares no thread. Timestamps are CLOCK_MONOTONIC, lined up with
+// CLOCK_BOOTTIME by a clock snapshot.
 std::string PerfettoTrace(const TraceCapture& capture, PerfettoTraceStats* stats = nullptr);
 
 // Writes PerfettoTrace(capture) to `file` (atomically); throws InfraError naming it.

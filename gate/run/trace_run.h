@@ -34,7 +34,7 @@ std::optional<TraceTarget> WorstScenario(const RunResults& results);
 
 // Trace records per second the measured repetitions imply, at most (the
 // busiest repetition): slow syscalls, long off-CPU waits, page allocations,
-// run-queue waits and reclaims, from the probes' own metrics.
+// run-queue waits, block requests and reclaims, from the probes' own metrics.
 double ExpectedTraceRate(const ScenarioResult& measured, const TraceSettings& settings);
 
 // Runs the traced repetition of `spec`. Throws InfraError when the probes

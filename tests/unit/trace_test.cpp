@@ -4,6 +4,7 @@
 // and the trace summary in results.json and the reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "adapters/command.h"
 #include "gate/report/perfetto_trace.pb.h"
+#include "harness/perfetto_trace.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/trace_buffer.h"
@@ -28,59 +30,40 @@ pg_trace_event Record(uint32_t type, uint32_t arg, uint32_t tgid, uint32_t tid, 
   return pg_trace_event{ts, value, tgid, tid, type, arg};
 }
 
-// A decoded trace, indexed the way the assertions need it.
-struct Decoded {
-  std::map<uint64_t, pb::TrackDescriptor> tracks;
-  std::map<uint64_t, std::string> names;                                     // interned
-  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> slices;  // track -> (begin, name)
-  std::map<uint64_t, int> depth;      // open slices per track after the last event
-  std::map<uint64_t, int> max_depth;  // deepest nesting seen per track
-  std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> counters;
-  std::set<uint32_t> clocks;
-  bool cleared_first = false;
-};
-
-Decoded Decode(const std::string& bytes) {
-  pb::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes));
-  Decoded d;
-  for (int i = 0; i < trace.packet_size(); ++i) {
-    const pb::TracePacket& p = trace.packet(i);
-    EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
-    if (i == 0) d.cleared_first = p.sequence_flags() & pb::SEQ_INCREMENTAL_STATE_CLEARED;
-    for (const auto& n : p.interned_data().event_names()) d.names[n.iid()] = n.name();
-    if (p.has_clock_snapshot()) {
-      for (const auto& c : p.clock_snapshot().clocks()) d.clocks.insert(c.clock_id());
-    }
-    if (p.has_track_descriptor()) d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
-    if (!p.has_track_event()) continue;
-    const pb::TrackEvent& e = p.track_event();
-    EXPECT_EQ(p.timestamp_clock_id(), static_cast<uint32_t>(pb::BUILTIN_CLOCK_MONOTONIC));
-    EXPECT_TRUE(d.tracks.count(e.track_uuid())) << "event before its track's descriptor";
-    switch (e.type()) {
-      case pb::TrackEvent::TYPE_SLICE_BEGIN:
-        d.slices[e.track_uuid()].emplace_back(p.timestamp(), d.names.at(e.name_iid()));
-        d.max_depth[e.track_uuid()] = std::max(d.max_depth[e.track_uuid()], ++d.depth[e.track_uuid()]);
-        break;
-      case pb::TrackEvent::TYPE_SLICE_END:
-        EXPECT_GT(d.depth[e.track_uuid()]--, 0) << "slice end without a begin";
-        break;
-      case pb::TrackEvent::TYPE_COUNTER:
-        d.counters[e.track_uuid()].emplace_back(
-            p.timestamp(), e.has_double_counter_value() ? e.double_counter_value() : e.counter_value());
-        break;
-      default:
-        ADD_FAILURE() << "unexpected event type " << e.type();
-    }
-  }
+// Decodes, with every structural rule of the harness checked.
+testing::DecodedTrace Decode(const std::string& bytes) {
+  testing::DecodedTrace d = testing::DecodePerfettoTrace(bytes);
+  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
   return d;
 }
 
-uint64_t TrackNamed(const Decoded& d, const std::string& name, uint64_t parent) {
+uint64_t TrackNamed(const testing::DecodedTrace& d, const std::string& name, uint64_t parent) {
   for (const auto& [uuid, t] : d.tracks) {
     if (t.name() == name && t.parent_uuid() == parent) return uuid;
   }
   return 0;
+}
+
+uint64_t ThreadTrack(const testing::DecodedTrace& d, int64_t tid) {
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_thread() && t.thread().tid() == tid) return uuid;
+  }
+  return 0;
+}
+
+std::vector<std::pair<uint64_t, std::string>> Begins(const testing::DecodedTrace& d, uint64_t track) {
+  std::vector<testing::TraceSlice> slices = d.SlicesOn(track);
+  std::sort(slices.begin(), slices.end(),
+            [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.depth < b.depth; });
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (const auto& s : slices) out.emplace_back(s.begin, s.name);
+  return out;
+}
+
+int MaxDepth(const testing::DecodedTrace& d, uint64_t track) {
+  int depth = -1;
+  for (const auto& s : d.SlicesOn(track)) depth = std::max(depth, s.depth);
+  return depth + 1;
 }
 
 TraceCapture SampleCapture() {
@@ -115,12 +98,11 @@ TraceCapture SampleCapture() {
 
 TEST(PerfettoWriter, DecodesToProcessThreadAndCounterTracks) {
   PerfettoTraceStats stats;
-  const Decoded d = Decode(PerfettoTrace(SampleCapture(), &stats));
-  EXPECT_TRUE(d.cleared_first);
+  const testing::DecodedTrace d = Decode(PerfettoTrace(SampleCapture(), &stats));
   EXPECT_EQ(d.clocks, (std::set<uint32_t>{pb::BUILTIN_CLOCK_MONOTONIC, pb::BUILTIN_CLOCK_BOOTTIME}));
 
   std::map<int32_t, std::string> processes;
-  std::map<int32_t, std::pair<int32_t, std::string>> threads;
+  std::map<int64_t, std::pair<int32_t, std::string>> threads;
   uint64_t camera = 0;
   for (const auto& [uuid, t] : d.tracks) {
     if (t.has_process()) processes[t.process().pid()] = t.process().process_name();
@@ -152,29 +134,163 @@ TEST(PerfettoWriter, DecodesToProcessThreadAndCounterTracks) {
   EXPECT_EQ(stats.clipped_slices, 1u);
 }
 
-TEST(PerfettoWriter, SlicesNestOnTheirThreadAndPhasesGetATrack) {
-  const Decoded d = Decode(PerfettoTrace(SampleCapture()));
-  const uint64_t main_thread = uint64_t{2} << 32 | 100, isp = uint64_t{2} << 32 | 101, other = uint64_t{2} << 32 | 200;
-  EXPECT_EQ(d.slices.at(main_thread), (std::vector<std::pair<uint64_t, std::string>>{
-                                          {2'000'000'000, "syscall nanosleep"}, {2'000'010'000, "off-CPU: sleep"}}));
-  EXPECT_EQ(d.max_depth.at(main_thread), 2);
-  EXPECT_EQ(d.slices.at(isp)[1].second, "off-CPU: I/O");
-  EXPECT_EQ(d.slices.at(other)[0].second, "memcg reclaim");
-  for (const auto& [track, open] : d.depth) EXPECT_EQ(open, 0) << "track " << track << " left a slice open";
+TEST(PerfettoWriter, SlicesNestOnTheirThreadAndPhasesAreTheMainThreads) {
+  const testing::DecodedTrace d = Decode(PerfettoTrace(SampleCapture()));
+  const uint64_t main_thread = ThreadTrack(d, 100), isp = ThreadTrack(d, 101), other = ThreadTrack(d, 200);
+  EXPECT_EQ(Begins(d, main_thread), (std::vector<std::pair<uint64_t, std::string>>{{2'000'000'000, "syscall nanosleep"},
+                                                                                   {2'000'010'000, "off-CPU: sleep"}}));
+  EXPECT_EQ(MaxDepth(d, main_thread), 2);
+  EXPECT_EQ(Begins(d, isp)[1].second, "off-CPU: I/O");
+  EXPECT_EQ(Begins(d, other)[0].second, "memcg reclaim");
 
-  uint64_t camera = uint64_t{1} << 32 | 100;
-  const uint64_t phases = TrackNamed(d, "phases", camera);
-  ASSERT_NE(phases, 0u);
-  ASSERT_EQ(d.slices.at(phases).size(), 2u);
-  EXPECT_EQ(d.slices.at(phases)[0].second, "load_libraries");
-  EXPECT_EQ(d.slices.at(phases)[1].second, "first_frame");
+  const uint64_t phases = TrackNamed(d, "phases", main_thread);
+  ASSERT_NE(phases, 0u) << "no phases track under the main thread";
+  ASSERT_EQ(d.ThreadOf(phases)->tid(), 100);
+  const auto begins = Begins(d, phases);
+  ASSERT_EQ(begins.size(), 2u);
+  EXPECT_EQ(begins[0].second, "load_libraries");
+  EXPECT_EQ(begins[1].second, "first_frame");
+}
+
+// What trace_processor would otherwise get wrong: the thread declared last on
+// a sequence becomes the thread of that sequence's process-level events.
+TEST(PerfettoWriter, EachThreadHasASequenceOfItsOwnAndProcessTracksNone) {
+  const testing::DecodedTrace d = Decode(PerfettoTrace(SampleCapture()));
+  std::map<uint32_t, std::vector<uint64_t>> threads_by_sequence;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_thread()) threads_by_sequence[d.track_sequence.at(uuid)].push_back(uuid);
+  }
+  EXPECT_EQ(threads_by_sequence.size(), 3u);
+  for (const auto& [sequence, threads] : threads_by_sequence) EXPECT_EQ(threads.size(), 1u) << sequence;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_process() || t.has_counter()) {
+      EXPECT_FALSE(threads_by_sequence.count(d.track_sequence.at(uuid)));
+    }
+  }
+}
+
+TEST(PerfettoWriter, MainThreadKnownOnlyFromItsPhasesIsNamedAfterItsProcess) {
+  TraceCapture c;
+  c.workload_pid = 300;
+  c.processes = {{300, "app"}};
+  c.phases = {{"ready", 10, 20}};
+  const testing::DecodedTrace d = Decode(PerfettoTrace(c));
+  const uint64_t main_thread = ThreadTrack(d, 300);
+  ASSERT_NE(main_thread, 0u);
+  EXPECT_EQ(d.tracks.at(main_thread).thread().thread_name(), "app");
+  EXPECT_EQ(d.SlicesOn(TrackNamed(d, "phases", main_thread)).size(), 1u);
+}
+
+// Requests in flight together overlap: each takes the first free lane, and
+// every lane is a "block I/O" track of the workload's process.
+TEST(PerfettoWriter, BlockRequestsOnLanesOfTheWorkloadsProcess) {
+  TraceCapture c;
+  c.workload_pid = 100;
+  c.processes = {{100, "app"}};
+  c.events = {Record(PG_TRACE_BLOCK_IO, 4096, 0, 0, 1'000, 500), Record(PG_TRACE_BLOCK_IO, 65536, 0, 0, 1'200, 100),
+              Record(PG_TRACE_BLOCK_IO, 3 << 20, 0, 0, 1'400, 300), Record(PG_TRACE_BLOCK_IO, 100, 0, 0, 1'500, 10)};
+  PerfettoTraceStats stats;
+  const testing::DecodedTrace d = Decode(PerfettoTrace(c, &stats));
+  EXPECT_EQ(stats.records, 4u);
+  EXPECT_EQ(stats.clipped_slices, 0u);
+  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> lanes;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() != "block I/O") continue;
+    EXPECT_EQ(d.ProcessOf(uuid), 100);
+    EXPECT_EQ(d.ThreadOf(uuid), nullptr);
+    lanes[uuid] = Begins(d, uuid);
+  }
+  // 1000-1500 on the first lane, then 1500-1510 after it; 1200-1300 and
+  // 1400-1700 on the second.
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_EQ(lanes.begin()->second,
+            (std::vector<std::pair<uint64_t, std::string>>{{1'000, "block I/O 4 KiB"}, {1'500, "block I/O 100 B"}}));
+  EXPECT_EQ(std::next(lanes.begin())->second,
+            (std::vector<std::pair<uint64_t, std::string>>{{1'200, "block I/O 64 KiB"}, {1'400, "block I/O 3 MiB"}}));
+  for (const auto& s : d.slices) EXPECT_EQ(s.depth, 0) << s.name;
+}
+
+TEST(PerfettoWriter, ThreadIdsAboveInt32SurviveAsInt64) {
+  TraceCapture c;
+  c.events = {Record(PG_TRACE_RECLAIM, 0, 7, 0x80000001u, 100, 50)};
+  const testing::DecodedTrace d = Decode(PerfettoTrace(c));
+  EXPECT_NE(ThreadTrack(d, int64_t{0x80000001}), 0u);
 }
 
 TEST(PerfettoWriter, EmptyCaptureIsAValidTrace) {
   TraceCapture empty;
-  const Decoded d = Decode(PerfettoTrace(empty));
+  const testing::DecodedTrace d = Decode(PerfettoTrace(empty));
   EXPECT_TRUE(d.tracks.empty());
   EXPECT_TRUE(d.slices.empty());
+}
+
+// The checker the writer's tests rely on finds each mistake it is there for.
+pb::TracePacket Packet(uint32_t sequence, uint32_t flags = 0) {
+  pb::TracePacket p;
+  p.set_trusted_packet_sequence_id(sequence);
+  if (flags != 0) p.set_sequence_flags(flags);
+  return p;
+}
+
+pb::TracePacket ThreadTrackPacket(uint32_t sequence, uint64_t uuid, int64_t tid) {
+  pb::TracePacket p = Packet(sequence);
+  p.mutable_track_descriptor()->set_uuid(uuid);
+  p.mutable_track_descriptor()->mutable_thread()->set_pid(1);
+  p.mutable_track_descriptor()->mutable_thread()->set_tid(tid);
+  return p;
+}
+
+pb::TracePacket EventPacket(uint32_t sequence, uint64_t ts, uint64_t track, pb::TrackEvent::Type type) {
+  pb::TracePacket p = Packet(sequence);
+  p.set_timestamp(ts);
+  p.mutable_track_event()->set_type(type);
+  p.mutable_track_event()->set_track_uuid(track);
+  if (type == pb::TrackEvent::TYPE_SLICE_BEGIN) p.mutable_track_event()->set_name("s");
+  if (type == pb::TrackEvent::TYPE_COUNTER) p.mutable_track_event()->set_counter_value(1);
+  return p;
+}
+
+std::vector<std::string> Problems(const std::vector<pb::TracePacket>& packets) {
+  pb::Trace trace;
+  for (const auto& p : packets) *trace.add_packet() = p;
+  return testing::DecodePerfettoTrace(trace.SerializeAsString()).problems;
+}
+
+TEST(PerfettoTraceCheck, FindsEachMistake) {
+  pb::TracePacket process = Packet(1);
+  process.mutable_track_descriptor()->set_uuid(1);
+  process.mutable_track_descriptor()->mutable_process()->set_pid(1);
+  pb::TracePacket counter = Packet(1);
+  counter.mutable_track_descriptor()->set_uuid(2);
+  counter.mutable_track_descriptor()->set_parent_uuid(1);
+  counter.mutable_track_descriptor()->mutable_counter();
+  const auto begin = pb::TrackEvent::TYPE_SLICE_BEGIN, end = pb::TrackEvent::TYPE_SLICE_END;
+  const auto value = pb::TrackEvent::TYPE_COUNTER;
+
+  EXPECT_TRUE(Problems({process, counter, ThreadTrackPacket(2, 10, 5), EventPacket(2, 1, 10, begin),
+                        EventPacket(2, 2, 10, end), EventPacket(1, 3, 2, value)})
+                  .empty());
+  EXPECT_FALSE(Problems({EventPacket(1, 1, 10, begin), ThreadTrackPacket(1, 10, 5)}).empty()) << "undeclared";
+  EXPECT_FALSE(Problems({ThreadTrackPacket(2, 10, 5), EventPacket(2, 1, 10, end)}).empty()) << "end without begin";
+  EXPECT_FALSE(Problems({ThreadTrackPacket(2, 10, 5), EventPacket(2, 1, 10, begin)}).empty()) << "left open";
+  EXPECT_FALSE(
+      Problems({ThreadTrackPacket(2, 10, 5), EventPacket(2, 5, 10, begin), EventPacket(2, 3, 10, end)}).empty())
+      << "ends before it begins";
+  EXPECT_FALSE(Problems({ThreadTrackPacket(2, 10, 5), EventPacket(2, 1, 10, value)}).empty())
+      << "counter on a slice track";
+  EXPECT_FALSE(Problems({process, counter, EventPacket(1, 1, 2, begin), EventPacket(1, 2, 2, end)}).empty())
+      << "slice on a counter track";
+  EXPECT_FALSE(Problems({ThreadTrackPacket(2, 10, 5), ThreadTrackPacket(2, 11, 6)}).empty())
+      << "two threads, one sequence";
+  EXPECT_FALSE(Problems({process, counter, ThreadTrackPacket(1, 10, 5), EventPacket(1, 1, 2, value)}).empty())
+      << "process counter on a thread's sequence";
+  pb::TracePacket interned = EventPacket(2, 1, 10, begin);
+  interned.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+  interned.mutable_track_event()->set_name_iid(1);
+  EXPECT_FALSE(Problems({ThreadTrackPacket(2, 10, 5), Packet(2, pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED),
+                         interned, EventPacket(2, 2, 10, end)})
+                   .empty())
+      << "name not interned on its sequence";
 }
 
 CheckResult Check(const std::string& name, Verdict verdict, double change_pct, Better better = Better::kLower) {
