@@ -8,6 +8,7 @@
 #include <map>
 
 #include "metrics/error.h"
+#include "metrics/results_json.h"
 
 namespace perfgate {
 namespace {
@@ -62,6 +63,20 @@ CREATE TABLE check_results (
   change_pct REAL
 );
 CREATE INDEX check_results_run ON check_results (run_id);
+)sql",
+    // 2 -> 3: each scenario's measured repetitions whole (histograms, probe
+    // costs, evidence) as results.json holds them, so that a later run can be
+    // compared with them as with a stored baseline (--baseline-from-history);
+    // the statistics above cannot be turned back into histograms. Runs added
+    // before keep kept_whole = 0.
+    R"sql(
+ALTER TABLE runs ADD COLUMN kept_whole INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE scenario_results (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  scenario TEXT NOT NULL,
+  result TEXT NOT NULL,
+  PRIMARY KEY (run_id, scenario)
+) WITHOUT ROWID;
 )sql",
 };
 static_assert(std::size(kMigrations) == kHistorySchemaVersion);
@@ -186,6 +201,24 @@ HistoryDb HistoryDb::OpenExisting(const std::string& file) {
   return Open(file);
 }
 
+HistoryDb HistoryDb::OpenForReading(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file + ": no such history database");
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  HistoryDb db(file, raw);
+  if (rc != SQLITE_OK) ThrowSqliteError(raw, file, rc);
+  sqlite3_busy_timeout(raw, 10000);
+  sqlite3_extended_result_codes(raw, 1);
+  const int version = db.SchemaVersion();
+  if (version == 0) throw InputError(file + ": not a perfgate history database");
+  if (version > kHistorySchemaVersion) {
+    throw InputError(file + ": history schema version " + std::to_string(version) + " is newer than this perfgate's (" +
+                     std::to_string(kHistorySchemaVersion) + ")");
+  }
+  return db;
+}
+
 void HistoryDb::Exec(const std::string& sql) const {
   char* error = nullptr;
   int rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error);
@@ -261,7 +294,8 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
 
   Statement run(db_.get(), file_,
                 "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-                "cpu_count, perfgate_version, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                "cpu_count, perfgate_version, verdict, kept_whole) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                "?11, 1)");
   run.Bind(1, results.suite).Bind(2, identity.commit).Bind(3, identity.branch).Bind(4, timestamp);
   run.Bind(5, NowIso8601()).Bind(6, env.hostname).Bind(7, env.kernel).Bind(8, env.cpu_model);
   run.Bind(9, static_cast<int64_t>(env.cpu_count)).Bind(10, env.perfgate_version).Bind(11, ToString(results.verdict));
@@ -273,8 +307,19 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
   Statement check(db_.get(), file_,
                   "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  Statement whole(db_.get(), file_, "INSERT INTO scenario_results (run_id, scenario, result) VALUES (?1, ?2, ?3)");
   std::map<std::array<std::string, 5>, int64_t> series_ids;
   for (const ScenarioResult& scenario : results.scenarios) {
+    // What a baseline file would hold: the verdicts and what they were
+    // compared with belong to this run, not to a later one's baseline.
+    ScenarioResult kept = scenario;
+    kept.checks.clear();
+    kept.baseline_repetitions.clear();
+    kept.retaken.clear();
+    kept.trace.reset();
+    whole.Bind(1, run_id).Bind(2, scenario.name);
+    whole.Bind(3, ToJson(kept).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    whole.Run();
     for (const Repetition& rep : scenario.repetitions) {
       if (rep.warmup || !rep.failure.empty()) continue;
       for (const auto& [name, metric] : rep.metrics) {
@@ -327,6 +372,52 @@ std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
       series.points.push_back({rows.Int(6), rows.Text(7), rows.Text(8), rows.Text(9), {}});
     }
     series.points.back().values.push_back(rows.Double(10));
+  }
+  return out;
+}
+
+std::vector<std::string> HistoryDb::Branches() const {
+  Statement rows(db_.get(), file_, "SELECT DISTINCT branch FROM runs ORDER BY branch");
+  std::vector<std::string> out;
+  while (rows.Step()) out.push_back(rows.Text(0));
+  return out;
+}
+
+std::vector<StoredScenarioRun> HistoryDb::ScenarioRuns(const std::string& suite, const std::string& scenario,
+                                                       const std::string& branch) const {
+  // A database of schema 2, read without migrating, has no results kept whole.
+  const bool whole = SchemaVersion() >= 3;
+  Statement rows(db_.get(), file_,
+                 std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, r.kernel, "
+                             "r.cpu_model, r.cpu_count, r.perfgate_version, ") +
+                     (whole ? "r.kept_whole, sr.result FROM runs r LEFT JOIN scenario_results sr ON sr.run_id = r.id "
+                              "AND sr.scenario = ?2 "
+                            : "0, NULL FROM runs r ") +
+                     "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC");
+  rows.Bind(1, suite).Bind(3, branch);
+  if (whole) rows.Bind(2, scenario);
+  std::vector<StoredScenarioRun> out;
+  while (rows.Step()) {
+    StoredScenarioRun run;
+    run.run_id = rows.Int(0);
+    run.branch = rows.Text(2);
+    run.verdict = ParseVerdict(rows.Text(3)).value_or(Verdict::kError);
+    Environment& env = run.environment;
+    env.git_commit = rows.Text(1);
+    env.timestamp = rows.Text(4);
+    env.hostname = rows.Text(5);
+    env.kernel = rows.Text(6);
+    env.cpu_model = rows.Text(7);
+    env.cpu_count = static_cast<int>(rows.Int(8));
+    env.perfgate_version = rows.Text(9);
+    run.kept_whole = rows.Int(10) != 0;
+    if (std::string text = rows.Text(11); !text.empty()) {
+      const std::string where = "run " + std::to_string(run.run_id) + " scenario " + scenario;
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      if (j.is_discarded()) throw InputError(file_ + ": " + where + ": the stored result is not JSON");
+      run.scenario = ScenarioFromJson(j, file_, where);
+    }
+    out.push_back(std::move(run));
   }
   return out;
 }

@@ -134,10 +134,12 @@ TEST(HistoryDb, MigratesAVersionOneDatabaseKeepingItsRuns) {
     HistoryDb db = HistoryDb::Open(file);
     db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
   }
-  // What a perfgate of schema version 1 left: no check_results table.
-  Sql(file, "DROP TABLE check_results; PRAGMA user_version = 1;");
+  // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
+  Sql(file,
+      "DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
+      "PRAGMA user_version = 1;");
   HistoryDb db = HistoryDb::Open(file);
-  EXPECT_EQ(db.SchemaVersion(), 2);
+  EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   EXPECT_EQ(db.RunCount(), 1);
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"def", "main"}));
   EXPECT_EQ(CountRows(file, "check_results"), 1);
