@@ -27,6 +27,16 @@ std::string SleepSuite(const ScratchDir& dir, const std::string& file, const std
   return path;
 }
 
+// The results.json a run wrote; the run's output when it wrote none.
+nlohmann::json ResultsOf(const fs::path& out_dir, const CliRun& run) {
+  nlohmann::json j = nlohmann::json::parse(ReadFile(out_dir / "results.json"), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    ADD_FAILURE() << out_dir << ": no results.json; exit " << run.exit_code << ":\n" << run.output;
+    return {{"baseline_source", ""}, {"scenarios", {{{"checks", {nlohmann::json::object()}}}}}};
+  }
+  return j;
+}
+
 int Lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 class BaselineFromHistoryTest : public ::testing::Test {
@@ -37,7 +47,7 @@ class BaselineFromHistoryTest : public ::testing::Test {
     slow_ = SleepSuite(dir_, "slow.json", "0.2");
     CliRun nightly = RunCli({"run", fast_, "--baseline-dir", dir_ / "none", "--out", dir_ / "nightly", "--quiet"});
     ASSERT_EQ(nightly.exit_code, 0) << nightly.output;
-    nightly_ = nlohmann::json::parse(ReadFile(dir_ / "nightly/results.json"));
+    nightly_ = ResultsOf(dir_ / "nightly", nightly);
   }
   // Adds `results` to the history as `commit` of `branch`.
   void Add(const nlohmann::json& results, const std::string& commit, const std::string& branch = "main") {
@@ -65,7 +75,7 @@ TEST_F(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
   Add(Later("2099-01-02T00:00:00Z", "pass"), "cccc3333", "feature");
 
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--branch", "main", "--out", dir_ / "o"});
-  nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o/results.json"));
+  nlohmann::json results = ResultsOf(dir_ / "o", run);
   const std::string source = results["baseline_source"];
   EXPECT_NE(source.find("the history in " + db_ + " (branch main): commit aaaa1111 of "), std::string::npos) << source;
   EXPECT_NE(source.find(nightly_["environment"]["hostname"].get<std::string>()), std::string::npos) << source;
@@ -93,7 +103,7 @@ TEST_F(BaselineFromHistoryTest, AnotherMachinesRunDecidesNothingUnlessAllowed) {
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--out", dir_ / "o", "--quiet"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("no passing run of t/s on a host like this one"), std::string::npos) << run.output;
-  nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o/results.json"));
+  nlohmann::json results = ResultsOf(dir_ / "o", run);
   const nlohmann::json& check = results["scenarios"][0]["checks"][0];
   EXPECT_EQ(check["verdict"], "inconclusive") << check.dump();
   EXPECT_NE(check["message"].get<std::string>().find("recorded on another machine"), std::string::npos);
@@ -106,7 +116,7 @@ TEST_F(BaselineFromHistoryTest, AnotherMachinesRunDecidesNothingUnlessAllowed) {
   // Opted in, the other machine's repetitions are judged.
   CliRun allowed =
       RunCli({"run", slow_, "--baseline-from-history", db_, "--out", dir_ / "o3", "--allow-other-host", "--quiet"});
-  nlohmann::json judged = nlohmann::json::parse(ReadFile(dir_ / "o3/results.json"))["scenarios"][0]["checks"][0];
+  nlohmann::json judged = ResultsOf(dir_ / "o3", allowed)["scenarios"][0]["checks"][0];
   EXPECT_EQ(judged["baseline_values"].size(), 6u) << judged.dump();
   EXPECT_EQ(judged["message"].get<std::string>().find("recorded on another machine"), std::string::npos)
       << judged.dump();
@@ -118,7 +128,7 @@ TEST_F(BaselineFromHistoryTest, OnlyFailedRunsLeaveTheChecksInconclusiveAndSaySo
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--out", dir_ / "o", "--quiet"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("no passing run of t/s to compare with"), std::string::npos) << run.output;
-  nlohmann::json results = nlohmann::json::parse(ReadFile(dir_ / "o/results.json"));
+  nlohmann::json results = ResultsOf(dir_ / "o", run);
   EXPECT_EQ(results["scenarios"][0]["checks"][0]["verdict"], "inconclusive");
   EXPECT_NE(results["baseline_source"].get<std::string>().find("(its verdict was error)"), std::string::npos);
 }
