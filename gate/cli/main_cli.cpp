@@ -162,7 +162,7 @@ int PerfgateMain(int argc, char** argv) {
   export_cmd->add_option("results", export_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
   export_cmd->add_option("--push", export_opts.push_url,
                          "Pushgateway base URL (http://host:port): one PUT per scenario, to "
-                         "/metrics/job/perfgate/suite/<suite>/scenario/<scenario>");
+                         "/metrics/job/perfgate/suite/<suite>/scenario/<scenario>/host/<host>");
 
   OverheadCommandOptions overhead_opts;
   auto* overhead = app.add_subcommand(

@@ -253,15 +253,15 @@ TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
   EXPECT_NE(text.find("# TYPE perfgate_workload_wall_time_value_seconds gauge\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# UNIT perfgate_workload_wall_time_value_seconds seconds\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# HELP perfgate_workload_wall_time_value_seconds "), std::string::npos) << text;
-  EXPECT_NE(
-      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\"} 1.501"),
-      std::string::npos)
+  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\","
+                      "host=\"runner\"} 1.501"),
+            std::string::npos)
       << text;
   // Histogram statistics in ns become seconds.
   EXPECT_NE(text.find("perfgate_sched_runq_latency_p99_9_seconds{"), std::string::npos) << text;
   EXPECT_NE(text.find("perfgate_sched_switches_rate{"), std::string::npos) << text;
   EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario="), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",host=\"runner\"} 0\n"), std::string::npos) << text;
   ASSERT_GE(text.size(), 6u);
   EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
   // Every sample line: name{labels} value.
@@ -337,9 +337,10 @@ TEST(Pushgateway, ParsesUrlsAndBuildsTheGroupingPath) {
   EXPECT_EQ(Base64Url("a/b"), "YS9i");
   EXPECT_EQ(Base64Url("ab?"), "YWI_");
   EXPECT_EQ(Base64Url("nightly"), "bmlnaHRseQ==");
-  EXPECT_EQ(PushPath("nightly", "camera-cold_1.x"), "/metrics/job/perfgate/suite/nightly/scenario/camera-cold_1.x");
-  EXPECT_EQ(PushPath("nightly/arm64", "a b"),
-            "/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario@base64/YSBi");
+  EXPECT_EQ(PushPath("nightly", "camera-cold_1.x", "runner-1"),
+            "/metrics/job/perfgate/suite/nightly/scenario/camera-cold_1.x/host/runner-1");
+  EXPECT_EQ(PushPath("nightly/arm64", "a b", ""),
+            "/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario@base64/YSBi/host@base64/=");
   EXPECT_EQ(GroupingSegment("scenario", ""), "scenario@base64/=");
   EXPECT_EQ(GroupingSegment("scenario", ".."), "scenario@base64/Li4=");
   EXPECT_EQ(GroupingSegment("suite", "ab?"), "suite@base64/YWI_");
@@ -350,15 +351,40 @@ TEST(OpenMetrics, AScenarioGroupHoldsOnlyThatScenarioAndTheExitCode) {
   r.scenarios.push_back(SampleRun("t", 2.5, "fio").scenarios[0]);
   r.exit_code = 1;
   std::string text = RenderScenarioMetrics(r, 1, ExpositionFormat::kPrometheus);
-  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"fio\"} 2.50"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"fio\",host=\"runner\"} 2.50"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("camera"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",scenario=\"fio\"} 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario=\"fio\",check=\"wall\""), std::string::npos)
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",scenario=\"fio\",host=\"runner\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario=\"fio\",host=\"runner\",check=\"wall\""),
+            std::string::npos)
       << text;
   EXPECT_EQ(text.find("# EOF"), std::string::npos);
   EXPECT_THROW(RenderScenarioMetrics(r, 2, ExpositionFormat::kPrometheus), std::out_of_range);
+}
+
+TEST(OpenMetrics, EachAttachedProbesCostIsExportedWithItsName) {
+  RunResults r = SampleRun("t", 1.5);
+  ProbeReport runqlat;
+  runqlat.name = "runqlat";
+  runqlat.run_count = 4000;
+  runqlat.run_time_ns = 2000000;
+  runqlat.workload_cpu_ns = 400000000;
+  runqlat.drops = 3;
+  ProbeReport off;  // not attached: it cost nothing and is not a series
+  off.name = "biolat";
+  off.not_attached = "no block device";
+  r.scenarios[0].probes = {runqlat, off};
+  std::string text = RenderMetrics(r, ExpositionFormat::kOpenMetrics);
+  const std::string labels = "{suite=\"nightly\",scenario=\"camera\",host=\"runner\",probe=\"runqlat\"}";
+  EXPECT_NE(text.find("perfgate_probe_events" + labels + " 4000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# UNIT perfgate_probe_run_time_seconds seconds\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_run_time_seconds" + labels + " 0.002\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_cpu_share" + labels + " 0.005\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_drops" + labels + " 3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("biolat"), std::string::npos) << text;
 }
 
 }  // namespace
