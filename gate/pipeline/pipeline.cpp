@@ -211,7 +211,13 @@ StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
                                     : "its regression checks are inconclusive (--allow-other-host compares anyway)");
   }
   StoredBaselines out;
-  if (!history.environments.empty()) out.environment = history.environments.begin()->second;
+  // The reports flag a baseline of another machine by its environment: one
+  // of another machine, when a scenario has one, else the first.
+  if (!history.foreign.empty()) {
+    out.environment = history.environments.at(history.foreign.begin()->first);
+  } else if (!history.environments.empty()) {
+    out.environment = history.environments.begin()->second;
+  }
   out.scenarios = std::move(history.scenarios);
   if (!o.allow_other_host) out.foreign = std::move(history.foreign);
   out.source = std::move(history.source);
