@@ -191,6 +191,16 @@ TEST_F(HistoryBaselineTest, AnUnknownBranchIsBadInputNamingTheBranches) {
             "2 nightly.sqlite: no run of branch \"mian\" in the history (branches: feature, main)");
 }
 
+TEST_F(HistoryBaselineTest, ACorruptStoredResultIsBadInputNamingTheDatabaseAndRun) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(file_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE scenario_results SET result_bytes = result_bytes + 1", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_EQ(ErrorOf([&] { Choose("main"); }).rfind("2 " + file_ + ": run ", 0), 0u) << ErrorOf([&] { Choose("main"); });
+  EXPECT_NE(ErrorOf([&] { Choose("main"); }).find("scenario camera: the stored result is corrupt"), std::string::npos);
+}
+
 TEST(HistoryBaselineDb, OpeningForReadingRefusesWhatIsNoPerfgateHistoryAndChangesNothing) {
   TempDir dir;
   EXPECT_EQ(ErrorOf([&] { HistoryDb::OpenForReading(dir / "missing.sqlite"); }),

@@ -97,6 +97,7 @@ TEST(HistoryDb, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
   // 3 repetitions x (1 scalar statistic + 7 histogram statistics + 2 counter statistics without ops).
   EXPECT_EQ(CountRows(dir / "h.sqlite", "metric_values"), 3 * (1 + 7 + 2));
   EXPECT_EQ(CountRows(dir / "h.sqlite", "check_results"), 1);
+  EXPECT_EQ(CountRows(dir / "h.sqlite", "scenario_results"), 1);  // the scenario whole, for baselines
 }
 
 TEST(HistoryDb, AddingTheSameRunTwiceStoresItOnce) {
@@ -187,6 +188,7 @@ TEST(HistoryDb, AFailedAddRollsBackTheWholeRun) {
             "2 " + file + ": refused");
   EXPECT_EQ(CountRows(file, "runs"), 0);
   EXPECT_EQ(CountRows(file, "metric_values"), 0);
+  EXPECT_EQ(CountRows(file, "scenario_results"), 0);
 }
 
 std::vector<TrendSeries> PlantedTrend(const std::string& scenario) {
