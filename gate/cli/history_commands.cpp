@@ -70,7 +70,7 @@ int ExportCommand(const ExportOptions& o) {
   // One Pushgateway group per scenario, so that a later push of some
   // scenarios (one shard, a rerun) replaces only theirs.
   for (size_t i = 0; i < results.scenarios.size(); ++i) {
-    std::string path = PushPath(results.suite, results.scenarios[i].name);
+    std::string path = PushPath(results.suite, results.scenarios[i].name, results.environment.hostname);
     PushMetrics(o.push_url, path, RenderScenarioMetrics(results, i, ExpositionFormat::kPrometheus));
     std::printf("perfgate: pushed %s/%s to %s%s\n", results.suite.c_str(), results.scenarios[i].name.c_str(),
                 o.push_url.c_str(), path.c_str());

@@ -62,7 +62,15 @@ int PerfgateMain(int argc, char** argv) {
   RunCommandOptions run_opts;
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
-  run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
+  auto* update = run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
+  auto* from_history =
+      run->add_option("--baseline-from-history", run_opts.gate.history_db,
+                      "Compare with the newest passing runs in this history database (perfgate history add) recorded "
+                      "on a host with this one's kernel, CPU model and CPU count, instead of --baseline-dir")
+          ->excludes(update);
+  run->add_option("--branch", run_opts.gate.history_branch,
+                  "With --baseline-from-history: only runs of this branch (default: every branch)")
+      ->needs(from_history);
   run->add_flag("--trace", run_opts.gate.trace,
                 "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
   run->add_option("--trace-min-us", run_opts.gate.trace_min_us,
@@ -191,7 +199,7 @@ int PerfgateMain(int argc, char** argv) {
   export_cmd->add_option("results", export_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
   export_cmd->add_option("--push", export_opts.push_url,
                          "Pushgateway base URL (http://host:port): one PUT per scenario, to "
-                         "/metrics/job/perfgate/suite/<suite>/scenario/<scenario>");
+                         "/metrics/job/perfgate/suite/<suite>/scenario/<scenario>/host/<host>");
 
   OverheadCommandOptions overhead_opts;
   auto* overhead = app.add_subcommand(

@@ -1,5 +1,7 @@
 #include "history/history_db.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <map>
 
 #include "metrics/error.h"
+#include "metrics/results_json.h"
 
 namespace perfgate {
 namespace {
@@ -63,6 +66,23 @@ CREATE TABLE check_results (
 );
 CREATE INDEX check_results_run ON check_results (run_id);
 )sql",
+    // 2 -> 3: each scenario's measured repetitions whole (histograms, probe
+    // costs, evidence) as results.json holds them, so that a later run can be
+    // compared with them as with a stored baseline (--baseline-from-history);
+    // the statistics above cannot be turned back into histograms. The JSON
+    // is deflated (zlib): about 8 KB per repetition under five probes
+    // shrinks ninefold, which keeps a year of nightly runs small. Runs added
+    // before keep kept_whole = 0.
+    R"sql(
+ALTER TABLE runs ADD COLUMN kept_whole INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE scenario_results (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  scenario TEXT NOT NULL,
+  result_zlib BLOB NOT NULL,
+  result_bytes INTEGER NOT NULL,
+  PRIMARY KEY (run_id, scenario)
+) WITHOUT ROWID;
+)sql",
 };
 static_assert(std::size(kMigrations) == kHistorySchemaVersion);
 
@@ -78,6 +98,10 @@ class Statement {
 
   Statement& Bind(int i, const std::string& text) {
     Check(sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& BindBlob(int i, const std::string& bytes) {
+    Check(sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT));
     return *this;
   }
   Statement& Bind(int i, double value) {
@@ -108,6 +132,11 @@ class Statement {
     const unsigned char* text = sqlite3_column_text(stmt_, column);
     return text ? reinterpret_cast<const char*>(text) : "";
   }
+  std::string Blob(int column) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string();
+  }
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   double Double(int column) const { return sqlite3_column_double(stmt_, column); }
 
@@ -134,6 +163,30 @@ class Statement {
 }
 
 void Statement::Fail() const { ThrowSqliteError(db_, file_, sqlite3_extended_errcode(db_)); }
+
+std::string Deflate(const std::string& text) {
+  uLongf size = compressBound(static_cast<uLong>(text.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(text.data()),
+                static_cast<uLong>(text.size()), Z_DEFAULT_COMPRESSION) != Z_OK) {
+    throw InfraError("zlib: cannot compress a scenario's result");
+  }
+  out.resize(size);
+  return out;
+}
+
+// nullopt when `packed` does not inflate to exactly `bytes` bytes.
+std::optional<std::string> Inflate(const std::string& packed, int64_t bytes) {
+  if (bytes < 0 || bytes > (int64_t{1} << 32)) return std::nullopt;
+  std::string out(static_cast<size_t>(bytes), '\0');
+  uLongf size = static_cast<uLongf>(bytes);
+  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(packed.data()),
+                 static_cast<uLong>(packed.size())) != Z_OK ||
+      size != static_cast<uLongf>(bytes)) {
+    return std::nullopt;
+  }
+  return out;
+}
 
 std::string NowIso8601() {
   std::time_t now = std::time(nullptr);
@@ -184,6 +237,24 @@ HistoryDb HistoryDb::OpenExisting(const std::string& file) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file + ": no such history database");
   return Open(file);
+}
+
+HistoryDb HistoryDb::OpenForReading(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file + ": no such history database");
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  HistoryDb db(file, raw);
+  if (rc != SQLITE_OK) ThrowSqliteError(raw, file, rc);
+  sqlite3_busy_timeout(raw, 10000);
+  sqlite3_extended_result_codes(raw, 1);
+  const int version = db.SchemaVersion();
+  if (version == 0) throw InputError(file + ": not a perfgate history database");
+  if (version > kHistorySchemaVersion) {
+    throw InputError(file + ": history schema version " + std::to_string(version) + " is newer than this perfgate's (" +
+                     std::to_string(kHistorySchemaVersion) + ")");
+  }
+  return db;
 }
 
 void HistoryDb::Exec(const std::string& sql) const {
@@ -261,7 +332,8 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
 
   Statement run(db_.get(), file_,
                 "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-                "cpu_count, perfgate_version, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                "cpu_count, perfgate_version, verdict, kept_whole) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                "?11, 1)");
   run.Bind(1, results.suite).Bind(2, identity.commit).Bind(3, identity.branch).Bind(4, timestamp);
   run.Bind(5, NowIso8601()).Bind(6, env.hostname).Bind(7, env.kernel).Bind(8, env.cpu_model);
   run.Bind(9, static_cast<int64_t>(env.cpu_count)).Bind(10, env.perfgate_version).Bind(11, ToString(results.verdict));
@@ -273,8 +345,21 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
   Statement check(db_.get(), file_,
                   "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  Statement whole(db_.get(), file_,
+                  "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) VALUES (?1, ?2, ?3, ?4)");
   std::map<std::array<std::string, 5>, int64_t> series_ids;
   for (const ScenarioResult& scenario : results.scenarios) {
+    // What a baseline file would hold: the verdicts and what they were
+    // compared with belong to this run, not to a later one's baseline.
+    ScenarioResult kept = scenario;
+    kept.checks.clear();
+    kept.baseline_repetitions.clear();
+    kept.retaken.clear();
+    kept.trace.reset();
+    const std::string text = ToJson(kept).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    whole.Bind(1, run_id).Bind(2, scenario.name).BindBlob(3, Deflate(text));
+    whole.Bind(4, static_cast<int64_t>(text.size()));
+    whole.Run();
     for (const Repetition& rep : scenario.repetitions) {
       if (rep.warmup || !rep.failure.empty()) continue;
       for (const auto& [name, metric] : rep.metrics) {
@@ -327,6 +412,54 @@ std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
       series.points.push_back({rows.Int(6), rows.Text(7), rows.Text(8), rows.Text(9), {}});
     }
     series.points.back().values.push_back(rows.Double(10));
+  }
+  return out;
+}
+
+std::vector<std::string> HistoryDb::Branches() const {
+  Statement rows(db_.get(), file_, "SELECT DISTINCT branch FROM runs ORDER BY branch");
+  std::vector<std::string> out;
+  while (rows.Step()) out.push_back(rows.Text(0));
+  return out;
+}
+
+std::vector<StoredScenarioRun> HistoryDb::ScenarioRuns(const std::string& suite, const std::string& scenario,
+                                                       const std::string& branch) const {
+  // A database of schema 2, read without migrating, has no results kept whole.
+  const bool whole = SchemaVersion() >= 3;
+  Statement rows(db_.get(), file_,
+                 std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, r.kernel, "
+                             "r.cpu_model, r.cpu_count, r.perfgate_version, ") +
+                     (whole ? "r.kept_whole, sr.result_zlib, sr.result_bytes FROM runs r LEFT JOIN scenario_results "
+                              "sr ON sr.run_id = r.id AND sr.scenario = ?2 "
+                            : "0, NULL, NULL FROM runs r ") +
+                     "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC");
+  rows.Bind(1, suite).Bind(3, branch);
+  if (whole) rows.Bind(2, scenario);
+  std::vector<StoredScenarioRun> out;
+  while (rows.Step()) {
+    StoredScenarioRun run;
+    run.run_id = rows.Int(0);
+    run.branch = rows.Text(2);
+    run.verdict = ParseVerdict(rows.Text(3)).value_or(Verdict::kError);
+    Environment& env = run.environment;
+    env.git_commit = rows.Text(1);
+    env.timestamp = rows.Text(4);
+    env.hostname = rows.Text(5);
+    env.kernel = rows.Text(6);
+    env.cpu_model = rows.Text(7);
+    env.cpu_count = static_cast<int>(rows.Int(8));
+    env.perfgate_version = rows.Text(9);
+    run.kept_whole = rows.Int(10) != 0;
+    if (std::string packed = rows.Blob(11); !packed.empty()) {
+      const std::string where = "run " + std::to_string(run.run_id) + " scenario " + scenario;
+      const std::optional<std::string> text = Inflate(packed, rows.Int(12));
+      nlohmann::json j =
+          text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
+      if (j.is_discarded()) throw InputError(file_ + ": " + where + ": the stored result is corrupt");
+      run.scenario = ScenarioFromJson(j, file_, where);
+    }
+    out.push_back(std::move(run));
   }
   return out;
 }

@@ -18,7 +18,7 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 2;
+inline constexpr int kHistorySchemaVersion = 3;
 
 struct RunIdentity {
   std::string commit;
@@ -44,6 +44,20 @@ struct HistorySeries {
   std::vector<HistoryPoint> points;
 };
 
+// One stored run of a suite with one of its scenarios, as a later run may
+// use it for its baseline (history/history_baseline.h).
+struct StoredScenarioRun {
+  int64_t run_id = 0;
+  std::string branch;
+  Verdict verdict = Verdict::kError;  // of the whole run
+  Environment environment;            // git_commit is the commit the run measured
+  // The scenario's measured repetitions, whole; nullopt when the run did not
+  // run the scenario or was stored before the history kept repetitions whole
+  // (schema 3; `kept_whole` tells which).
+  std::optional<ScenarioResult> scenario;
+  bool kept_whole = false;
+};
+
 struct SeriesFilter {
   std::string branch;                   // empty: every branch
   std::vector<std::string> statistics;  // empty: every statistic
@@ -57,6 +71,10 @@ class HistoryDb {
   static HistoryDb Open(const std::string& file);
   // As Open, but InputError when the file does not exist.
   static HistoryDb OpenExisting(const std::string& file);
+  // An existing file opened read-only, without migrating it (a database
+  // fetched from the nightly job's artifacts may be read-only); InputError
+  // when it is missing, not a perfgate history or from a newer perfgate.
+  static HistoryDb OpenForReading(const std::string& file);
 
   // Stores the run (one transaction). Returns false, storing nothing, when a
   // run of the same suite, commit, branch and timestamp is already stored.
@@ -66,6 +84,12 @@ class HistoryDb {
   int SchemaVersion() const;
   int64_t RunCount() const;
   std::vector<HistorySeries> Series(const SeriesFilter& filter) const;
+  // Every branch with a stored run, sorted.
+  std::vector<std::string> Branches() const;
+  // The runs of `suite` on `branch` (every branch when empty), newest first
+  // (by the run's timestamp), each with its result of `scenario`.
+  std::vector<StoredScenarioRun> ScenarioRuns(const std::string& suite, const std::string& scenario,
+                                              const std::string& branch) const;
 
  private:
   struct Closer {

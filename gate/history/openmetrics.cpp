@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "report/escape.h"
@@ -84,10 +85,17 @@ std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(
   return values;
 }
 
+// The labels of a scenario's samples: a dashboard selects by suite, scenario
+// and host (two runners of one suite are two series, not one that flips).
+std::vector<std::pair<std::string, std::string>> ScenarioLabels(const RunResults& results,
+                                                                const ScenarioResult& scenario) {
+  return {{"suite", results.suite}, {"scenario", scenario.name}, {"host", results.environment.hostname}};
+}
+
 // One gauge per metric statistic: the median over the repetitions.
-void AddMetricSamples(const std::string& suite, const ScenarioResult& scenario,
+void AddMetricSamples(const RunResults& results, const ScenarioResult& scenario,
                       std::map<std::string, Family>& families) {
-  std::string labels = Labels({{"suite", suite}, {"scenario", scenario.name}});
+  std::string labels = Labels(ScenarioLabels(results, scenario));
   std::map<std::string, const Metric*> metrics;
   for (const auto& [key, values] : ValuesOf(scenario, metrics)) {
     const auto& [name, statistic] = key;
@@ -102,7 +110,7 @@ void AddMetricSamples(const std::string& suite, const ScenarioResult& scenario,
   }
 }
 
-void AddCheckSamples(const std::string& suite, const ScenarioResult& scenario,
+void AddCheckSamples(const RunResults& results, const ScenarioResult& scenario,
                      std::map<std::string, Family>& families) {
   std::map<std::string, int> check_names;  // a suite may name two checks alike; series must differ
   for (const CheckResult& check : scenario.checks) {
@@ -111,11 +119,42 @@ void AddCheckSamples(const std::string& suite, const ScenarioResult& scenario,
     Family& family = families["perfgate_check_failed"];
     family.help = "1 when the check's verdict fails the run (regression or error), else 0";
     bool failed = check.verdict == Verdict::kRegression || check.verdict == Verdict::kError;
-    family.samples.push_back({Labels({{"suite", suite},
-                                      {"scenario", scenario.name},
-                                      {"check", check_name},
-                                      {"verdict", ToString(check.verdict)}}),
-                              failed ? 1.0 : 0.0});
+    auto labels = ScenarioLabels(results, scenario);
+    labels.insert(labels.end(), {{"check", check_name}, {"verdict", ToString(check.verdict)}});
+    family.samples.push_back({Labels(labels), failed ? 1.0 : 0.0});
+  }
+}
+
+// What each attached probe cost, from the BPF run-time stats: invocations
+// and run time over the measured repetitions, the run time as a share of the
+// workload's CPU time, and the events its ring buffer had no room for.
+void AddProbeSamples(const RunResults& results, const ScenarioResult& scenario,
+                     std::map<std::string, Family>& families) {
+  for (const ProbeReport& probe : scenario.probes) {
+    if (!probe.not_attached.empty()) continue;
+    auto labels = ScenarioLabels(results, scenario);
+    labels.emplace_back("probe", probe.name);
+    const std::string text = Labels(labels);
+    // No invocations counted: the run-time stats were off, not a free probe.
+    if (probe.run_count > 0) {
+      Family& events = families["perfgate_probe_events"];
+      events.help = "BPF program invocations of the probe over the measured repetitions";
+      events.samples.push_back({text, static_cast<double>(probe.run_count)});
+      Family& run_time = families["perfgate_probe_run_time"];
+      if (run_time.help.empty()) {
+        UnitOf("ns", run_time);
+        run_time.help = "BPF program run time of the probe over the measured repetitions";
+      }
+      run_time.samples.push_back({text, static_cast<double>(probe.run_time_ns) * run_time.scale});
+    }
+    if (std::optional<double> share = probe.CpuShare()) {
+      Family& cpu_share = families["perfgate_probe_cpu_share"];
+      cpu_share.help = "the probe's BPF run time as a share of the workload's CPU time";
+      cpu_share.samples.push_back({text, *share});
+    }
+    Family& drops = families["perfgate_probe_drops"];
+    drops.help = "events the probe's ring buffer had no room for";
+    drops.samples.push_back({text, static_cast<double>(probe.drops)});
   }
 }
 
@@ -160,19 +199,21 @@ std::string Render(const std::map<std::string, Family>& families, ExpositionForm
 std::string RenderMetrics(const RunResults& results, ExpositionFormat format) {
   std::map<std::string, Family> families;  // by name without unit suffix
   for (const ScenarioResult& scenario : results.scenarios) {
-    AddMetricSamples(results.suite, scenario, families);
-    AddCheckSamples(results.suite, scenario, families);
+    AddMetricSamples(results, scenario, families);
+    AddCheckSamples(results, scenario, families);
+    AddProbeSamples(results, scenario, families);
   }
-  AddExitCode(results, Labels({{"suite", results.suite}}), families);
+  AddExitCode(results, Labels({{"suite", results.suite}, {"host", results.environment.hostname}}), families);
   return Render(families, format);
 }
 
 std::string RenderScenarioMetrics(const RunResults& results, size_t scenario, ExpositionFormat format) {
   const ScenarioResult& s = results.scenarios.at(scenario);
   std::map<std::string, Family> families;
-  AddMetricSamples(results.suite, s, families);
-  AddCheckSamples(results.suite, s, families);
-  AddExitCode(results, Labels({{"suite", results.suite}, {"scenario", s.name}}), families);
+  AddMetricSamples(results, s, families);
+  AddCheckSamples(results, s, families);
+  AddProbeSamples(results, s, families);
+  AddExitCode(results, Labels(ScenarioLabels(results, s)), families);
   return Render(families, format);
 }
 

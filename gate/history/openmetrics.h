@@ -1,7 +1,10 @@
 // A run as metrics for Prometheus: one gauge family per metric statistic,
 // named perfgate_<metric>_<statistic>[_<unit>], with the median over the
-// measured repetitions as the value and suite and scenario as labels; plus
-// the run's exit code and each check's verdict.
+// measured repetitions as the value and suite, scenario and host as labels;
+// plus the run's exit code, each check's verdict and each probe's cost
+// (perfgate_probe_events, _run_time_seconds, _cpu_share, _drops, labelled
+// with the probe). dashboards/grafana/perfgate.json charts these names; its
+// tests fail when a panel queries one no longer written.
 #pragma once
 
 #include <string>

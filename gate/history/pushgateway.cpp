@@ -129,8 +129,9 @@ std::string GroupingSegment(const std::string& name, const std::string& value) {
   return name + "@base64/" + (value.empty() ? std::string("=") : Base64Url(value));
 }
 
-std::string PushPath(const std::string& suite, const std::string& scenario) {
-  return "/metrics/job/perfgate/" + GroupingSegment("suite", suite) + "/" + GroupingSegment("scenario", scenario);
+std::string PushPath(const std::string& suite, const std::string& scenario, const std::string& host) {
+  return "/metrics/job/perfgate/" + GroupingSegment("suite", suite) + "/" + GroupingSegment("scenario", scenario) +
+         "/" + GroupingSegment("host", host);
 }
 
 void PushMetrics(const std::string& url, const std::string& push_path, const std::string& body) {

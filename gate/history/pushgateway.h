@@ -22,9 +22,10 @@ HttpUrl ParseHttpUrl(const std::string& url);
 std::string GroupingSegment(const std::string& name, const std::string& value);
 
 // The grouping path of one scenario's metrics:
-// /metrics/job/perfgate/suite/<suite>/scenario/<scenario>, each value
-// spelled by GroupingSegment.
-std::string PushPath(const std::string& suite, const std::string& scenario);
+// /metrics/job/perfgate/suite/<suite>/scenario/<scenario>/host/<host>, each
+// value spelled by GroupingSegment; the host keeps two runners of one suite
+// in two groups instead of each replacing the other's.
+std::string PushPath(const std::string& suite, const std::string& scenario, const std::string& host);
 
 // Base64 with the URL-safe alphabet and '=' padding, as the Pushgateway decodes it.
 std::string Base64Url(const std::string& bytes);

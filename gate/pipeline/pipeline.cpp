@@ -14,6 +14,7 @@
 #include "compare/confirm.h"
 #include "config/credentials.h"
 #include "config/shard.h"
+#include "history/history_baseline.h"
 #include "metrics/error.h"
 #include "metrics/merge.h"
 #include "metrics/results_json.h"
@@ -204,6 +205,46 @@ StoredBaselines LoadSuiteBaselines(const Suite& suite, const GateOptions& o) {
   return StoredBaselines::From(std::move(out), o.baseline_dir, now, o.allow_other_host);
 }
 
+// --baseline-from-history: the newest passing runs of this host's
+// fingerprint. Scenarios with none are said before anything runs; another
+// machine's run, used when there is no run of this one, decides nothing
+// unless --allow-other-host, and is an error with --require-same-env.
+StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
+  const HistoryDb db = HistoryDb::OpenForReading(o.history_db);
+  HistoryBaselineQuery query{suite.name, {}, o.history_branch, CaptureEnvironment()};
+  for (const auto& s : suite.scenarios) {
+    if (o.scenarios.empty() || std::find(o.scenarios.begin(), o.scenarios.end(), s.name) != o.scenarios.end())
+      query.scenarios.push_back(s.name);
+  }
+  HistoryBaselines history = ChooseHistoryBaselines(db, o.history_db, query);
+  if (o.require_same_env && !history.foreign.empty()) {
+    const auto& [scenario, difference] = *history.foreign.begin();
+    throw InputError(o.history_db + ": no passing run of " + suite.name + "/" + scenario +
+                     " recorded on a host like this one; the newest is of a different machine: " + difference);
+  }
+  for (const std::string& warning : history.warnings) std::fprintf(stderr, "perfgate: warning: %s\n", warning.c_str());
+  for (const auto& [scenario, difference] : history.foreign) {
+    std::fprintf(stderr,
+                 "perfgate: warning: %s: no passing run of %s/%s on a host like this one; the newest is of "
+                 "a different machine: %s; %s\n",
+                 o.history_db.c_str(), suite.name.c_str(), scenario.c_str(), difference.c_str(),
+                 o.allow_other_host ? "compared anyway (--allow-other-host)"
+                                    : "its regression checks are inconclusive (--allow-other-host compares anyway)");
+  }
+  StoredBaselines out;
+  // The reports flag a baseline of another machine by its environment: one
+  // of another machine, when a scenario has one, else the first.
+  if (!history.foreign.empty()) {
+    out.environment = history.environments.at(history.foreign.begin()->first);
+  } else if (!history.environments.empty()) {
+    out.environment = history.environments.begin()->second;
+  }
+  out.scenarios = std::move(history.scenarios);
+  if (!o.allow_other_host) out.foreign = std::move(history.foreign);
+  out.source = std::move(history.source);
+  return out;
+}
+
 size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
   size_t n = 0;
   for (const auto& s : suite.scenarios) {
@@ -344,7 +385,7 @@ SuiteVocabulary GateVocabulary() {
 GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baseline) {
   const Suite suite = LoadGateSuite(o);
   DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
-  const StoredBaselines stored = LoadSuiteBaselines(suite, o);
+  const StoredBaselines stored = o.history_db.empty() ? LoadSuiteBaselines(suite, o) : LoadHistoryBaselines(suite, o);
   const RunOptions ro = MeasureOptions(o);
   RunResults results = Measure(suite, o, ro, &stored);
   CompareOptions co;

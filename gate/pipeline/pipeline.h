@@ -46,6 +46,11 @@ struct GateOptions {
   // perfgate ab: a regression the first round of pairs flags is measured
   // again in fresh pairs of its scenario before it fails the run (compare/confirm.h).
   bool confirm = true;
+  // perfgate run --baseline-from-history: each scenario's baseline is the
+  // newest passing run in this history database recorded on a host with this
+  // one's fingerprint (history/history_baseline.h), not baseline_dir's file.
+  std::string history_db;
+  std::string history_branch;  // ... of this branch only; empty: every branch
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
 };
 

@@ -165,7 +165,11 @@ std::vector<pid_t> OrphansOfOurs() {
     const long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
     std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // getline, not an istreambuf_iterator: a process that exits between the
+    // open and the read fails the read with ESRCH, which libstdc++'s filebuf
+    // throws; getline turns it into a failed read, and the process is skipped.
+    std::string stat;
+    std::getline(in, stat);
     // pid (comm) state ppid ...: comm may hold anything, so parse after the last ')'.
     const size_t paren = stat.rfind(')');
     if (paren == std::string::npos) continue;

@@ -97,6 +97,7 @@ TEST(HistoryDb, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
   // 3 repetitions x (1 scalar statistic + 7 histogram statistics + 2 counter statistics without ops).
   EXPECT_EQ(CountRows(dir / "h.sqlite", "metric_values"), 3 * (1 + 7 + 2));
   EXPECT_EQ(CountRows(dir / "h.sqlite", "check_results"), 1);
+  EXPECT_EQ(CountRows(dir / "h.sqlite", "scenario_results"), 1);  // the scenario whole, for baselines
 }
 
 TEST(HistoryDb, AddingTheSameRunTwiceStoresItOnce) {
@@ -134,10 +135,12 @@ TEST(HistoryDb, MigratesAVersionOneDatabaseKeepingItsRuns) {
     HistoryDb db = HistoryDb::Open(file);
     db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
   }
-  // What a perfgate of schema version 1 left: no check_results table.
-  Sql(file, "DROP TABLE check_results; PRAGMA user_version = 1;");
+  // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
+  Sql(file,
+      "DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
+      "PRAGMA user_version = 1;");
   HistoryDb db = HistoryDb::Open(file);
-  EXPECT_EQ(db.SchemaVersion(), 2);
+  EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   EXPECT_EQ(db.RunCount(), 1);
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"def", "main"}));
   EXPECT_EQ(CountRows(file, "check_results"), 1);
@@ -185,6 +188,7 @@ TEST(HistoryDb, AFailedAddRollsBackTheWholeRun) {
             "2 " + file + ": refused");
   EXPECT_EQ(CountRows(file, "runs"), 0);
   EXPECT_EQ(CountRows(file, "metric_values"), 0);
+  EXPECT_EQ(CountRows(file, "scenario_results"), 0);
 }
 
 std::vector<TrendSeries> PlantedTrend(const std::string& scenario) {
@@ -251,15 +255,15 @@ TEST(OpenMetrics, NamesUnitsLabelsAndEof) {
   EXPECT_NE(text.find("# TYPE perfgate_workload_wall_time_value_seconds gauge\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# UNIT perfgate_workload_wall_time_value_seconds seconds\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# HELP perfgate_workload_wall_time_value_seconds "), std::string::npos) << text;
-  EXPECT_NE(
-      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\"} 1.501"),
-      std::string::npos)
+  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"cam\\\"era\\\\\\nx\","
+                      "host=\"runner\"} 1.501"),
+            std::string::npos)
       << text;
   // Histogram statistics in ns become seconds.
   EXPECT_NE(text.find("perfgate_sched_runq_latency_p99_9_seconds{"), std::string::npos) << text;
   EXPECT_NE(text.find("perfgate_sched_switches_rate{"), std::string::npos) << text;
   EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario="), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",host=\"runner\"} 0\n"), std::string::npos) << text;
   ASSERT_GE(text.size(), 6u);
   EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
   // Every sample line: name{labels} value.
@@ -335,9 +339,10 @@ TEST(Pushgateway, ParsesUrlsAndBuildsTheGroupingPath) {
   EXPECT_EQ(Base64Url("a/b"), "YS9i");
   EXPECT_EQ(Base64Url("ab?"), "YWI_");
   EXPECT_EQ(Base64Url("nightly"), "bmlnaHRseQ==");
-  EXPECT_EQ(PushPath("nightly", "camera-cold_1.x"), "/metrics/job/perfgate/suite/nightly/scenario/camera-cold_1.x");
-  EXPECT_EQ(PushPath("nightly/arm64", "a b"),
-            "/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario@base64/YSBi");
+  EXPECT_EQ(PushPath("nightly", "camera-cold_1.x", "runner-1"),
+            "/metrics/job/perfgate/suite/nightly/scenario/camera-cold_1.x/host/runner-1");
+  EXPECT_EQ(PushPath("nightly/arm64", "a b", ""),
+            "/metrics/job/perfgate/suite@base64/bmlnaHRseS9hcm02NA==/scenario@base64/YSBi/host@base64/=");
   EXPECT_EQ(GroupingSegment("scenario", ""), "scenario@base64/=");
   EXPECT_EQ(GroupingSegment("scenario", ".."), "scenario@base64/Li4=");
   EXPECT_EQ(GroupingSegment("suite", "ab?"), "suite@base64/YWI_");
@@ -348,15 +353,40 @@ TEST(OpenMetrics, AScenarioGroupHoldsOnlyThatScenarioAndTheExitCode) {
   r.scenarios.push_back(SampleRun("t", 2.5, "fio").scenarios[0]);
   r.exit_code = 1;
   std::string text = RenderScenarioMetrics(r, 1, ExpositionFormat::kPrometheus);
-  EXPECT_NE(text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"fio\"} 2.50"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("perfgate_workload_wall_time_value_seconds{suite=\"nightly\",scenario=\"fio\",host=\"runner\"} 2.50"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("camera"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",scenario=\"fio\"} 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario=\"fio\",check=\"wall\""), std::string::npos)
+  EXPECT_NE(text.find("perfgate_exit_code{suite=\"nightly\",scenario=\"fio\",host=\"runner\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("perfgate_check_failed{suite=\"nightly\",scenario=\"fio\",host=\"runner\",check=\"wall\""),
+            std::string::npos)
       << text;
   EXPECT_EQ(text.find("# EOF"), std::string::npos);
   EXPECT_THROW(RenderScenarioMetrics(r, 2, ExpositionFormat::kPrometheus), std::out_of_range);
+}
+
+TEST(OpenMetrics, EachAttachedProbesCostIsExportedWithItsName) {
+  RunResults r = SampleRun("t", 1.5);
+  ProbeReport runqlat;
+  runqlat.name = "runqlat";
+  runqlat.run_count = 4000;
+  runqlat.run_time_ns = 2000000;
+  runqlat.workload_cpu_ns = 400000000;
+  runqlat.drops = 3;
+  ProbeReport off;  // not attached: it cost nothing and is not a series
+  off.name = "biolat";
+  off.not_attached = "no block device";
+  r.scenarios[0].probes = {runqlat, off};
+  std::string text = RenderMetrics(r, ExpositionFormat::kOpenMetrics);
+  const std::string labels = "{suite=\"nightly\",scenario=\"camera\",host=\"runner\",probe=\"runqlat\"}";
+  EXPECT_NE(text.find("perfgate_probe_events" + labels + " 4000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# UNIT perfgate_probe_run_time_seconds seconds\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_run_time_seconds" + labels + " 0.002\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_cpu_share" + labels + " 0.005\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfgate_probe_drops" + labels + " 3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("biolat"), std::string::npos) << text;
 }
 
 }  // namespace

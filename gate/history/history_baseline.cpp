@@ -1,0 +1,124 @@
+#include "history/history_baseline.h"
+
+#include <algorithm>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+// A rank test needs samples on both sides; one repetition is no distribution.
+constexpr size_t kMinRepetitions = 2;
+
+std::string ShortCommit(const std::string& commit) { return commit.substr(0, 12); }
+
+// "commit 1a2b3c of 2026-11-24T02:00:00Z on host1 (6.1.0, AMD EPYC x 2)"
+std::string RunText(const Environment& e) {
+  return "commit " + ShortCommit(e.git_commit) + " of " + e.timestamp + " on " +
+         (e.hostname.empty() ? std::string("an unnamed host") : e.hostname) + " (" + e.kernel + ", " + e.cpu_model +
+         " x " + std::to_string(e.cpu_count) + ")";
+}
+
+std::string Joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+size_t GoodRepetitions(const ScenarioResult& s) {
+  return static_cast<size_t>(std::count_if(s.repetitions.begin(), s.repetitions.end(), [](const Repetition& r) {
+    return !r.warmup && r.failure.empty() && !r.metrics.empty();
+  }));
+}
+
+// Why a stored run cannot be a baseline of the scenario; empty when it can.
+std::string Unusable(const StoredScenarioRun& run) {
+  if (!run.kept_whole) return "stored before the history kept repetitions whole";
+  if (run.verdict == Verdict::kRegression || run.verdict == Verdict::kError)
+    return "its verdict was " + ToString(run.verdict);
+  if (!run.scenario->error.empty()) return "the scenario failed";
+  if (GoodRepetitions(*run.scenario) < kMinRepetitions) return "fewer than 2 good repetitions";
+  return "";
+}
+
+struct ScenarioChoice {
+  const StoredScenarioRun* run = nullptr;    // this host's fingerprint
+  const StoredScenarioRun* other = nullptr;  // else the newest good run of another machine
+  std::vector<std::string> skipped;          // runs of this fingerprint, newer than the one chosen
+};
+
+ScenarioChoice Choose(const std::vector<StoredScenarioRun>& runs, const Environment& now) {
+  ScenarioChoice choice;
+  for (const StoredScenarioRun& run : runs) {
+    if (run.kept_whole && !run.scenario) continue;  // the run did not run this scenario
+    const bool here = EnvironmentMismatches(run.environment, now).empty();
+    const std::string why = Unusable(run);
+    if (!why.empty()) {
+      if (here)
+        choice.skipped.push_back("commit " + ShortCommit(run.environment.git_commit) + " of " +
+                                 run.environment.timestamp + " (" + why + ")");
+      continue;
+    }
+    if (here) {
+      choice.run = &run;
+      return choice;
+    }
+    if (choice.other == nullptr) choice.other = &run;
+  }
+  return choice;
+}
+
+}  // namespace
+
+HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& db_name,
+                                        const HistoryBaselineQuery& query) {
+  if (!query.branch.empty()) {
+    const std::vector<std::string> branches = db.Branches();
+    if (std::find(branches.begin(), branches.end(), query.branch) == branches.end()) {
+      throw InputError(db_name + ": no run of branch \"" + query.branch + "\" in the history (branches: " +
+                       (branches.empty() ? std::string("none") : Joined(branches, ", ")) + ")");
+    }
+  }
+  HistoryBaselines out;
+  // The runs used, each with the scenarios it serves, in the order first used.
+  std::vector<std::pair<std::string, std::vector<std::string>>> used;
+  std::vector<std::string> missing, skipped;
+  for (const std::string& name : query.scenarios) {
+    const std::vector<StoredScenarioRun> runs = db.ScenarioRuns(query.suite, name, query.branch);
+    const ScenarioChoice choice = Choose(runs, query.now);
+    for (const std::string& s : choice.skipped) skipped.push_back(name + ": " + s);
+    const StoredScenarioRun* run = choice.run ? choice.run : choice.other;
+    if (run == nullptr) {
+      missing.push_back(name);
+      out.warnings.push_back(db_name + ": no passing run of " + query.suite + "/" + name +
+                             (query.branch.empty() ? "" : " on branch " + query.branch) +
+                             " to compare with; its regression checks are inconclusive");
+      continue;
+    }
+    std::string text = RunText(run->environment);
+    if (run == choice.other) {
+      std::string difference = Joined(EnvironmentMismatches(run->environment, query.now), "; ");
+      text += " — another machine than this one: its numbers are not this host's (" + difference + ")";
+      out.foreign.emplace(name, std::move(difference));
+    }
+    auto it = std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.first == text; });
+    if (it == used.end()) {
+      used.push_back({text, {name}});
+    } else {
+      it->second.push_back(name);
+    }
+    out.scenarios.emplace(name, *run->scenario);
+    out.environments.emplace(name, run->environment);
+  }
+
+  std::string source = "the history in " + db_name + (query.branch.empty() ? "" : " (branch " + query.branch + ")");
+  std::vector<std::string> parts;
+  for (const auto& [text, scenarios] : used) parts.push_back(text + " for " + Joined(scenarios, ", "));
+  if (!missing.empty())
+    parts.push_back("no passing run of " + query.suite + " for " + Joined(missing, ", ") + " (inconclusive)");
+  if (!skipped.empty()) parts.push_back("newer runs skipped: " + Joined(skipped, ", "));
+  out.source = source + ": " + Joined(parts, "; ");
+  return out;
+}
+
+}  // namespace perfgate
