@@ -87,7 +87,10 @@ bool PortMarker::Poll() {
 
 std::unique_ptr<ReadinessMarker> MakeReadinessMarker(const nlohmann::json& ready, const std::string& where) {
   if (ready.is_object() && ready.size() == 1) {
-    const auto& [kind, value] = *ready.items().begin();
+    // Not `*ready.items().begin()`: its element refers into the temporary
+    // items() returns, gone by the next statement.
+    const std::string kind = ready.begin().key();
+    const nlohmann::json& value = ready.begin().value();
     try {
       if (kind == "stdout" && value.is_string()) {
         return std::make_unique<OutputPatternMarker>(OutputStream::kStdout, value.get<std::string>());
