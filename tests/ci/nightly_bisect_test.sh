@@ -31,7 +31,7 @@ cat >"$repo/perf/suite.json" <<'JSON'
   "name": "nightly-demo",
   "scenarios": [
     {
-      "name": "work",
+      "name": "loop",
       "workload": { "kind": "command", "argv": ["${BUILD_DIR}/prog"] },
       "checks": [{ "metric": "workload.wall_time", "type": "regression", "max_regression_pct": 5 }]
     }
@@ -60,7 +60,7 @@ json.dump({"environment": {"cpu_count": 2, "cpu_model": "test cpu", "git_commit"
                            "timestamp": f"2026-11-{run:02d}T02:17:00Z"},
            "exit_code": 0, "partial": False, "schema_version": 1, "strict": False, "suite": "nightly-demo",
            "suite_file": "perf/suite.json", "verdict": "pass",
-           "scenarios": [{"checks": [], "duration_s": 5.0, "name": "work", "probes": [], "repetitions": reps}]},
+           "scenarios": [{"checks": [], "duration_s": 5.0, "name": "loop", "probes": [], "repetitions": reps}]},
           open(path, "w"))
 PY
   "$perfgate" history add "$scratch/results-$run.json" --db "$db" --commit "$sha" --branch main >>"$scratch/history.log" 2>&1 ||
@@ -89,7 +89,7 @@ nightly plan --change-points "$scratch/change-points.json" --suite perf/suite.js
   --build-dir build --out "$scratch/out" --dry-run || code=$?
 [ $code -eq 0 ] || fail "the dry run exited $code"
 grep -q -- "--good $before --bad $after " "$scratch/plan.log" || fail "bisect was not called with the change's range"
-grep -q -- "--check work/workload.wall_time:value" "$scratch/plan.log" || fail "bisect was not told the metric"
+grep -q -- "--check loop/workload.wall_time:value" "$scratch/plan.log" || fail "bisect was not told the metric"
 grep -q "2 commits from ${before:0:12} to ${after:0:12}" "$scratch/plan.log" || fail "no plan of the range"
 grep -q "perfgate-nightly-bisect" "$scratch/out/issue-comment.md" || fail "no issue-comment body"
 grep -q "Commit 11" "$scratch/out/issue-comment.md" || fail "the comment does not show the plan"
@@ -98,7 +98,7 @@ grep -q "perfgate-nightly-bisect" "$scratch/plan-summary.md" || fail "no job sum
 [ ! -s "$scratch/out/bisected-change-points" ] || fail "a dry run marked the change point as bisected"
 
 # Bisected on an earlier night: not again.
-echo "nightly-demo/work/workload.wall_time:value@$after" >"$scratch/seen"
+echo "nightly-demo/loop/workload.wall_time:value@$after" >"$scratch/seen"
 code=0
 nightly seen --change-points "$scratch/change-points.json" --suite perf/suite.json --build-cmd "sh build.sh" \
   --seen "$scratch/seen" --out "$scratch/out-seen" --dry-run || code=$?
