@@ -3,7 +3,8 @@
 # installed with dpkg, then perfgate --version, perfgate(1), bash completion,
 # doctor, probes and the shipped smoke suite (a baseline recorded here, then
 # a run against it) from the installed files only — another working
-# directory, no build or source tree on PATH — and removed again.
+# directory, no build or source tree on PATH — and removed again; then
+# `cmake --install` under another prefix and with DESTDIR.
 #   tests/package/install_test.sh BUILD_DIR
 # Exit 77 (skip) without root or dpkg, or when a perfgate package is
 # installed already (it is not ours to remove); under CI=true those fail.
@@ -69,7 +70,21 @@ run perfgate baseline record /usr/share/perfgate/suites/camera-startup/camera.js
 status=$?
 set -e
 [ "$status" -eq 0 ] || { echo "the installed camera suite exited $status"; exit 1; }
+# Grafana's dashboard provider names the directory the dashboard was installed in.
+provider_path() { sed -n 's/^ *path: //p' "$1/perfgate/grafana/provisioning/dashboards/perfgate.yaml"; }
+[ "$(provider_path /usr/share)" = /usr/share/perfgate/grafana/dashboards ] || {
+  echo "the packaged Grafana provider names $(provider_path /usr/share)"; exit 1; }
+[ -f /usr/share/perfgate/grafana/dashboards/perfgate.json ]
 
 dpkg -r perfgate
 [ ! -e /usr/bin/perfgate ] && [ ! -e /usr/libexec/perfgate ] && [ ! -e /usr/share/perfgate ]
-echo "package installed, used and removed"
+# Installed under another prefix (cmake --install --prefix), and staged with
+# DESTDIR: the provider names that prefix's directory, never the configured
+# prefix or the staging directory.
+cmake --install "$build_dir" --prefix "$scratch/prefix" >"$scratch/install.log"
+[ "$(provider_path "$scratch/prefix/share")" = "$scratch/prefix/share/perfgate/grafana/dashboards" ] || {
+  echo "with --prefix the Grafana provider names $(provider_path "$scratch/prefix/share")"; exit 1; }
+DESTDIR="$scratch/stage" cmake --install "$build_dir" --prefix /opt/perfgate >"$scratch/install.log"
+[ "$(provider_path "$scratch/stage/opt/perfgate/share")" = /opt/perfgate/share/perfgate/grafana/dashboards ] || {
+  echo "with DESTDIR the Grafana provider names $(provider_path "$scratch/stage/opt/perfgate/share")"; exit 1; }
+echo "package installed, used and removed; installed under other prefixes"
