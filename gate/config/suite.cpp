@@ -30,9 +30,12 @@ using SuiteObject = JsonObjectReader;
 std::string Index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 std::string Lookup(const std::string& name, const SuiteVariables& vars) {
+  if (auto it = vars.overrides.find(name); it != vars.overrides.end()) {
+    if (vars.expanded) vars.expanded->insert(name);
+    return it->second;
+  }
   if (name == "suite_dir") return vars.suite_dir;
   if (name == "perfgate_dir") return vars.perfgate_dir;
-  if (auto it = vars.overrides.find(name); it != vars.overrides.end()) return it->second;
   const char* v = std::getenv(name.c_str());
   return v ? std::string(v) : std::string("\x01unset");
 }
@@ -369,6 +372,8 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   Suite suite;
   suite.file = file;
   suite.name = o.String("name");
+  SuiteVariables noting = vars;
+  noting.expanded = &suite.overrides_expanded;
   static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
     o.Fail(o.At("name"), "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
@@ -379,7 +384,7 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   std::set<std::string> names;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     std::string where = Index(o.At("scenarios"), i);
-    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, vars, evidence));
+    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, noting, evidence));
     if (!names.insert(suite.scenarios.back().name).second) {
       o.Fail(where + ".name", "duplicate scenario name \"" + suite.scenarios.back().name + "\"");
     }

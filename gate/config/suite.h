@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,8 @@ struct Suite {
   std::string name;
   std::string file;
   std::vector<ScenarioSpec> scenarios;
+  // The overrides (SuiteVariables::overrides) some ${name} of the suite expanded.
+  std::set<std::string> overrides_expanded = {};
 };
 
 // What the suite may name; filled by the CLI from the probe catalog and the adapter table.
@@ -121,13 +124,17 @@ struct SuiteVocabulary {
   std::map<std::string, WorkloadKeys> workload_keys = {};
 };
 
-// Variables usable in argv, env and cwd as ${name} or ${name:-default}: the
-// built-ins `suite_dir` and `perfgate_dir`, then `overrides` (perfgate ab's
-// --baseline-set / --candidate-set), then the process environment.
+// Variables usable in argv, env and cwd as ${name} or ${name:-default}:
+// `overrides` first (perfgate ab's --baseline-set / --candidate-set, which may
+// also give a side its own perfgate_dir), then the built-ins `suite_dir` and
+// `perfgate_dir`, then the process environment.
 struct SuiteVariables {
   std::string suite_dir;
   std::string perfgate_dir;
   std::map<std::string, std::string> overrides = {};
+  // Where expansion notes each override it used (ParseSuite points it at the
+  // suite's overrides_expanded); may be null.
+  std::set<std::string>* expanded = nullptr;
 };
 
 Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, const SuiteVariables& variables);

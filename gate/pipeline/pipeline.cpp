@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <tuple>
 
 #include "adapters/adapter.h"
 #include "adapters/tool_output.h"
@@ -57,18 +56,15 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
 
 // --baseline-set / --candidate-set NAME that the suite never expands as
 // ${NAME} would leave both sides alike: an A/A run reported as an A/B (a PR
-// gate whose suite forgot ${BUILD_DIR} would pass every change). The suite's
-// text is searched, so a use in any string counts.
-void RequireExpandedVariables(const std::string& suite_file, const AbVariants& variants) {
-  std::ifstream in(suite_file, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const auto& [option, set] :
-       {std::pair{"--baseline-set", &variants.baseline_set}, std::pair{"--candidate-set", &variants.candidate_set}}) {
+// gate whose suite forgot ${BUILD_DIR} would pass every change). Only the
+// strings the suite expands count (argv, env, cwd, run_as, probe and workload
+// parameters), not a name in a comment or a description.
+void RequireExpandedVariables(const Suite& baseline, const Suite& candidate, const AbVariants& variants) {
+  for (const auto& [option, set, suite] : {std::tuple{"--baseline-set", &variants.baseline_set, &baseline},
+                                           std::tuple{"--candidate-set", &variants.candidate_set, &candidate}}) {
     for (const auto& [name, value] : *set) {
-      if (text.find("${" + name + "}") != std::string::npos || text.find("${" + name + ":-") != std::string::npos) {
-        continue;
-      }
-      throw InputError(suite_file + ": " + option + " " + name + "=" + value + ": the suite has no ${" + name +
+      if (suite->overrides_expanded.count(name) != 0) continue;
+      throw InputError(suite->file + ": " + option + " " + name + "=" + value + ": the suite expands no ${" + name +
                        "}, so the two sides would run the same");
     }
   }
@@ -463,8 +459,8 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
 
 GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   Suite baseline = LoadGateSuite(o, variants.baseline_set);
-  RequireExpandedVariables(o.suite_file, variants);
   Suite candidate = LoadGateSuite(o, variants.candidate_set);
+  RequireExpandedVariables(baseline, candidate, variants);
   ReplaceCommand(baseline, variants.baseline_cmd, "--baseline-cmd", o.scenarios);
   ReplaceCommand(candidate, variants.candidate_cmd, "--candidate-cmd", o.scenarios);
   DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");

@@ -123,7 +123,7 @@ TEST(AbTest, BadOptionsExitTwoNamingTheOption) {
   CliRun unused = RunCli(
       {"ab", kSmokeSuite, "--baseline-set", "BULID_DIR=a", "--candidate-set", "BULID_DIR=b", "--out", dir / "e"});
   EXPECT_EQ(unused.exit_code, 2) << unused.output;
-  EXPECT_NE(unused.output.find("--baseline-set BULID_DIR=a: the suite has no ${BULID_DIR}"), std::string::npos)
+  EXPECT_NE(unused.output.find("--baseline-set BULID_DIR=a: the suite expands no ${BULID_DIR}"), std::string::npos)
       << unused.output;
   EXPECT_FALSE(fs::exists(fs::path(dir / "e") / "results.json"));
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "config/suite.h"
 #include "harness/errors.h"
 #include "metrics/error.h"
@@ -177,6 +179,32 @@ TEST(Suite, OverridesComeBeforeTheEnvironment) {
                 .workload.argv[1],
             "from-env");
   unsetenv("PG_TEST_SIDE");
+}
+
+// An ab side may bring its own workload programs: an override of a built-in wins.
+TEST(Suite, OverridesComeBeforeTheBuiltIns) {
+  SuiteVariables vars = kVars;
+  vars.overrides = {{"perfgate_dir", "/candidate/workloads"}};
+  const Suite suite = ParseSuite(
+      R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command",
+          "argv": ["${perfgate_dir}/pg-smoke", "${suite_dir}"]}, "checks": []}]})",
+      "s.json", kVocab, vars);
+  EXPECT_EQ(suite.scenarios[0].workload.argv[0], "/candidate/workloads/pg-smoke");
+  EXPECT_EQ(suite.scenarios[0].workload.argv[1], kVars.suite_dir);
+  EXPECT_EQ(suite.overrides_expanded, (std::set<std::string>{"perfgate_dir"}));
+}
+
+// What ab checks before it runs two sides alike: only the overrides that some
+// expanded string used, not a name that merely appears in the suite's text.
+TEST(Suite, NotesTheOverridesItExpanded) {
+  SuiteVariables vars = kVars;
+  vars.overrides = {{"BIN", "./new"}, {"FLAG", "-x"}, {"UNUSED", "u"}};
+  const Suite suite = ParseSuite(
+      R"({"name": "t", "description": "set ${UNUSED} to nothing", "scenarios": [{"name": "s",
+          "workload": {"kind": "command", "argv": ["${BIN}/bench"], "env": {"F": "${FLAG:-none}"}}, "checks": []}]})",
+      "s.json", kVocab, vars);
+  EXPECT_EQ(suite.overrides_expanded, (std::set<std::string>{"BIN", "FLAG"}));
+  EXPECT_EQ(suite.scenarios[0].workload.env.at("F"), "-x");
 }
 
 }  // namespace
