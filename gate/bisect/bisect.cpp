@@ -80,6 +80,10 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// What ${suite_dir} names in the derived suite: the directory of the suite
+// the user gave, not the output directory the derived copy is written to.
+std::string SuiteDir(const BisectOptions& o) { return fs::absolute(o.suite_file).parent_path().string(); }
+
 BisectSuite PrepareSuite(const BisectOptions& o) {
   const Suite suite = LoadSuite(o.suite_file, GateVocabulary(),
                                 {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = {{o.dir_var, "."}}});
@@ -165,7 +169,7 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
   WriteFileAtomic(out.file, raw.dump(2) + "\n");
   // What --check added must parse as the rest of the suite does.
   LoadSuite(out.file, GateVocabulary(),
-            {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = {{o.dir_var, "."}}});
+            {.suite_dir = SuiteDir(o), .perfgate_dir = PerfgateDir(), .overrides = {{o.dir_var, "."}}});
   return out;
 }
 
@@ -417,6 +421,7 @@ BisectResult RunBisect(const BisectOptions& o) {
     step.report_dir = "steps/" + std::string(name) + Short(commit.sha);
     GateOptions g;
     g.suite_file = v.suite.file;
+    g.suite_dir = SuiteDir(o);
     g.out_dir = (fs::path(o.out_dir) / step.report_dir).string();
     g.quiet = o.quiet;
     g.attach_types = o.attach_types;

@@ -38,14 +38,15 @@ std::string ResultsText(const RunResults& results) {
   return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {}) {
+Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {},
+                    const std::string& suite_dir = "") {
   return LoadSuite(file, GateVocabulary(),
-                   {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
+                   {.suite_dir = suite_dir, .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
 }
 
 // The suite with only this runner's shard of the scenarios (all without --shard).
 Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {}) {
-  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides));
+  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides), o.suite_dir);
   if (!o.run_as.empty()) {
     ResolveUser(o.run_as, "--run-as");
     for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;

@@ -27,6 +27,9 @@ SuiteVocabulary GateVocabulary();
 // How a suite is measured and judged; the flags of run, baseline record and ab.
 struct GateOptions {
   std::string suite_file;
+  // What ${suite_dir} names; empty: the suite file's directory (bisect runs a
+  // derived copy of the suite from its output directory, for the original's).
+  std::string suite_dir;
   std::vector<std::string> scenarios;  // empty: all
   std::string baseline_dir = "baselines";
   std::string out_dir = "perfgate-out";

@@ -115,7 +115,7 @@ bisect() {  # bisect NAME ARGS...: runs perfgate bisect, output in NAME.log
   local name=$1
   shift
   set +e
-  "$perfgate" bisect "$repo/perf/suite.json" --repo "${bisect_repo:-$repo}" --build "${build_cmd:-sh build.sh}" --build-dir build \
+  "$perfgate" bisect "${suite:-$repo/perf/suite.json}" --repo "${bisect_repo:-$repo}" --build "${build_cmd:-sh build.sh}" --build-dir build \
     --out "$scratch/$name-out" --quiet "$@" >"$scratch/$name.log" 2>&1
   local code=$?
   set -e
@@ -156,7 +156,13 @@ PY
     echo "bisect: ${slow:0:12} named, ${broken:0:12} skipped"
     ;;
   no-repro)
-    code=0; bisect same --good "$good" --bad "$(commit 9)" || code=$?
+    # This suite runs the program through a script beside it: ${suite_dir}
+    # must name the suite's directory, not where bisect writes its copy.
+    printf 'exec "$1"\n' >"$repo/perf/run.sh"
+    sed 's|"argv": \["${BUILD_DIR}/prog"\]|"argv": ["sh", "${suite_dir}/run.sh", "${BUILD_DIR}/prog"]|' \
+      "$repo/perf/suite.json" >"$repo/perf/suite-dir.json"
+    grep -q 'suite_dir' "$repo/perf/suite-dir.json" || fail "the suite with \${suite_dir} was not written"
+    code=0; suite=$repo/perf/suite-dir.json bisect same --good "$good" --bad "$(commit 9)" || code=$?
     [ $code -eq 0 ] || fail "bisect exited $code"
     grep -q "could not reproduce" "$scratch/same.log" || fail "no \"could not reproduce\""
     /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["outcome"] == "could not reproduce" and not r["steps"], r["outcome"]' \
