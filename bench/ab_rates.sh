@@ -14,7 +14,8 @@
 # max_regression_pct in a copy of the suite (2 asks whether a 5 % slowdown
 # is caught at all; the smoke suite's own thresholds are 10-15 %). Extra
 # arguments for perfgate ab go in AB_ARGS (e.g. AB_ARGS=--no-confirm);
-# AB_ARMS=aa measures A/A only. The sides differ in AB_VARIABLE (default
+# AB_ARMS=aa measures A/A only. AB_NEIGHBOUR=all (or none) runs every run
+# with (or without) the neighbour instead of the second half. The sides differ in AB_VARIABLE (default
 # SMOKE_SLOWDOWN): AB_AA_VALUE (default 1.0) on both sides of A/A, SLOWDOWN
 # on the candidate side of A/B; a suite without SMOKE_SLOWDOWN names one it
 # expands, with the value it has by default (the presubmit suite:
@@ -64,7 +65,13 @@ fi
 echo "suite: $SUITE; $RUNS runs of each arm (${arms[*]}); A/B slowdown $SLOWDOWN; thresholds: ${THRESHOLD:-as in the suite}; ab ${AB_ARGS:-}"
 for i in $(seq 1 "$RUNS"); do
   noisy=0
-  if [ "$i" -gt $((RUNS / 2)) ]; then
+  case "${AB_NEIGHBOUR:-half}" in
+    all) noisy=1 ;;
+    none) ;;
+    half) [ "$i" -le $((RUNS / 2)) ] || noisy=1 ;;
+    *) echo "AB_NEIGHBOUR: all, none or half, not ${AB_NEIGHBOUR}" >&2; exit 2 ;;
+  esac
+  if [ "$noisy" = 1 ]; then
     noisy=1
     if [ -z "$neighbour" ]; then
       bash "$SOURCE_DIR/bench/noisy_neighbour.sh" &
