@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -335,6 +337,110 @@ TEST_P(SchedProbe, ThreadsTrackedBeforeAClearAreNotCounted) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, SchedProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+
+// ---- runqlat: who held the CPU ----------------------------------------------
+
+constexpr char kBurnerComm[] = "pg-runq-burner";
+constexpr int kWorkloadCpu = 0;
+constexpr double kSpinSeconds = 0.3;
+
+// A process of its own, so untracked, that spins on `cpu` as kBurnerComm at
+// nice -20 until destroyed. At that weight the machine's other work (nice 0
+// or above) gets a few per cent of the CPU beside it, so it is the CPU's
+// main holder whatever else runs.
+class CpuBurner {
+ public:
+  explicit CpuBurner(int cpu) {
+    int ready[2];
+    if (pipe(ready) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(ready[0]);
+      prctl(PR_SET_NAME, kBurnerComm);
+      if (!PinToCpu(cpu) || setpriority(PRIO_PROCESS, 0, -20) != 0) _exit(1);
+      if (write(ready[1], "r", 1) != 1) _exit(1);
+      for (volatile uint64_t i = 0;; i = i + 1) {
+      }
+    }
+    close(ready[1]);
+    char byte = 0;
+    while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(ready[0]);
+    running_ = byte == 'r';
+  }
+  ~CpuBurner() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool running() const { return running_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool running_ = false;
+};
+
+// The workload: pinned to kWorkloadCpu at nice -20 too, it spins for
+// kSpinSeconds of wall time and waits for the CPU whenever it is not running.
+void SpinOnTheWorkloadCpu() {
+  if (!PinToCpu(kWorkloadCpu) || setpriority(PRIO_PROCESS, 0, -20) != 0) _exit(1);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kSpinSeconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+class RunqHolders : public ProbeRun {
+ protected:
+  std::string Holders() const {
+    std::string text = "holders:";
+    for (const CpuHolder& h : holders_) text += " " + h.comm + " " + std::to_string(h.seconds) + " s;";
+    return text;
+  }
+};
+
+TEST_P(RunqHolders, ABurnerOnTheWorkloadsCpuHoldsMostOfItsRunQueueWait) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  CpuBurner burner(kWorkloadCpu);
+  ASSERT_TRUE(burner.running());
+  MetricSet metrics = Measure("runqlat", ProbeScope::kWorkload, SpinOnTheWorkloadCpu);
+  const double behind = metrics.at(kHostRunqWaitBehindOthers).value;
+  const double share = metrics.at(kHostRunqWaitBehindOthersShare).value;
+  EXPECT_EQ(metrics.at(kHostRunqWaitBehindOthers).unit, "s");
+  // Two spinners of equal weight take turns: the workload waits about half
+  // of its spin, and nothing but other tasks keeps it waiting.
+  EXPECT_GE(behind, kSpinSeconds / 4) << Holders();
+  EXPECT_LE(behind, kSpinSeconds) << Holders();
+  EXPECT_GE(share, 0.8) << behind << " s; " << Holders();
+  ASSERT_FALSE(holders_.empty());
+  double total = 0;
+  for (const CpuHolder& h : holders_) total += h.seconds;
+  EXPECT_EQ(holders_[0].comm, kBurnerComm) << Holders();
+  EXPECT_GE(holders_[0].seconds, 0.6 * total) << Holders();
+  EXPECT_GE(holders_[0].seconds, kSpinSeconds / 4) << Holders();
+}
+
+TEST_P(RunqHolders, WithoutABurnerTheWaitBehindOthersIsNearZero) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("runqlat", ProbeScope::kWorkload, SpinOnTheWorkloadCpu);
+  // The machine's other work, at nice 0 or above, gets a few per cent of the CPU.
+  EXPECT_LT(metrics.at(kHostRunqWaitBehindOthers).value, kSpinSeconds / 10) << Holders();
+  for (const CpuHolder& h : holders_) EXPECT_NE(h.comm, kBurnerComm);
+}
+
+// In system scope every task counts as the workload's: nobody else holds a CPU.
+TEST_P(RunqHolders, SystemScopeHasNoOtherTasksToBlame) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("runqlat", ProbeScope::kSystem, [] { SleepFor(milliseconds(20)); });
+  EXPECT_EQ(metrics.count(kHostRunqWaitBehindOthers), 0u);
+  EXPECT_TRUE(holders_.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(AttachTypes, RunqHolders, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
 
 // ---- lifecycle --------------------------------------------------------------
 

@@ -59,5 +59,19 @@ TEST(HostLoad, TaintedWhenOtherWorkLeftTheWorkloadNoCpu) {
   EXPECT_EQ(TaintOf(MetricSet{}, 2), "") << "the host's numbers missing";
 }
 
+// A neighbour on the workload's CPU with the other CPU idle: host.other_cpus
+// (1 CPU busy, 0.5 idle) does not see it; the waits behind it do.
+TEST(HostLoad, TaintedWhenTheWorkloadWaitedForCpusRunningOtherTasksBeyondTheBound) {
+  MetricSet m = Load(1.0, 0.5, 1.0);
+  EXPECT_EQ(TaintOf(m, 2), "");
+  m[kHostRunqWaitBehindOthers] = ScalarMetric(kHostRunqWaitBehindOthers, 0.2, "s", Better::kNone);
+  EXPECT_EQ(TaintOf(m, 2), "") << "within the bound: 0.20 of 1 s";
+  m[kHostRunqWaitBehindOthers].value = 0.45;
+  EXPECT_EQ(TaintOf(m, 2), "the workload waited 0.45 s (45 % of its wall time) for CPUs running other tasks");
+  // Summed over the workload's threads, it can exceed the wall time.
+  m[kHostRunqWaitBehindOthers].value = 2.5;
+  EXPECT_EQ(TaintOf(m, 2), "the workload waited 2.5 s (250 % of its wall time) for CPUs running other tasks");
+}
+
 }  // namespace
 }  // namespace perfgate
