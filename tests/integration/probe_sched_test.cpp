@@ -478,8 +478,10 @@ TEST_P(RunqHolders, WithoutABurnerTheWaitBehindOthersIsNearZero) {
   SkipUnlessKernelSupports();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
   MetricSet metrics = MeasureSpin(false);
-  // Only the kernel's own real-time work can hold the CPU from it.
-  EXPECT_LT(metrics.at(kHostRunqWaitBehindOthers).value, kSpinSeconds / 50) << Holders();
+  // As a normal task it waits for its wakeup on the other CPU (under 10 ms
+  // on a busy host); once real-time only the kernel's own real-time work can
+  // hold the CPU from it. Beside the burner it waits 100 ms or more.
+  EXPECT_LT(metrics.at(kHostRunqWaitBehindOthers).value, kSpinSeconds / 10) << Holders();
   for (const CpuHolder& h : holders_) EXPECT_NE(h.comm, kBurnerComm);
 }
 
