@@ -22,7 +22,8 @@ std::vector<CpuHolder> TopCpuHolders(const std::map<std::string, double>& second
     if (seconds > 0) all.push_back({comm, seconds});
   }
   // std::map iterates in comm order, and stable_sort keeps it among equal times.
-  std::stable_sort(all.begin(), all.end(), [](const CpuHolder& a, const CpuHolder& b) { return a.seconds > b.seconds; });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const CpuHolder& a, const CpuHolder& b) { return a.seconds > b.seconds; });
   if (all.size() > n) all.resize(n);
   return all;
 }

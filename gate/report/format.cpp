@@ -92,7 +92,8 @@ std::string FormatCpuHolders(const ScenarioResult& scenario) {
   if (behind.empty()) return "";
   const double median = stats::Median(behind);
   if (!(median > 0) || median < kShownBehindOthersShareOfWall * stats::Median(wall)) return "";
-  std::string text = "the workload waited " + FormatQuantity(median, "s") + " per repetition for CPUs running other tasks";
+  std::string text =
+      "the workload waited " + FormatQuantity(median, "s") + " per repetition for CPUs running other tasks";
   if (!share.empty()) text += " (" + FormatNumber(100 * stats::Median(share)) + " % of its run-queue wait)";
   const std::vector<CpuHolder> holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
   if (!holders.empty()) text += ", held by: " + DescribeCpuHolders(holders);

@@ -92,8 +92,9 @@ std::string TaintOf(const MetricSet& metrics, int cpu_count) {
   const auto wall = value("workload.wall_time");
   const auto behind = value(kHostRunqWaitBehindOthers);
   if (behind && wall && *wall > 0 && *behind > kTaintBehindOthersCpus * *wall) {
-    std::snprintf(text, sizeof text, "the workload waited %.3g s (%.0f %% of its wall time) for CPUs running other tasks",
-                  *behind, 100 * *behind / *wall);
+    std::snprintf(text, sizeof text,
+                  "the workload waited %.3g s (%.0f %% of its wall time) for CPUs running other tasks", *behind,
+                  100 * *behind / *wall);
     return text;
   }
   if (!other || !cpu || !wall || !(*wall > 0) || cpu_count <= 0) return "";

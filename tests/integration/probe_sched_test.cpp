@@ -459,6 +459,8 @@ TEST_P(RunqHolders, ABurnerOnTheWorkloadsCpuHoldsMostOfItsRunQueueWait) {
   MetricSet metrics = MeasureSpin(true);
   const double behind = metrics.at(kHostRunqWaitBehindOthers).value;
   const double share = metrics.at(kHostRunqWaitBehindOthersShare).value;
+  RecordProperty("measured",
+                 std::to_string(behind) + " s behind others, share " + std::to_string(share) + "; " + Holders());
   EXPECT_EQ(metrics.at(kHostRunqWaitBehindOthers).unit, "s");
   // It waits at least one of the burner's 100 ms slices, and for nothing but
   // the burner.
@@ -478,6 +480,8 @@ TEST_P(RunqHolders, WithoutABurnerTheWaitBehindOthersIsNearZero) {
   SkipUnlessKernelSupports();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
   MetricSet metrics = MeasureSpin(false);
+  RecordProperty("measured",
+                 std::to_string(metrics.at(kHostRunqWaitBehindOthers).value) + " s behind others; " + Holders());
   // As a normal task it waits for its wakeup on the other CPU (under 10 ms
   // on a busy host); once real-time only the kernel's own real-time work can
   // hold the CPU from it. Beside the burner it waits 100 ms or more.

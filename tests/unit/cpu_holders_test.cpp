@@ -11,8 +11,8 @@ namespace perfgate {
 namespace {
 
 TEST(CpuHolders, TopFiveByTimeLargestFirstTiesInCommOrder) {
-  std::map<std::string, double> by_comm = {{"a", 1}, {"b", 5}, {"c", 3}, {"d", 3}, {"e", 0.5},
-                                           {"f", 2}, {"g", 0}, {"h", 0.1}};
+  std::map<std::string, double> by_comm = {{"a", 1},   {"b", 5}, {"c", 3}, {"d", 3},
+                                           {"e", 0.5}, {"f", 2}, {"g", 0}, {"h", 0.1}};
   std::vector<CpuHolder> top = TopCpuHolders(by_comm, kTopCpuHolders);
   ASSERT_EQ(top.size(), 5u);
   const std::vector<std::string> order = {"b", "c", "d", "f", "a"};

@@ -22,7 +22,7 @@ TEST(HostLoad, ParsesTheAggregateCpuLineIncludingSteal) {
 TEST(HostLoad, OtherCpusSubtractsTheWorkloadAndNeverGoesNegative) {
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   CpuTimes before{1000, 0};
-  CpuTimes after{1000 + static_cast<uint64_t>(3 * hz), 0};  // 3 CPU-seconds busy
+  CpuTimes after{1000 + static_cast<uint64_t>(3 * hz), 0};     // 3 CPU-seconds busy
   EXPECT_NEAR(OtherCpus(before, after, 1.0, 2.0), 1.0, 1e-9);  // 2 of them others', over 2 s
   EXPECT_EQ(OtherCpus(before, after, 5.0, 2.0), 0.0);
   EXPECT_EQ(OtherCpus(after, before, 0.0, 2.0), 0.0);
