@@ -8,6 +8,9 @@
 
 struct pg_runqlat_stats {
 	__u64 hist[PG_HIST_BUCKETS]; /* ns from wakeup/preemption to running */
+	__u64 wait_ns;               /* the same waits summed */
+	__u64 behind_others_ns;      /* the part of them the CPU spent running other processes' tasks */
+	__u64 holder_drops;          /* holder times not recorded: the holders map was full */
 };
 
 /* Syscall numbers counted one by one: above every native syscall of the

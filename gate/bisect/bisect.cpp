@@ -303,7 +303,7 @@ StepMeasurement Judge(const GateOutcome& outcome) {
     if (!failing) continue;
     const KernelAttribution why = Attribute(s);
     for (const KernelShift& shift : why.causes) m.why.push_back(s.name + ": " + DescribeShift(shift));
-    const std::string host = DescribeHost(why.host, why.cpu_waits);
+    const std::string host = DescribeHost(why.host, why.cpu_waits, why.cpu_holders);
     if (!host.empty()) m.why.push_back(s.name + ": " + host);
   }
   if (regression) {

@@ -60,6 +60,12 @@ inline constexpr const char* kHostStealCpus = "host.steal_cpus";
 inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
 inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
 inline constexpr const char* kHostIoPressure = "host.io_pressure";
+// "Who held the CPU" (runqlat probe, workload scope): seconds of the
+// workload threads' run-queue waits in which their CPU ran tasks of other
+// processes, summed over the waits, and that time's share of all their
+// run-queue wait.
+inline constexpr const char* kHostRunqWaitBehindOthers = "host.runq_wait_behind_others";
+inline constexpr const char* kHostRunqWaitBehindOthersShare = "host.runq_wait_behind_others_share";
 
 // Whether a unit measures time ("s", "ms", "us", "ns"): such metrics slow
 // down when the host is busy, while counts per operation do not.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/cpu_holders.h"
 #include "metrics/evidence.h"
 #include "metrics/metric.h"
 
@@ -127,6 +128,9 @@ struct Repetition {
   // that reported an error, a value that is not a number): said, not fatal.
   std::vector<std::string> warnings;
   MetricSet metrics;
+  // The tasks of other processes that held the CPUs its threads waited for,
+  // at most kTopCpuHolders, largest first (runqlat probe, workload scope).
+  std::vector<CpuHolder> cpu_holders;
   std::vector<WorkloadPhase> phases;  // for the trace only; not in results.json
 };
 

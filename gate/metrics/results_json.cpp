@@ -239,6 +239,7 @@ json ToJson(const std::vector<Repetition>& repetitions) {
     if (!rep.failure.empty()) jr["failure"] = rep.failure;
     if (!rep.tainted.empty()) jr["tainted"] = rep.tainted;
     if (!rep.warnings.empty()) jr["warnings"] = rep.warnings;
+    for (const CpuHolder& h : rep.cpu_holders) jr["cpu_holders"].push_back({{"comm", h.comm}, {"seconds", h.seconds}});
     reps.push_back(std::move(jr));
   }
   return reps;
@@ -261,6 +262,11 @@ std::vector<Repetition> RepetitionsFromJson(const JsonObjectReader& r, const cha
         if (!warnings[w].is_string()) rr.Fail(rr.At("warnings", w), "expected a string");
         rep.warnings.push_back(warnings[w].get<std::string>());
       }
+    }
+    const json& holders = rr.ArrayOrEmpty("cpu_holders");
+    for (size_t h = 0; h < holders.size(); ++h) {
+      JsonObjectReader hr(holders[h], file, rr.At("cpu_holders", h));
+      rep.cpu_holders.push_back({hr.String("comm"), hr.Number("seconds", 0.0, 1e9)});
     }
     const json& metrics = rr.Get("metrics");
     if (!metrics.is_object()) rr.Fail(rr.At("metrics"), "expected an object");

@@ -14,7 +14,10 @@ struct CatalogEntry {
 
 const std::vector<CatalogEntry>& Entries() {
   static const std::vector<CatalogEntry> entries = {
-      {{"runqlat", "run-queue latency: wakeup or preemption to running, per thread", {"sched.runq_latency"}},
+      {{"runqlat",
+        "run-queue latency: wakeup or preemption to running, per thread; in workload scope also the part of "
+        "those waits the CPU spent running other processes' tasks, and their comms",
+        {"sched.runq_latency", "host.runq_wait_behind_others", "host.runq_wait_behind_others_share"}},
        MakeRunQueueLatencyProbe},
       {{"syscalls",
         "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "

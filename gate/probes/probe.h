@@ -63,6 +63,9 @@ class Probe {
   virtual void Reset() = 0;
   // Reads the aggregates of the repetition that just ended.
   virtual void Collect(double duration_s, MetricSet& out) = 0;
+  // The tasks of other processes that held the CPUs the workload waited for
+  // in the repetition last collected (runqlat); empty for the other probes.
+  virtual std::vector<CpuHolder> CpuHolders() const { return {}; }
   // Hooks with the chosen attach type, and BPF run-time stats of its programs.
   virtual ProbeReport Report() const = 0;
   // Detaches and unloads; safe to call twice. Destructor calls it.

@@ -460,6 +460,7 @@ bool IsHostMetric(const std::string& metric) { return metric.rfind("host.", 0) =
 
 KernelAttribution Attribute(const ScenarioResult& scenario, size_t limit) {
   KernelAttribution out = scenario.baseline_repetitions.empty() ? FromChecks(scenario) : FromRepetitions(scenario);
+  out.cpu_holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
   Rank(out.causes);
   Rank(out.cpu_waits);
   if (out.causes.size() > limit) out.causes.resize(limit);
@@ -491,7 +492,8 @@ std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
                    std::move(a.cpu_waits),
                    a.wall_change_s,
                    a.per_op,
-                   std::move(user_code)});
+                   std::move(user_code),
+                   std::move(a.cpu_holders)});
   }
   return out;
 }
@@ -532,7 +534,8 @@ std::string DescribeShift(const KernelShift& shift) {
   return text;
 }
 
-std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits) {
+std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits,
+                         const std::vector<CpuHolder>& cpu_holders) {
   std::string text;
   for (const HostShift& h : host) {
     text += (text.empty() ? "host noise (not a cause): " : "; ") + h.metric + " " +
@@ -544,6 +547,10 @@ std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<K
       text += (text.empty() ? "host noise (not a cause): " : "; ") + std::string("waits for a CPU on the busy host: ");
     text +=
         (i ? ", " : "") + cpu_waits[i].metric + " " + FormatAccounted(cpu_waits[i].accounted_s, cpu_waits[i].per_op);
+  }
+  if (!cpu_holders.empty()) {
+    text += (text.empty() ? "host noise (not a cause): " : "; ") + std::string("CPUs held by other tasks: ") +
+            DescribeCpuHolders(cpu_holders);
   }
   return text;
 }

@@ -95,6 +95,9 @@ struct KernelAttribution {
   // The workload's wall-time change per operation (or repetition), seconds.
   std::optional<double> wall_change_s;
   bool per_op = false;
+  // Who held the CPUs the candidate's threads waited for: other processes'
+  // tasks by comm, summed over its repetitions, largest first.
+  std::vector<CpuHolder> cpu_holders = {};
 };
 
 // The attribution of `scenario`: from every metric of the baseline's and the
@@ -122,6 +125,7 @@ struct Explanation {
   // self +6.4 pp of 2,400 samples, ±1.1" (UserCodeGrowthLine), NAME not
   // escaped; else empty.
   std::string user_code = {};
+  std::vector<CpuHolder> cpu_holders = {};
 };
 
 // The user-code line of an Explanation of `scenario`: from its evidence's
@@ -141,7 +145,9 @@ std::string FormatAccounted(double seconds, bool per_op);
 // "why" in one phrase for one-line reports (Markdown, JUnit).
 std::string DescribeShift(const KernelShift& shift);
 // "host noise (not a cause): host.other_cpus 0.950 → 1.02 cpus (+7.4%); waits for a CPU on the busy
-// host: sched.offcpu.preempted +170 us/op", or "" when there is neither.
-std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits);
+// host: sched.offcpu.preempted +170 us/op; CPUs held by other tasks: stress 1.20 s, cc1plus 310 ms",
+// or "" when there is none of them. Comms are not escaped.
+std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits,
+                         const std::vector<CpuHolder>& cpu_holders = {});
 
 }  // namespace perfgate

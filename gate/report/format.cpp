@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "stats/descriptive.h"
+
 namespace perfgate {
 
 std::string FormatPercent(double pct) {
@@ -72,6 +74,29 @@ std::string FormatTrace(const TraceSummary& trace) {
     text += " (" + FormatNumber(100.0 * share) + " %)";
   }
   text += ", ring buffer " + FormatQuantity(static_cast<double>(trace.buffer_bytes), "bytes");
+  return text;
+}
+
+std::string FormatCpuHolders(const ScenarioResult& scenario) {
+  std::vector<double> behind, share, wall;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.warmup || !rep.failure.empty()) continue;
+    auto b = rep.metrics.find(kHostRunqWaitBehindOthers);
+    auto w = rep.metrics.find("workload.wall_time");
+    if (b == rep.metrics.end() || w == rep.metrics.end()) continue;
+    behind.push_back(b->second.value);
+    wall.push_back(w->second.value);
+    auto s = rep.metrics.find(kHostRunqWaitBehindOthersShare);
+    if (s != rep.metrics.end()) share.push_back(s->second.value);
+  }
+  if (behind.empty()) return "";
+  const double median = stats::Median(behind);
+  if (!(median > 0) || median < kShownBehindOthersShareOfWall * stats::Median(wall)) return "";
+  std::string text =
+      "the workload waited " + FormatQuantity(median, "s") + " per repetition for CPUs running other tasks";
+  if (!share.empty()) text += " (" + FormatNumber(100 * stats::Median(share)) + " % of its run-queue wait)";
+  const std::vector<CpuHolder> holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
+  if (!holders.empty()) text += ", held by: " + DescribeCpuHolders(holders);
   return text;
 }
 

@@ -39,4 +39,12 @@ std::string FormatTrace(const TraceSummary& trace);
 // work kept 1.47 of 2 CPUs busy, ...); 1 counted while it stayed busy".
 std::string FormatHostLoad(const ScenarioResult& scenario);
 
+// Who held the workload's CPUs, when its waits for them took at least
+// kShownBehindOthersShareOfWall of its wall time (medians of the measured
+// repetitions), else "": "the workload waited 120 ms per repetition for CPUs
+// running other tasks (61 % of its run-queue wait), held by: stress 2.40 s,
+// cc1plus 300 ms". Reports show it beside FormatHostLoad. Comms not escaped.
+inline constexpr double kShownBehindOthersShareOfWall = 0.01;
+std::string FormatCpuHolders(const ScenarioResult& scenario);
+
 }  // namespace perfgate

@@ -98,8 +98,11 @@ std::string Banner(const RunResults& results) {
   html += "<p class=\"meta\">" + Esc(joined) + "</p>\n";
   if (results.partial) html += "<p class=\"partial\">The run was interrupted: these results are partial.</p>\n";
   for (const ScenarioResult& s : results.scenarios) {
-    if (std::string load = FormatHostLoad(s); !load.empty())
-      html += "<p class=\"meta host-load\">Host load in " + Esc(s.name) + ": " + Esc(load) + "</p>\n";
+    const std::string load = FormatHostLoad(s), held = FormatCpuHolders(s);
+    if (!load.empty() || !held.empty()) {
+      html += "<p class=\"meta host-load\">Host load in " + Esc(s.name) + ": " +
+              Esc(load + (load.empty() || held.empty() ? "" : "; ") + held) + "</p>\n";
+    }
   }
 
   html += "<ul class=\"counts\">";
@@ -176,7 +179,7 @@ std::string WhySection(const std::vector<Finding>& findings) {
       body += "<p class=\"muted\">workload.wall_time changed " + Esc(FormatAccounted(*e.wall_change_s, e.per_op)) +
               ".</p>\n";
     }
-    if (std::string host = DescribeHost(e.host, e.cpu_waits); !host.empty())
+    if (std::string host = DescribeHost(e.host, e.cpu_waits, e.cpu_holders); !host.empty())
       body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
     if (e.shifts.empty()) {
       body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n";

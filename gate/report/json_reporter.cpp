@@ -87,6 +87,8 @@ nlohmann::json WhyJson(const RunResults& results) {
                                                 {"accounted_s", Number(wait.accounted_s)},
                                                 {"change_pct", Number(wait.change_pct)}});
     }
+    for (const CpuHolder& holder : e.cpu_holders)
+      item["cpu_holders"].push_back({{"comm", holder.comm}, {"seconds", Number(holder.seconds)}});
     why.push_back(std::move(item));
   }
   return why;

@@ -185,7 +185,7 @@ std::string WhyDetail(const ScenarioResult& scenario) {
     const std::string user_code = UserCodeWhy(scenario);
     text += "why: no kernel-side metric clearly grew" + (user_code.empty() ? "" : "; " + user_code) + "\n";
   }
-  if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits); !host.empty()) text += host + "\n";
+  if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits, attribution.cpu_holders); !host.empty()) text += host + "\n";
   return text;
 }
 

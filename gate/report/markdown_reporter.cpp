@@ -99,7 +99,12 @@ std::string Header(const RunResults& results) {
   }
   for (const ScenarioResult& s : results.scenarios) {
     if (s.trace) text += "\n\nPerfetto trace of " + Cell(s.name) + ": " + Cell(FormatTrace(*s.trace));
-    if (std::string load = FormatHostLoad(s); !load.empty()) text += "\n\nHost load in " + Cell(s.name) + ": " + Cell(load);
+    // Separate cells: each has its own length limit, so the holders are never cut off.
+    const std::string load = FormatHostLoad(s), held = FormatCpuHolders(s);
+    if (!load.empty() || !held.empty()) {
+      text += "\n\nHost load in " + Cell(s.name) + ": " + Cell(load) + (load.empty() || held.empty() ? "" : "; ") +
+              Cell(held);
+    }
   }
   return text + "\n\n";
 }
@@ -129,8 +134,10 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   constexpr size_t kShownCauses = 3;
   std::vector<std::string> items;
   for (const Explanation& e : Explain(findings)) {
+    // The holders in a cell of their own, as on the host-load line.
     std::string host = DescribeHost(e.host, e.cpu_waits);
-    if (e.shifts.empty() && host.empty() && e.user_code.empty()) continue;
+    std::string held = e.cpu_holders.empty() ? "" : "CPUs held by other tasks: " + DescribeCpuHolders(e.cpu_holders);
+    if (e.shifts.empty() && host.empty() && held.empty() && e.user_code.empty()) continue;
     std::string item = "- " + Cell(e.scenario->name) + " /";
     for (size_t i = 0; i < e.failing.size(); ++i) {
       item += (i ? ", " : " ") + Cell(CheckName(*e.failing[i]));
@@ -142,6 +149,7 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
     for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i)
       item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
     if (!host.empty()) item += ". " + Cell(host);
+    if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + Cell(held);
     items.push_back(item + "\n");
   }
   return items;

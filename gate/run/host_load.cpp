@@ -90,6 +90,13 @@ std::string TaintOf(const MetricSet& metrics, int cpu_count) {
   const auto other = value(kHostOtherCpus);
   const auto cpu = value("workload.cpu_time");
   const auto wall = value("workload.wall_time");
+  const auto behind = value(kHostRunqWaitBehindOthers);
+  if (behind && wall && *wall > 0 && *behind > kTaintBehindOthersCpus * *wall) {
+    std::snprintf(text, sizeof text,
+                  "the workload waited %.3g s (%.0f %% of its wall time) for CPUs running other tasks", *behind,
+                  100 * *behind / *wall);
+    return text;
+  }
   if (!other || !cpu || !wall || !(*wall > 0) || cpu_count <= 0) return "";
   const double spare = cpu_count - *other - *cpu / *wall;
   if (*other > kTaintOtherCpus && spare < kTaintSpareCpus) {

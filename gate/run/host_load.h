@@ -45,12 +45,18 @@ double StealCpus(const CpuTimes& before, const CpuTimes& after, double wall_s);
 //   other work left the workload no CPU to itself: other work kept more than
 //   kTaintOtherCpus busy and the CPUs left idle (count - other - the
 //   workload's own use) were under kTaintSpareCpus; or
-//   the hypervisor stole more than kTaintStealCpus.
+//   the hypervisor stole more than kTaintStealCpus; or
+//   the workload's threads waited, summed over them, more than
+//   kTaintBehindOthersCpus times the wall time for CPUs that ran other
+//   processes' tasks (host.runq_wait_behind_others, runqlat probe): the
+//   CPUs' worth of work the neighbours took from it, which host.other_cpus
+//   misses when they sit on the workload's CPU and leave another idle.
 // The reason in words, or "" when the repetition is clean (or the host's
 // numbers are missing).
 inline constexpr double kTaintOtherCpus = 0.5;
 inline constexpr double kTaintSpareCpus = 0.1;
 inline constexpr double kTaintStealCpus = 0.25;
+inline constexpr double kTaintBehindOthersCpus = 0.25;
 std::string TaintOf(const MetricSet& metrics, int cpu_count);
 
 }  // namespace perfgate

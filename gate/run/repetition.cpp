@@ -119,6 +119,13 @@ void ScenarioProbes::Collect(double duration_s, MetricSet& out) {
   for (auto& p : probes_) p.probe->Collect(duration_s, out);
 }
 
+std::vector<CpuHolder> ScenarioProbes::CpuHolders() const {
+  for (const auto& p : probes_) {
+    if (auto holders = p.probe->CpuHolders(); !holders.empty()) return holders;
+  }
+  return {};
+}
+
 void ScenarioProbes::CountWorkloadCpu(const Repetition& rep) {
   auto cpu = rep.metrics.find("workload.cpu_time");
   if (stats_ && stats_->enabled() && cpu != rep.metrics.end()) {
@@ -177,6 +184,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   share(kHostMemoryPressure, pressure_before.memory_us, pressure_after.memory_us);
   share(kHostIoPressure, pressure_before.io_us, pressure_after.io_us);
   probes.Collect(outcome.wall_s, rep.metrics);
+  rep.cpu_holders = probes.CpuHolders();
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);
   rep.warnings = std::move(parsed.warnings);

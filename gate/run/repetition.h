@@ -41,6 +41,8 @@ class ScenarioProbes {
   // BPF run-time stats on or off.
   void MeasureProbeCost(bool on);
   void Collect(double duration_s, MetricSet& out);
+  // The holders of the workload's CPUs in the repetition last collected (Probe::CpuHolders).
+  std::vector<CpuHolder> CpuHolders() const;
   // Counts a repetition's CPU time towards the probes' cost share when the
   // run-time stats were on during it.
   void CountWorkloadCpu(const Repetition& rep);

@@ -174,10 +174,12 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
     MetricSet metrics;
     probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
     report_ = probe->Report();
+    holders_ = probe->CpuHolders();
     return metrics;
   }
 
   ProbeReport report_;
+  std::vector<CpuHolder> holders_;  // of the last Measure()
 };
 
 }  // namespace perfgate

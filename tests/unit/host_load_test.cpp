@@ -22,7 +22,7 @@ TEST(HostLoad, ParsesTheAggregateCpuLineIncludingSteal) {
 TEST(HostLoad, OtherCpusSubtractsTheWorkloadAndNeverGoesNegative) {
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   CpuTimes before{1000, 0};
-  CpuTimes after{1000 + static_cast<uint64_t>(3 * hz), 0};  // 3 CPU-seconds busy
+  CpuTimes after{1000 + static_cast<uint64_t>(3 * hz), 0};     // 3 CPU-seconds busy
   EXPECT_NEAR(OtherCpus(before, after, 1.0, 2.0), 1.0, 1e-9);  // 2 of them others', over 2 s
   EXPECT_EQ(OtherCpus(before, after, 5.0, 2.0), 0.0);
   EXPECT_EQ(OtherCpus(after, before, 0.0, 2.0), 0.0);
@@ -57,6 +57,20 @@ TEST(HostLoad, TaintedWhenOtherWorkLeftTheWorkloadNoCpu) {
   EXPECT_EQ(TaintOf(Load(0.3, 1.9, 1.0), 2), "");
   EXPECT_EQ(TaintOf(Load(0.0, 0.1, 1.0, 0.4), 2), "the hypervisor stole 0.40 CPUs");
   EXPECT_EQ(TaintOf(MetricSet{}, 2), "") << "the host's numbers missing";
+}
+
+// A neighbour on the workload's CPU with the other CPU idle: host.other_cpus
+// (1 CPU busy, 0.5 idle) does not see it; the waits behind it do.
+TEST(HostLoad, TaintedWhenTheWorkloadWaitedForCpusRunningOtherTasksBeyondTheBound) {
+  MetricSet m = Load(1.0, 0.5, 1.0);
+  EXPECT_EQ(TaintOf(m, 2), "");
+  m[kHostRunqWaitBehindOthers] = ScalarMetric(kHostRunqWaitBehindOthers, 0.2, "s", Better::kNone);
+  EXPECT_EQ(TaintOf(m, 2), "") << "within the bound: 0.20 of 1 s";
+  m[kHostRunqWaitBehindOthers].value = 0.45;
+  EXPECT_EQ(TaintOf(m, 2), "the workload waited 0.45 s (45 % of its wall time) for CPUs running other tasks");
+  // Summed over the workload's threads, it can exceed the wall time.
+  m[kHostRunqWaitBehindOthers].value = 2.5;
+  EXPECT_EQ(TaintOf(m, 2), "the workload waited 2.5 s (250 % of its wall time) for CPUs running other tasks");
 }
 
 }  // namespace

@@ -658,6 +658,56 @@ TEST(Why, ResultsJsonCarriesTheRankedCausesAndStillReadsBack) {
   EXPECT_FALSE(nlohmann::json::parse(JsonReporter().Render(passed)).contains("why"));
 }
 
+// Who held the workload's CPUs: host noise on the "why" and host-load lines
+// of every report, never a cause, with the comms (other processes' names)
+// escaped.
+TEST(Why, CpuHoldersAreHostNoiseAndTheirCommsAreEscaped) {
+  RunResults r = GetppidRegression();
+  const std::string comm = "<b>burn|er*</b>";
+  for (auto* reps : {&r.scenarios[0].repetitions, &r.scenarios[0].baseline_repetitions}) {
+    for (Repetition& rep : *reps) {
+      rep.metrics[kHostRunqWaitBehindOthers] = ScalarMetric(kHostRunqWaitBehindOthers, 0.05, "s", Better::kNone);
+      rep.metrics[kHostRunqWaitBehindOthersShare] =
+          ScalarMetric(kHostRunqWaitBehindOthersShare, 0.8, "fraction", Better::kNone);
+      rep.cpu_holders = {{comm, 0.04}, {"cc1plus", 0.01}};
+    }
+  }
+  const ScenarioResult& s = r.scenarios[0];
+  KernelAttribution a = Attribute(s);
+  for (const KernelShift& cause : a.causes) EXPECT_FALSE(IsHostMetric(cause.metric)) << cause.metric;
+  ASSERT_EQ(a.cpu_holders.size(), 2u);
+  EXPECT_EQ(a.cpu_holders[0].comm, comm);
+  const std::string host = DescribeHost(a.host, a.cpu_waits, a.cpu_holders);
+  EXPECT_NE(host.find("host.runq_wait_behind_others "), std::string::npos) << host;
+  EXPECT_NE(host.find("; CPUs held by other tasks: " + comm + " "), std::string::npos) << host;
+  const std::string held = FormatCpuHolders(s);
+  EXPECT_NE(held.find("per repetition for CPUs running other tasks ("), std::string::npos) << held;
+  EXPECT_NE(held.find("% of its run-queue wait), held by: " + comm + " "), std::string::npos) << held;
+
+  const std::string md = MarkdownReporter().Render(r);
+  EXPECT_EQ(md.find(comm), std::string::npos);
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
+  const std::string md_comm = MarkdownEscape(comm);
+  size_t load = md.find("Host load in ");
+  ASSERT_NE(load, std::string::npos) << md;
+  EXPECT_NE(md.find("held by: " + md_comm, load), std::string::npos) << md;
+  size_t why = md.find("**Why it regressed**");
+  ASSERT_NE(why, std::string::npos);
+  EXPECT_NE(md.find("CPUs held by other tasks: " + md_comm, why), std::string::npos) << md;
+
+  const std::string html = HtmlReporter().Render(r);
+  EXPECT_EQ(html.find("<b>burn"), std::string::npos);
+  EXPECT_NE(html.find("held by: &lt;b&gt;burn|er*&lt;/b&gt;"), std::string::npos);
+  EXPECT_NE(html.find("CPUs held by other tasks: &lt;b&gt;burn|er*&lt;/b&gt;"), std::string::npos);
+
+  const std::string xml = JUnitReporter().Render(r);
+  EXPECT_EQ(xml.find("<b>burn"), std::string::npos);
+  EXPECT_NE(xml.find("CPUs held by other tasks: &lt;b&gt;burn|er*&lt;/b&gt;"), std::string::npos);
+
+  const nlohmann::json j = nlohmann::json::parse(JsonReporter().Render(r));
+  EXPECT_EQ(j["why"][0]["cpu_holders"][0]["comm"], comm);
+}
+
 // ---- JUnit ----
 
 TEST_F(ReportTest, JUnitCountsMatchTheirTestcases) {
