@@ -235,8 +235,12 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
     if (skel_ == nullptr) throw InfraError(std::string(kWhat) + ": open BPF object: " + ErrnoText(errno));
     skel_->rodata->pg_filter_tracked = tracker != nullptr;
     ScopeTrackedMaps(skel_->maps.pg_tracked, skel_->maps.pg_tracked_gen, tracker, kName);
+    // Code without frame pointers, whose stacks the copies are for, gives the
+    // walk garbage chains: nearly a stack per sample. Their sums must not
+    // run out of room before the stack map does (a sample without a sum is lost).
+    const uint32_t sums = user_stack_bytes_ > 0 ? kStackTraces : kStackSums;
     int err = bpf_map__set_max_entries(skel_->maps.profile_stacks, kStackTraces);
-    if (err == 0) err = bpf_map__set_max_entries(skel_->maps.profile_by_stack, kStackSums);
+    if (err == 0) err = bpf_map__set_max_entries(skel_->maps.profile_by_stack, sums);
     skel_->rodata->pg_user_stack_bytes = user_stack_bytes_;
     if (err == 0 && user_stack_bytes_ > 0)
       err = bpf_map__set_max_entries(skel_->maps.profile_stack_copies, CopyRingBytes(frequency_hz_));
