@@ -154,7 +154,7 @@ struct SideCapture {
   std::map<uint32_t, ProcessMaps> maps;
   std::vector<double> walls;
   uint64_t on_cpu_samples = 0;
-  uint64_t off_cpu_waits = 0;
+  uint64_t off_cpu_waits = 0;  // where it blocked; waits for a CPU are not counted
   uint64_t off_cpu_ns = 0;
   uint64_t lost_map_records = 0;
   uint64_t copied_samples = 0;  // on-CPU samples with a copy of the user stack
@@ -187,7 +187,7 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
   evidence.notes.push_back(
       "evidence: " + std::to_string(capture.repetitions) +
       (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
-      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " off-CPU waits (target " +
+      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " blocking off-CPU waits (target " +
       FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
   if (capture.copied_samples > 0) {
     char cost[96];
@@ -311,8 +311,13 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     }
     if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
       for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks)) {
-        c.off_cpu_waits += s.count;
-        c.off_cpu_ns += s.time_ns;
+        // Waits for a CPU are the host's: on a busy host they outweigh the
+        // run itself, and would end the evidence of CPU-bound code as if it
+        // mostly blocked, with a fraction of its on-CPU samples.
+        if (!s.preempted) {
+          c.off_cpu_waits += s.count;
+          c.off_cpu_ns += s.time_ns;
+        }
         // Waiting for a CPU is not blocking: on a busy host it would bury the place the code blocked.
         (s.preempted ? c.preempted : c.off_cpu)
             .push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});
