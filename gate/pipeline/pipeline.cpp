@@ -315,7 +315,8 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
       std::fprintf(stderr, "perfgate: %s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
     try {
       // An interleaved run's sides take their evidence repetitions in turns.
-      std::vector<EvidenceSide> sides = {{spec, "candidate", MedianWallTime(scenario.repetitions)}};
+      std::vector<EvidenceSide> sides = {
+          {spec, "candidate", MedianWallTime(scenario.repetitions), MedianCpuTime(scenario.repetitions)}};
       if (baseline_suite != nullptr && baseline_results != nullptr) {
         const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
         const ScenarioResult* b_result = nullptr;
@@ -323,7 +324,8 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
           if (b.name == scenario.name) b_result = &b;
         }
         if (b_spec != nullptr && b_result != nullptr)
-          sides.push_back({b_spec, "baseline", MedianWallTime(b_result->repetitions)});
+          sides.push_back(
+              {b_spec, "baseline", MedianWallTime(b_result->repetitions), MedianCpuTime(b_result->repetitions)});
       }
       for (Evidence& e : EvidenceRepetitions(sides, ro, *reason, EvidenceTargetSamples(scenario)))
         scenario.evidence.push_back(std::move(e));

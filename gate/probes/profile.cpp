@@ -57,14 +57,24 @@ const std::string kName = "profile";
 const char* const kWhat = "probe profile";
 
 constexpr int kDefaultFrequencyHz = 99;
-constexpr int kMaxFrequencyHz = 10000;
+constexpr int kMaxFrequencyHz = 20000;
 // Distinct (process, kernel, user) stacks kept per repetition; the stack map
 // has room for both stacks of each.
 constexpr uint32_t kStackSums = 4096;
 constexpr uint32_t kStackTraces = 2 * kStackSums;
 // The ring buffer of user stack copies: at 8 KiB a copy and 5 kHz on two
-// CPUs, 16 MiB hold 200 ms, 20 times the drain period.
+// CPUs, 16 MiB hold 200 ms, 20 times the drain period; it doubles with the
+// frequency (a busy host may keep the draining thread off the CPU as long
+// at any rate), up to 64 MiB.
 constexpr uint32_t kCopyRingBytes = 16u << 20;
+constexpr uint32_t kMaxCopyRingBytes = 64u << 20;
+constexpr int kCopyRingFrequencyHz = 5000;
+
+uint32_t CopyRingBytes(int frequency_hz) {
+  uint32_t bytes = kCopyRingBytes;
+  for (int hz = kCopyRingFrequencyHz; hz < frequency_hz && bytes < kMaxCopyRingBytes; hz *= 2) bytes *= 2;
+  return bytes;
+}
 constexpr auto kCopyDrainPeriod = std::chrono::milliseconds(10);
 // Copies kept per repetition, a uniform sample of them beyond (64 MiB at 8 KiB).
 constexpr size_t kMaxCopies = 8192;
@@ -225,11 +235,15 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
     if (skel_ == nullptr) throw InfraError(std::string(kWhat) + ": open BPF object: " + ErrnoText(errno));
     skel_->rodata->pg_filter_tracked = tracker != nullptr;
     ScopeTrackedMaps(skel_->maps.pg_tracked, skel_->maps.pg_tracked_gen, tracker, kName);
+    // Code without frame pointers, whose stacks the copies are for, gives the
+    // walk garbage chains: nearly a stack per sample. Their sums must not
+    // run out of room before the stack map does (a sample without a sum is lost).
+    const uint32_t sums = user_stack_bytes_ > 0 ? kStackTraces : kStackSums;
     int err = bpf_map__set_max_entries(skel_->maps.profile_stacks, kStackTraces);
-    if (err == 0) err = bpf_map__set_max_entries(skel_->maps.profile_by_stack, kStackSums);
+    if (err == 0) err = bpf_map__set_max_entries(skel_->maps.profile_by_stack, sums);
     skel_->rodata->pg_user_stack_bytes = user_stack_bytes_;
     if (err == 0 && user_stack_bytes_ > 0)
-      err = bpf_map__set_max_entries(skel_->maps.profile_stack_copies, kCopyRingBytes);
+      err = bpf_map__set_max_entries(skel_->maps.profile_stack_copies, CopyRingBytes(frequency_hz_));
     if (err != 0) throw InfraError(std::string(kWhat) + ": configure BPF object: " + ErrnoText(-err));
     LibbpfLogCapture log;
     if ((err = profile_bpf__load(skel_)) != 0)

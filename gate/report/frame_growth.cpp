@@ -15,6 +15,7 @@ namespace {
 struct Shares {
   double inclusive = 0;
   double self = 0;
+  double self_in_interrupts = 0;    // the part of `self` taken in interrupt context
   bool outside_interrupts = false;  // on some stack outside interrupt context
 };
 
@@ -53,7 +54,9 @@ std::map<std::string, Shares, std::less<>> SharesOf(const FoldedProfile& profile
       if ((interrupted && !in_interrupt) || !seen.insert(frame).second) continue;
       it->second.inclusive += share;
     }
-    shares.find(frames.back())->second.self += share;
+    Shares& leaf = shares.find(frames.back())->second;
+    leaf.self += share;
+    if (interrupted) leaf.self_in_interrupts += share;
   }
   return shares;
 }
@@ -156,6 +159,11 @@ std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const Fol
 
 std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
   std::map<std::string, FrameGrowth> rows;
+  // Self shares outside interrupt context, baseline and candidate: what a
+  // function's own code grew by. A kernel function that also runs on the way
+  // out of interrupts (irqentry_exit_to_user_mode, after a timer tick or a
+  // reschedule IPI) grows with the host's load there, and that is not named.
+  std::map<std::string, std::pair<double, double>> own_self;
   auto row = [&](const std::string& frame) -> FrameGrowth& {
     FrameGrowth& r = rows[frame];
     r.frame = frame;
@@ -167,6 +175,7 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
     r.baseline_inclusive = s.inclusive;
     r.baseline_self = s.self;
     r.interrupt = !s.outside_interrupts;
+    own_self[frame].first = s.self - s.self_in_interrupts;
   }
   for (const auto& [frame, s] : SharesOf(candidate)) {
     FrameGrowth& r = row(frame);
@@ -174,6 +183,7 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
     r.candidate_inclusive = s.inclusive;
     r.candidate_self = s.self;
     r.interrupt = (r.interrupt || !seen_in_baseline) && !s.outside_interrupts;
+    own_self[frame].second = s.self - s.self_in_interrupts;
   }
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
@@ -198,7 +208,10 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
       r.candidate_samples = n2;
       r.self_margin_pp = ShareChangeMarginPp(r.baseline_self * b, b, r.candidate_self * c, c, z);
       r.inclusive_margin_pp = ShareChangeMarginPp(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
-      r.self_grew = ShareGrew(r.baseline_self * b, b, r.candidate_self * c, c, z);
+      // A frame also seen outside interrupts grows by its share there; an
+      // interrupt's own frames (never named) by all of theirs.
+      const auto [own_b, own_c] = r.interrupt ? std::pair(r.baseline_self, r.candidate_self) : own_self[frame];
+      r.self_grew = ShareGrew(own_b * b, b, own_c * c, c, z);
       r.inclusive_grew = ShareGrew(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
     }
     out.push_back(std::move(r));

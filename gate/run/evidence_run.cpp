@@ -1,9 +1,11 @@
 #include "run/evidence_run.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <memory>
 
 #include "adapters/adapter.h"
@@ -35,22 +37,33 @@ std::string Describe(const CheckResult& c) {
 }
 
 // The scenario's probes without its own profile and offcpu, then those two in
-// workload scope, offcpu with stacks; the scenario's futex probe, if any,
-// with the waiting stacks of its contended words.
-std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec) {
+// workload scope, profile at `frequency_hz` unless the scenario sets its own,
+// offcpu with stacks; the scenario's futex probe, if any, with the waiting
+// stacks of its contended words.
+std::vector<ProbeSpec> EvidenceProbes(const ScenarioSpec& spec, int frequency_hz) {
   std::vector<ProbeSpec> probes;
   for (const ProbeSpec& p : spec.probes) {
     if (p.name != "profile" && p.name != "offcpu") probes.push_back(p);
     if (p.name == "futex") probes.back().params["stacks"] = true;
   }
-  ProbeSpec profile{"profile", "workload", {{"frequency_hz", kEvidenceFrequencyHz}}};
+  ProbeSpec profile{"profile", "workload", {{"frequency_hz", frequency_hz}}};
   for (const ProbeSpec& p : spec.probes) {
-    if (p.name == "profile") profile.params = p.params;  // the suite's frequency
+    if (p.name != "profile") continue;
+    for (const auto& [key, value] : p.params.items()) profile.params[key] = value;  // the suite's frequency
   }
   if (!profile.params.contains("user_stack_bytes")) profile.params["user_stack_bytes"] = kEvidenceUserStackBytes;
   probes.push_back(profile);
   probes.push_back({"offcpu", "workload", {{"stacks", true}}});
   return probes;
+}
+
+// The fastest sampling the kernel accepts now (it lowers the limit itself
+// when samples take too long); INT_MAX when unknown.
+int KernelMaxSampleRate() {
+  std::ifstream file("/proc/sys/kernel/perf_event_max_sample_rate");
+  long rate = 0;
+  if (file >> rate && rate > 0) return static_cast<int>(std::min<long>(rate, INT_MAX));
+  return INT_MAX;
 }
 
 std::string PerEvent(const ProbeReport& r) {
@@ -72,16 +85,33 @@ std::optional<std::string> EvidenceReason(EvidenceMode mode, const ScenarioResul
   return std::nullopt;
 }
 
-double MedianWallTime(const std::vector<Repetition>& repetitions) {
-  std::vector<double> walls;
+namespace {
+
+double MedianOf(const std::vector<Repetition>& repetitions, const std::string& metric) {
+  std::vector<double> values;
   for (const Repetition& r : repetitions) {
-    auto it = r.metrics.find("workload.wall_time");
-    if (it != r.metrics.end()) walls.push_back(it->second.value);
+    auto it = r.metrics.find(metric);
+    if (it != r.metrics.end()) values.push_back(it->second.value);
   }
-  if (walls.empty()) return 0;
-  std::sort(walls.begin(), walls.end());
-  const size_t n = walls.size();
-  return n % 2 == 1 ? walls[n / 2] : (walls[n / 2 - 1] + walls[n / 2]) / 2;
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+double MedianWallTime(const std::vector<Repetition>& repetitions) {
+  return MedianOf(repetitions, "workload.wall_time");
+}
+
+double MedianCpuTime(const std::vector<Repetition>& repetitions) { return MedianOf(repetitions, "workload.cpu_time"); }
+
+int EvidenceFrequencyHz(uint64_t target_samples, double cpu_s) {
+  if (!(cpu_s > 0)) return kEvidenceFrequencyHz;
+  const double hz = std::ceil(static_cast<double>(target_samples) / (kEvidenceRoundsWanted * cpu_s));
+  return static_cast<int>(
+      std::clamp(hz, static_cast<double>(kEvidenceFrequencyHz), static_cast<double>(kEvidenceMaxFrequencyHz)));
 }
 
 namespace {
@@ -124,7 +154,7 @@ struct SideCapture {
   std::map<uint32_t, ProcessMaps> maps;
   std::vector<double> walls;
   uint64_t on_cpu_samples = 0;
-  uint64_t off_cpu_waits = 0;
+  uint64_t off_cpu_waits = 0;  // where it blocked; waits for a CPU are not counted
   uint64_t off_cpu_ns = 0;
   uint64_t lost_map_records = 0;
   uint64_t copied_samples = 0;  // on-CPU samples with a copy of the user stack
@@ -157,7 +187,7 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
   evidence.notes.push_back(
       "evidence: " + std::to_string(capture.repetitions) +
       (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
-      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " off-CPU waits (target " +
+      " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " blocking off-CPU waits (target " +
       FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
   if (capture.copied_samples > 0) {
     char cost[96];
@@ -225,8 +255,16 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
   std::string event;
   int frequency_hz = 0;
   std::optional<ProcessMapsRecorder> recorder;
+  // One set of probes samples every side: the rate that suits the side with the least CPU time.
+  double cpu_s = 0;
+  for (const EvidenceSide& side : sides) {
+    if (side.measured_cpu_s > 0) cpu_s = cpu_s > 0 ? std::min(cpu_s, side.measured_cpu_s) : side.measured_cpu_s;
+  }
+  const int wanted_hz =
+      std::min(EvidenceFrequencyHz(target_samples, cpu_s), std::max(kEvidenceFrequencyHz, KernelMaxSampleRate()));
   Schedule schedule;
-  for (const EvidenceSide& side : sides) schedule.arms.push_back({"evidence", side.spec, EvidenceProbes(*side.spec)});
+  for (const EvidenceSide& side : sides)
+    schedule.arms.push_back({"evidence", side.spec, EvidenceProbes(*side.spec, wanted_hz)});
   schedule.rounds = kEvidenceMaxRepetitions;
   schedule.min_rounds = 1;
   schedule.probe_cost = ProbeCostWindow::kAlways;  // the evidence note says what sampling cost
@@ -273,8 +311,13 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     }
     if (auto* offcpu = dynamic_cast<OffCpuStackSource*>(probes.Find("offcpu"))) {
       for (OffCpuStack& s : offcpu->TopOffCpuStacks(kOffCpuStacks)) {
-        c.off_cpu_waits += s.count;
-        c.off_cpu_ns += s.time_ns;
+        // Waits for a CPU are the host's: on a busy host they outweigh the
+        // run itself, and would end the evidence of CPU-bound code as if it
+        // mostly blocked, with a fraction of its on-CPU samples.
+        if (!s.preempted) {
+          c.off_cpu_waits += s.count;
+          c.off_cpu_ns += s.time_ns;
+        }
         // Waiting for a CPU is not blocking: on a busy host it would bury the place the code blocked.
         (s.preempted ? c.preempted : c.off_cpu)
             .push_back({id_of(s.tgid), s.time_ns, s.count, std::move(s.kernel_ips), std::move(s.user_ips)});

@@ -13,8 +13,11 @@
 // numbers the verdicts rest on.
 //
 // Enough samples to tell a real difference from sampling noise: on-CPU
-// sampling at kEvidenceFrequencyHz (unless the suite's profile probe sets
-// its own), and evidence repetitions until every side has the on-CPU
+// sampling at kEvidenceFrequencyHz, or faster (up to kEvidenceMaxFrequencyHz)
+// when the measured repetitions' CPU time would take more than
+// kEvidenceRoundsWanted repetitions to reach the target (EvidenceFrequencyHz;
+// unless the suite's profile probe sets its own), and evidence repetitions
+// until every side has the on-CPU
 // samples that resolve the regression being explained
 // (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
 // kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
@@ -47,6 +50,13 @@ namespace perfgate {
 std::optional<std::string> EvidenceReason(EvidenceMode mode, const ScenarioResult& scenario);
 
 inline constexpr int kEvidenceFrequencyHz = 4999;
+// The samples come from the workload's CPU time, which a busy host does not
+// stretch; its wall time, and so each repetition's cost, it does. The rate
+// rises so that the target takes about this many repetitions a side, at most
+// to kEvidenceMaxFrequencyHz (a few hundred ns of BPF per sample, 1-2 % of
+// the CPU there).
+inline constexpr int kEvidenceMaxFrequencyHz = 19997;
+inline constexpr int kEvidenceRoundsWanted = 8;
 inline constexpr uint64_t kEvidenceTargetSamples = 2000;
 inline constexpr uint64_t kEvidenceMaxTargetSamples = 50000;
 inline constexpr int kEvidenceMaxRepetitions = 30;
@@ -57,14 +67,22 @@ inline constexpr double kEvidenceBudgetS = 60;
 // --call-graph dwarf.
 inline constexpr uint32_t kEvidenceUserStackBytes = 8192;
 
-// One side of the evidence: its scenario, "baseline" | "candidate", and the
+// One side of the evidence: its scenario, "baseline" | "candidate", the
 // median wall time of its measured repetitions (0 when unknown), which gives
-// Evidence::slowdown.
+// Evidence::slowdown, and their median CPU time (0 when unknown), which sets
+// the sampling frequency.
 struct EvidenceSide {
   const ScenarioSpec* spec = nullptr;
   std::string side;
   double measured_wall_s = 0;
+  double measured_cpu_s = 0;
 };
+
+// The on-CPU sampling frequency that reaches `target_samples` in
+// kEvidenceRoundsWanted repetitions of `cpu_s` CPU seconds each: between
+// kEvidenceFrequencyHz and kEvidenceMaxFrequencyHz; kEvidenceFrequencyHz when
+// the CPU time is unknown (0).
+int EvidenceFrequencyHz(uint64_t target_samples, double cpu_s);
 
 // On-CPU samples per side that resolve the growth of the function behind
 // the scenario's first regression, R its change (the end of its interval
@@ -87,6 +105,8 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
 
 // The median workload.wall_time of `repetitions`, 0 when there is none.
 double MedianWallTime(const std::vector<Repetition>& repetitions);
+// The median workload.cpu_time of `repetitions` in seconds, 0 when there is none.
+double MedianCpuTime(const std::vector<Repetition>& repetitions);
 
 // Adds the evidence a stored baseline was recorded with (`evidence: always`)
 // to every scenario of `results` that has candidate evidence, as its

@@ -400,8 +400,11 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
     std::vector<StackSymbolizer::UserSymbol> symbols = symbolize_user(stack, stack.user_ips);
     bool truncated = IsTruncatedUserStack(outermost_first(symbols));
     // The frame-pointer walk is the fast path; where it stopped short, the
-    // unwound stack replaces it unless that went no further.
-    if (truncated && !stack.unwound_user_ips.empty()) {
+    // unwound stack replaces it unless that went no further. Where there is
+    // no walk at all (its stack lost a collision in the stack map, which code
+    // without frame pointers fills with garbage chains: most often in its
+    // hottest function), the unwound stack is all there is.
+    if ((truncated || symbols.empty()) && !stack.unwound_user_ips.empty()) {
       std::vector<StackSymbolizer::UserSymbol> unwound = symbolize_user(stack, stack.unwound_user_ips);
       const bool unwound_truncated = IsTruncatedUserStack(outermost_first(unwound));
       if (!unwound_truncated || unwound.size() > symbols.size()) {

@@ -140,5 +140,19 @@ TEST(FoldProfile, UsesTheUnwoundStackWhereTheFramePointerWalkStoppedShort) {
   EXPECT_EQ(kept.stacks.begin()->first, folded);
 }
 
+TEST(FoldProfile, UsesTheUnwoundStackWhereTheWalkWasLostInTheStackMap) {
+  const Captured captured = CaptureHere();
+  UserStackUnwinder unwinder(captured.maps);
+  const std::vector<uint64_t> unwound = unwinder.Unwind(captured.copy);
+  ASSERT_GE(unwound.size(), 3u);
+  StackSymbolizer symbolizer(KernelSymbols(), {{1, captured.maps}});
+  // No walk at all (a collision in the stack map), no kernel stack (a sample
+  // in user mode): the copy names the function, not "[unknown]".
+  FoldedProfile profile = FoldProfile("on-cpu", "samples", {{1, 5, 5, {}, {}, unwound}}, symbolizer);
+  ASSERT_EQ(profile.stacks.size(), 1u);
+  EXPECT_NE(profile.stacks.begin()->first.find("pg_unwind_test_middle;pg_unwind_test_capture"), std::string::npos)
+      << profile.stacks.begin()->first;
+}
+
 }  // namespace
 }  // namespace perfgate

@@ -432,6 +432,25 @@ TEST(MedianWallTime, OfTheMeasuredRepetitions) {
   EXPECT_DOUBLE_EQ(MedianWallTime({}), 0);
 }
 
+TEST(MedianCpuTime, OfTheMeasuredRepetitions) {
+  std::vector<Repetition> reps(3);
+  double cpus[] = {0.2, 0.1, 0.3};
+  for (size_t i = 0; i < reps.size(); ++i) reps[i].metrics["workload.cpu_time"].value = cpus[i];
+  EXPECT_DOUBLE_EQ(MedianCpuTime(reps), 0.2);
+  EXPECT_DOUBLE_EQ(MedianCpuTime({}), 0);
+}
+
+TEST(EvidenceFrequencyHz, RisesSoThatTheTargetTakesAboutEightRepetitions) {
+  // 0.2 s of CPU a repetition: 27,545 samples in 8 repetitions need 17.2 kHz.
+  EXPECT_EQ(EvidenceFrequencyHz(27545, 0.2), 17216);
+  // Enough at the usual rate, or CPU time unknown: the usual rate.
+  EXPECT_EQ(EvidenceFrequencyHz(kEvidenceTargetSamples, 0.2), kEvidenceFrequencyHz);
+  EXPECT_EQ(EvidenceFrequencyHz(50000, 5), kEvidenceFrequencyHz);
+  EXPECT_EQ(EvidenceFrequencyHz(50000, 0), kEvidenceFrequencyHz);
+  // A short workload gets the most, and more repetitions.
+  EXPECT_EQ(EvidenceFrequencyHz(50000, 0.01), kEvidenceMaxFrequencyHz);
+}
+
 TEST(StackSymbolizer, SymbolizesByBuildIdFromTheDebugFileWhenTheFileIsGone) {
   const std::string id = ReadBuildId(PERFGATE_UFUNC_TARGET);
   ASSERT_EQ(id.size(), 40u) << "the test binary has a GNU build ID";

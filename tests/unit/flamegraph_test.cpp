@@ -194,6 +194,26 @@ TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
   EXPECT_FALSE(row("main").interrupt);
 }
 
+TEST(GrownFrames, AKernelFunctionGrowsOnlyByItsSharesOutsideInterrupts) {
+  // On a busy host the candidate, running longer, takes more reschedule IPIs
+  // and timer ticks on its way back to user mode; irqentry_exit_to_user_mode
+  // also ends page faults, so it is no interrupt-only frame.
+  FoldedProfile base = Profile({{"main;hash", 10000},
+                                {"main;parse", 10000},
+                                {"main;asm_exc_page_fault_[k];irqentry_exit_to_user_mode_[k]", 200},
+                                {"main;hash;asm_sysvec_reschedule_ipi_[k];irqentry_exit_to_user_mode_[k]", 50}});
+  FoldedProfile cand = Profile({{"main;hash", 11500},
+                                {"main;parse", 10000},
+                                {"main;asm_exc_page_fault_[k];irqentry_exit_to_user_mode_[k]", 200},
+                                {"main;hash;asm_sysvec_reschedule_ipi_[k];irqentry_exit_to_user_mode_[k]", 600}});
+  const std::vector<FrameGrowth> grown = GrownFrames(base, cand, 10);
+  ASSERT_FALSE(grown.empty());
+  EXPECT_EQ(grown[0].frame, "hash");
+  for (const FrameGrowth& r : grown) EXPECT_FALSE(r.frame == "irqentry_exit_to_user_mode_[k]" && r.self_grew);
+  EXPECT_EQ(UserCodeGrowthLine(base, cand).rfind("the extra cost is on-CPU in user code: hash self +", 0), 0u)
+      << UserCodeGrowthLine(base, cand);
+}
+
 TEST(GrownFrames, BlockedTimeHasNoInterval) {
   FoldedProfile base = Profile({{"main;read_[k]", 1000}}, "off-cpu");
   FoldedProfile cand = Profile({{"main;read_[k]", 1000}, {"main;sleep_[k]", 9000}}, "off-cpu");
