@@ -2,7 +2,9 @@
 // executable and listed files are not resident (mincore), a cold start takes
 // major faults and disk reads that a warm one does not, every readiness
 // marker fires when pg-ready (an app ready after a known delay) becomes
-// ready, and a server that keeps running is stopped without leftovers.
+// ready, and a server that keeps running is stopped without leftovers; with
+// a memory limit the app starts in a memory cgroup of its own, and with the
+// antagonist filling it first the start reclaims, which `perfgate ab` names.
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -196,6 +198,66 @@ TEST_F(ColdStartTest, PlantedDelayFailsAbAndTheWhyNamesNothingKernelSide) {
     if (item["scenario"] != "pg-ready") continue;
     EXPECT_TRUE(item["causes"].empty()) << item.dump(2);
   }
+}
+
+// Memory cgroups perfgate made for workloads and left behind.
+std::vector<std::string> LeftoverMemoryCgroups() {
+  std::vector<std::string> out;
+  for (const char* root : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      if (e.path().filename().string().rfind("perfgate-memory-", 0) == 0) out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+// The app runs in the cgroup: it reads its own /proc/self/cgroup and prints
+// it as a file, the marker; the limit is the cgroup's.
+TEST_F(ColdStartTest, WithAMemoryLimitTheAppStartsInItsOwnCgroupWhichIsRemovedAfter) {
+  const fs::path seen = dir_ / "cgroup.txt";
+  const json results = Run(R"({"name": "limited", "warmup": 0, "repetitions": 2, "timeout_s": 20, "workload": {
+      "kind": "cold-start", "argv": ["/bin/sh", "-c", "cat /proc/self/cgroup > )" + seen.string() + R"(.tmp && mv )" +
+                           seen.string() + R"(.tmp )" + seen.string() + R"("],
+      "memory_limit_mb": 32, "antagonist": true}})");
+  ASSERT_FALSE(results.empty());
+  std::ifstream in(seen);
+  const std::string cgroups((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(cgroups.find("/perfgate-memory-"), std::string::npos) << cgroups;
+  EXPECT_EQ(LeftoverMemoryCgroups(), std::vector<std::string>{});
+  // The antagonist is perfgate's child, not a leftover of the workload's.
+  for (const auto& s : results["scenarios"]) {
+    for (const auto& rep : s["repetitions"]) EXPECT_FALSE(rep.contains("warnings")) << rep.dump();
+  }
+}
+
+// The first seed's case on a real app: python3's start in a 64 MiB cgroup
+// that the antagonist filled first must reclaim on its critical path;
+// `perfgate ab` (antagonist off against on) fails it and the "why" names reclaim.
+TEST_F(ColdStartTest, AntagonistInTheAppsMemoryCgroupFailsAbWithReclaimInTheWhy) {
+  const std::string suite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/cold-start/cold-start.json";
+  CliRun run = RunCli({"ab", suite, "--scenario", "python-imports-memory", "--baseline-set",
+                       "COLDSTART_ANTAGONIST=false", "--candidate-set", "COLDSTART_ANTAGONIST=true", "--out",
+                       dir_ / "ab", "--quiet"});
+  ASSERT_EQ(run.exit_code, 1) << run.output;
+  const json results = json::parse(std::ifstream(dir_ / "ab/results.json"));
+  ASSERT_TRUE(results.contains("why")) << run.output;
+  bool explained = false;
+  for (const auto& item : results["why"]) {
+    if (item["scenario"] != "python-imports-memory") continue;
+    ASSERT_FALSE(item["causes"].empty()) << item.dump(2);
+    // Reclaim leads, or follows what it cost the start: the pages it took
+    // from the app read back from the disk (I/O waits, major faults).
+    bool reclaim = false;
+    for (size_t i = 0; i < std::min<size_t>(2, item["causes"].size()); ++i) {
+      const std::string metric = item["causes"][i]["metric"];
+      reclaim |= metric.rfind("mm.", 0) == 0 && metric.find("reclaim") != std::string::npos;
+    }
+    EXPECT_TRUE(reclaim) << item.dump(2);
+    explained = true;
+  }
+  EXPECT_TRUE(explained) << run.output;
+  EXPECT_EQ(LeftoverMemoryCgroups(), std::vector<std::string>{});
 }
 
 }  // namespace
