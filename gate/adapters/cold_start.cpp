@@ -219,7 +219,8 @@ WorkloadOutput ColdStartAdapter::ParseStartOutput(const std::string& stdout_text
 
 std::unique_ptr<ReadinessMarker> ColdStartAdapter::Readiness(const WorkloadSpec& spec) const {
   const WorkloadOptions options = Options(spec);
-  std::unique_ptr<ReadinessMarker> marker = MakeReadinessMarker(options.Object("ready"), kind() + " workload: \"ready\"");
+  std::unique_ptr<ReadinessMarker> marker =
+      MakeReadinessMarker(options.Object("ready"), kind() + " workload: \"ready\"");
   const json after = options.Object("after_ready");
   if (after != "stop" && after != "wait") {
     throw InputError(kind() + " workload: \"after_ready\" must be \"stop\" or \"wait\"");

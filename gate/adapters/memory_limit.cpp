@@ -50,7 +50,8 @@ std::optional<MemoryLimit> ReadMemoryLimit(const WorkloadOptions& options, const
   const std::optional<int> limit = options.Integer("memory_limit_mb");
   const bool antagonist = options.Flag("antagonist");
   if (!limit) {
-    if (antagonist) throw InputError(kind + " workload: \"antagonist\" needs \"memory_limit_mb\" (the cgroup it shares)");
+    if (antagonist)
+      throw InputError(kind + " workload: \"antagonist\" needs \"memory_limit_mb\" (the cgroup it shares)");
     return std::nullopt;
   }
   if (*limit < kMinLimitMb) {

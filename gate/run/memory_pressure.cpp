@@ -87,9 +87,10 @@ void RemoveStaleGroups(const std::string& root) {
 // nobody else can swap the antagonist's file.
 std::string AntagonistDir() {
   const char* tmpdir = std::getenv("TMPDIR");
-  const std::string dir = std::string(tmpdir && *tmpdir ? tmpdir : "/var/tmp") + "/perfgate-antagonist-" +
-                          std::to_string(geteuid());
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw InfraError(Errno("memory antagonist: cannot create " + dir));
+  const std::string dir =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/var/tmp") + "/perfgate-antagonist-" + std::to_string(geteuid());
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw InfraError(Errno("memory antagonist: cannot create " + dir));
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
     throw InfraError("memory antagonist: " + dir + " is not a directory of perfgate's user that only it may write");
@@ -158,8 +159,9 @@ MemoryCgroup::MemoryCgroup(long limit_mb) : limit_mb_(limit_mb) {
   }
   if (!v2_) {
     if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) != 0) {
-      throw InfraError("memory limit: no memory cgroup controller (neither cgroup v2 with \"memory\" nor v1 "
-                       "/sys/fs/cgroup/memory)");
+      throw InfraError(
+          "memory limit: no memory cgroup controller (neither cgroup v2 with \"memory\" nor v1 "
+          "/sys/fs/cgroup/memory)");
     }
     root_ = "/sys/fs/cgroup/memory";
   }
@@ -167,7 +169,8 @@ MemoryCgroup::MemoryCgroup(long limit_mb) : limit_mb_(limit_mb) {
     std::string enabled;
     if (ReadText(root_ + "/cgroup.subtree_control", enabled) && !HasWord(enabled, "memory") &&
         !WriteText(root_ + "/cgroup.subtree_control", "+memory")) {
-      throw InfraError(Errno("memory limit: cannot enable the memory controller in " + root_ + "/cgroup.subtree_control"));
+      throw InfraError(
+          Errno("memory limit: cannot enable the memory controller in " + root_ + "/cgroup.subtree_control"));
     }
   }
   RemoveStaleGroups(root_);

@@ -60,8 +60,10 @@ TEST(CameraStartupAdapter, ReadyAtTheFirstFramePhaseAndRunsOn) {
   const std::unique_ptr<ReadinessMarker> ready = CameraStartupAdapter().Readiness(CameraSpec());
   ASSERT_TRUE(ready);
   EXPECT_FALSE(ready->stop_when_ready());
-  EXPECT_FALSE(ready->OnOutput(OutputStream::kStdout, "{\"phase\": \"start_pipeline\", \"begin_ns\": 1, \"end_ns\": 2}\n"));
-  EXPECT_TRUE(ready->OnOutput(OutputStream::kStdout, "{\"phase\": \"first_frame\", \"begin_ns\": 2, \"end_ns\": 3}\n"));
+  EXPECT_FALSE(ready->OnOutput(OutputStream::kStdout, R"({"phase": "start_pipeline", "begin_ns": 1, "end_ns": 2})"
+                                                      "\n"));
+  EXPECT_TRUE(ready->OnOutput(OutputStream::kStdout, R"({"phase": "first_frame", "begin_ns": 2, "end_ns": 3})"
+                                                     "\n"));
 }
 
 TEST(CameraStartupAdapter, AntagonistNeedsTheMemoryLimitItShares) {
