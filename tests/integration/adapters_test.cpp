@@ -176,8 +176,9 @@ TEST_F(AdaptersTest, CameraWithMemoryAntagonistFailsWithReclaimAsTheKernelMetric
       if (check["spec"].value("name", "") != "reclaim-rate-budget") continue;
       judged = true;
       const std::string message = check.value("message", "");
-      EXPECT_TRUE(check["verdict"] == "regression" ||
-                  (check["verdict"] == "inconclusive" && message.find("other work kept the host busy") != std::string::npos))
+      EXPECT_TRUE(
+          check["verdict"] == "regression" ||
+          (check["verdict"] == "inconclusive" && message.find("other work kept the host busy") != std::string::npos))
           << check.dump(2);
     }
     EXPECT_TRUE(judged) << summary;

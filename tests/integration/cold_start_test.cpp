@@ -217,8 +217,8 @@ std::vector<std::string> LeftoverMemoryCgroups() {
 TEST_F(ColdStartTest, WithAMemoryLimitTheAppStartsInItsOwnCgroupWhichIsRemovedAfter) {
   const fs::path seen = dir_ / "cgroup.txt";
   const json results = Run(R"({"name": "limited", "warmup": 0, "repetitions": 2, "timeout_s": 20, "workload": {
-      "kind": "cold-start", "argv": ["/bin/sh", "-c", "cat /proc/self/cgroup > )" + seen.string() + R"(.tmp && mv )" +
-                           seen.string() + R"(.tmp )" + seen.string() + R"("],
+      "kind": "cold-start", "argv": ["/bin/sh", "-c", "cat /proc/self/cgroup > )" +
+                           seen.string() + R"(.tmp && mv )" + seen.string() + R"(.tmp )" + seen.string() + R"("],
       "memory_limit_mb": 32, "antagonist": true}})");
   ASSERT_FALSE(results.empty());
   std::ifstream in(seen);
@@ -239,9 +239,9 @@ TEST_F(ColdStartTest, WithAMemoryLimitTheAppStartsInItsOwnCgroupWhichIsRemovedAf
 // the start: its pages read back from the disk (I/O waits).
 TEST_F(ColdStartTest, AntagonistInTheAppsMemoryCgroupFailsAbWithReclaimInTheWhy) {
   const std::string suite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/cold-start/cold-start.json";
-  CliRun run = RunCli({"ab", suite, "--scenario", "python-imports-memory", "--baseline-set",
-                       "COLDSTART_ANTAGONIST=false", "--candidate-set", "COLDSTART_ANTAGONIST=true", "--out",
-                       dir_ / "ab", "--quiet"});
+  CliRun run =
+      RunCli({"ab", suite, "--scenario", "python-imports-memory", "--baseline-set", "COLDSTART_ANTAGONIST=false",
+              "--candidate-set", "COLDSTART_ANTAGONIST=true", "--out", dir_ / "ab", "--quiet"});
   const json results = json::parse(std::ifstream(dir_ / "ab/results.json"));
   if (run.exit_code == 0) {
     // Other work on the host can leave both verdicts inconclusive (never a pass).
