@@ -59,6 +59,12 @@ class WorkloadOptions {
   const WorkloadSpec& spec_;
 };
 
+// A workload's start in a memory cgroup of its own (run/memory_pressure.h).
+struct MemoryLimit {
+  long limit_mb = 0;
+  bool antagonist = false;  // a background allocator filling the cgroup first
+};
+
 class WorkloadAdapter {
  public:
   virtual ~WorkloadAdapter() = default;
@@ -85,6 +91,9 @@ class WorkloadAdapter {
   // is the process tree's, until it ended. Only called with a marker.
   virtual void AddStartMetrics(double /*ready_s*/, const ::rusage& /*usage*/, const WorkloadSpec& /*spec*/,
                                MetricSet& /*out*/) const {}
+  // The memory cgroup each launch starts in (kinds declaring memory_limit.h's
+  // keys); nullopt (the default): the workload runs where perfgate runs.
+  virtual std::optional<MemoryLimit> MemoryLimitOf(const WorkloadSpec& /*spec*/) const { return std::nullopt; }
 
  protected:
   WorkloadOptions Options(const WorkloadSpec& spec) const { return WorkloadOptions(keys(), spec); }

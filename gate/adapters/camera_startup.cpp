@@ -12,18 +12,15 @@
 namespace perfgate {
 
 const WorkloadKeys& CameraStartupAdapter::keys() const {
-  static const WorkloadKeys kKeys{
-      .argv = false,
-      .args = true,
-      .shell = false,
-      .keys = {
-          {"binary", WorkloadKeyType::kString, "", false, "the simulator (default: pg-camera in perfgate's directory)"},
-          {"scratch_dir", WorkloadKeyType::kString, "", false, "its cache directory for the app's files (--cache-dir)"},
-          {"memory_limit_mb", WorkloadKeyType::kInteger, "", false,
-           "run in a new memory cgroup with this limit in MiB (needs root)"},
-          {"antagonist", WorkloadKeyType::kBoolean, "false", false,
-           "a background allocator in the same cgroup (needs memory_limit_mb)"},
-      }};
+  static const WorkloadKeys kKeys = [] {
+    WorkloadKeys k{.argv = false, .args = true, .shell = false};
+    k.keys = {
+        {"binary", WorkloadKeyType::kString, "", false, "the simulator (default: pg-camera in perfgate's directory)"},
+        {"scratch_dir", WorkloadKeyType::kString, "", false, "its cache directory for the app's files (--cache-dir)"},
+    };
+    for (auto& key : ColdStartKeys(R"({"phase":"first_frame"})", "wait")) k.keys.push_back(std::move(key));
+    return k;
+  }();
   return kKeys;
 }
 
@@ -36,23 +33,17 @@ std::vector<std::string> CameraStartupAdapter::LaunchArgv(const WorkloadSpec& sp
     throw InfraError("camera-startup workload: simulator " + binary +
                      " not found or not executable (build the pg-camera target, or set \"binary\")");
   }
+  // The memory limit and antagonist are the cold start's (MemoryLimitOf), checked here too.
+  MemoryLimitOf(spec);
   std::vector<std::string> argv = {binary};
   if (auto dir = options.Find("scratch_dir")) argv.insert(argv.end(), {"--cache-dir", *dir});
-  const std::optional<std::string> limit = options.Find("memory_limit_mb");
-  if (limit) argv.insert(argv.end(), {"--memory-limit-mb", *limit});
-  if (options.Flag("antagonist")) {
-    if (!limit) {
-      throw InputError("camera-startup workload: \"antagonist\" needs \"memory_limit_mb\" (the cgroup it shares)");
-    }
-    argv.push_back("--antagonist");
-  }
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   return argv;
 }
 
 WorkloadOutput CameraStartupAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
   const std::string source = "camera simulator output (" + Options(spec).Find("binary").value_or("pg-camera") + ")";
-  WorkloadOutput out = ParseCommandJsonLines(stdout_text, source);
+  WorkloadOutput out = ParseStartOutput(stdout_text, source);
   if (!out.metrics.count("camera.time_to_first_frame")) {
     throw InfraError(source + ": no camera.time_to_first_frame line; is it the camera simulator?");
   }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "adapters/command.h"
+#include "adapters/memory_limit.h"
 #include "adapters/page_cache.h"
 #include "adapters/tool_output.h"
 #include "config/credentials.h"
@@ -57,6 +58,14 @@ json ReadReady(const JsonObjectReader& workload, const std::string& key, const W
     out[kind] = true;
   }
   return out;
+}
+
+json ReadAfterReady(const JsonObjectReader& workload, const std::string& key, const WorkloadKeyContext& /*context*/) {
+  const std::string value = workload.String(key);
+  if (value != "stop" && value != "wait") {
+    workload.Fail(workload.At(key), "expected \"stop\" or \"wait\", got \"" + value + "\"");
+  }
+  return value;
 }
 
 // One path of "evict": absolute, there, and readable by the workload's user:
@@ -116,21 +125,28 @@ std::string ScriptInterpreter(const std::string& path) {
 
 }  // namespace
 
+std::vector<WorkloadKey> ColdStartKeys(const std::string& default_ready, const std::string& default_after_ready) {
+  std::vector<WorkloadKey> keys = {
+      {"ready", WorkloadKeyType::kObject, default_ready, false,
+       "the readiness marker: {\"stdout\"|\"stderr\": RE}, {\"file\": PATH}, {\"port\": N}, {\"phase\": NAME}, "
+       "{\"exit\": true}",
+       ReadReady},
+      {"after_ready", WorkloadKeyType::kObject, "\"" + default_after_ready + "\"", false,
+       "\"stop\": an app still running once ready is stopped (SIGTERM to its group); \"wait\": it runs to its end "
+       "and its output until then is parsed",
+       ReadAfterReady},
+      {"evict", WorkloadKeyType::kObject, R"({"executable":true,"libraries":true,"files":[],"dirs":[]})", false,
+       "what leaves the page cache before each start: executable, libraries, files, dirs", ReadEvict},
+      {"drop_caches", WorkloadKeyType::kBoolean, "false", false,
+       "also drop the whole machine's page cache before each start (global: every process's files)"},
+  };
+  for (auto& key : MemoryLimitKeys()) keys.push_back(std::move(key));
+  return keys;
+}
+
 const WorkloadKeys& ColdStartAdapter::keys() const {
   static const WorkloadKeys kKeys{
-      .argv = true,
-      .args = false,
-      .shell = false,
-      .keys = {
-          {"ready", WorkloadKeyType::kObject, R"({"exit":true})", false,
-           "the readiness marker: {\"stdout\"|\"stderr\": RE}, {\"file\": PATH}, {\"port\": N}, {\"phase\": NAME}, "
-           "{\"exit\": true}",
-           ReadReady},
-          {"evict", WorkloadKeyType::kObject, R"({"executable":true,"libraries":true,"files":[],"dirs":[]})", false,
-           "what leaves the page cache before each start: executable, libraries, files, dirs", ReadEvict},
-          {"drop_caches", WorkloadKeyType::kBoolean, "false", false,
-           "also drop the whole machine's page cache before each start (global: every process's files)"},
-      }};
+      .argv = true, .args = false, .shell = false, .keys = ColdStartKeys(R"({"exit":true})", "stop")};
   return kKeys;
 }
 
@@ -141,7 +157,10 @@ std::vector<std::string> ColdStartAdapter::LaunchArgv(const WorkloadSpec& spec) 
 }
 
 std::vector<std::string> ColdStartFiles(const WorkloadSpec& spec) {
-  const WorkloadOptions options(FindAdapter("cold-start")->keys(), spec);
+  const WorkloadAdapter* adapter = FindAdapter(spec.kind);
+  if (adapter == nullptr || adapter->keys().Find("evict") == nullptr) adapter = FindAdapter("cold-start");
+  const WorkloadOptions options(adapter->keys(), spec);
+  const std::vector<std::string> argv = adapter->LaunchArgv(spec);
   json evict = options.Object("evict");
   if (!evict.is_object()) throw InputError("cold-start workload: \"evict\" must be an object");
   std::vector<std::string> files;
@@ -152,8 +171,8 @@ std::vector<std::string> ColdStartFiles(const WorkloadSpec& spec) {
   std::string ld_library_path;
   if (auto it = spec.env.find("LD_LIBRARY_PATH"); it != spec.env.end()) ld_library_path = it->second;
   std::vector<std::string> programs;
-  if (!spec.argv.empty() && evict.value("executable", true)) {
-    std::string executable = spec.argv[0];
+  if (!argv.empty() && evict.value("executable", true)) {
+    std::string executable = argv[0];
     if (executable.find('/') == std::string::npos) {
       executable = FindExecutable(executable);
     } else if (executable[0] != '/' && !spec.cwd.empty()) {
@@ -186,7 +205,11 @@ void ColdStartAdapter::PrepareLaunch(const WorkloadSpec& spec) const {
 }
 
 WorkloadOutput ColdStartAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
-  WorkloadOutput out = ParseCommandJsonLines(stdout_text, "output of " + spec.argv.at(0));
+  return ParseStartOutput(stdout_text, "output of " + (spec.argv.empty() ? kind() : spec.argv[0]));
+}
+
+WorkloadOutput ColdStartAdapter::ParseStartOutput(const std::string& stdout_text, const std::string& source) {
+  WorkloadOutput out = ParseCommandJsonLines(stdout_text, source);
   for (const auto& phase : out.phases) {
     const std::string name = "coldstart.phase." + MetricSegment(phase.name);
     out.metrics[name] = ScalarMetric(name, static_cast<double>(phase.end_ns - phase.begin_ns) / 1e6, "ms");
@@ -195,7 +218,19 @@ WorkloadOutput ColdStartAdapter::ParseOutput(const std::string& stdout_text, con
 }
 
 std::unique_ptr<ReadinessMarker> ColdStartAdapter::Readiness(const WorkloadSpec& spec) const {
-  return MakeReadinessMarker(Options(spec).Object("ready"), "cold-start workload: \"ready\"");
+  const WorkloadOptions options = Options(spec);
+  std::unique_ptr<ReadinessMarker> marker =
+      MakeReadinessMarker(options.Object("ready"), kind() + " workload: \"ready\"");
+  const json after = options.Object("after_ready");
+  if (after != "stop" && after != "wait") {
+    throw InputError(kind() + " workload: \"after_ready\" must be \"stop\" or \"wait\"");
+  }
+  marker->set_stop_when_ready(after == "stop");
+  return marker;
+}
+
+std::optional<MemoryLimit> ColdStartAdapter::MemoryLimitOf(const WorkloadSpec& spec) const {
+  return ReadMemoryLimit(Options(spec), kind());
 }
 
 void ColdStartAdapter::AddStartMetrics(double ready_s, const ::rusage& usage, const WorkloadSpec& /*spec*/,

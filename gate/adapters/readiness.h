@@ -33,6 +33,13 @@ class ReadinessMarker {
   virtual int poll_interval_ms() const { return 0; }
   // The app's exit (status 0) is its readiness.
   virtual bool ready_at_exit() const { return false; }
+  // Whether an app still running once ready is stopped (a server), or runs on
+  // to its own end, its output until then parsed (a camera's frame stream).
+  bool stop_when_ready() const { return stop_when_ready_; }
+  void set_stop_when_ready(bool stop) { stop_when_ready_ = stop; }
+
+ private:
+  bool stop_when_ready_ = true;
 };
 
 // A marker of complete lines on one stream: pieces are joined into lines,

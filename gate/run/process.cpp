@@ -383,7 +383,7 @@ ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop
       if (ready != nullptr && ready->ready_at_exit() && !out.ready_s && out.term_signal == 0 && out.exit_code == 0) {
         out.ready_s = static_cast<double>(now - start_ns_) / 1e9;
       }
-    } else if (out.ready_s && !kill_at) {
+    } else if (out.ready_s && !kill_at && ready->stop_when_ready()) {
       // Ready and still running (a server): stopped as at a timeout, but this is its normal end.
       out.stopped_after_ready = true;
       KillGroup(SIGTERM);
@@ -404,5 +404,9 @@ ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop
   if (err_open) Drain(err_fd_, out, false);
   return out;
 }
+
+void KeepBesideWorkloads(pid_t pid) { g_live_workloads.insert(pid); }
+
+void ForgetBesideWorkloads(pid_t pid) { g_live_workloads.erase(pid); }
 
 }  // namespace perfgate

@@ -46,6 +46,11 @@ struct ProcessOutcome {
 // workload leaves, so that none escapes its clean-up by double-forking.
 void PrepareProcessForWorkloads();
 
+// A child perfgate runs beside a workload (a memory antagonist) until it
+// forgets it: the workload's leftover clean-up does not take it for an orphan.
+void KeepBesideWorkloads(pid_t pid);
+void ForgetBesideWorkloads(pid_t pid);
+
 class HeldProcess {
  public:
   static constexpr size_t kMaxCapturedOutput = 16u << 20;

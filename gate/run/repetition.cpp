@@ -13,6 +13,7 @@
 #include "adapters/tool_output.h"
 #include "metrics/error.h"
 #include "run/host_load.h"
+#include "run/memory_pressure.h"
 #include "run/process.h"
 
 namespace perfgate {
@@ -151,7 +152,16 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   std::optional<Credentials> as;
   if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
   adapter.PrepareLaunch(spec.workload);
+  // Declared before the process, so they outlive it: the cgroup is removed
+  // once the workload is reaped and the antagonist stopped.
+  std::optional<MemoryCgroup> cgroup;
+  std::optional<MemoryAntagonist> antagonist;
+  if (const std::optional<MemoryLimit> limit = adapter.MemoryLimitOf(spec.workload)) {
+    cgroup.emplace(limit->limit_mb);
+    if (limit->antagonist) antagonist.emplace(*cgroup);
+  }
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
+  if (cgroup) cgroup->Add(process.pid());  // before exec: every page of the start is charged there
   const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();

@@ -167,7 +167,22 @@ TEST_F(AdaptersTest, CameraWithMemoryAntagonistFailsWithReclaimAsTheKernelMetric
     if (c != '\\') summary += c;  // Markdown escapes the '_' of metric names
   }
   EXPECT_NE(summary.find("| cold-start | mm.reclaim_pages.count | regression"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("| cold-start | reclaim-rate-budget | over budget"), std::string::npos) << summary;
+  // The rate budget is crossed; a gate holds a crossed budget against the
+  // workload only when other work left most repetitions alone (compare.cpp).
+  {
+    const json results = json::parse(ReadFile(dir_ / "antagonist/results.json"));
+    bool judged = false;
+    for (const auto& check : results["scenarios"][0]["checks"]) {
+      if (check["spec"].value("name", "") != "reclaim-rate-budget") continue;
+      judged = true;
+      const std::string message = check.value("message", "");
+      EXPECT_TRUE(
+          check["verdict"] == "regression" ||
+          (check["verdict"] == "inconclusive" && message.find("other work kept the host busy") != std::string::npos))
+          << check.dump(2);
+    }
+    EXPECT_TRUE(judged) << summary;
+  }
   // Each failing outcome the report explains (time to first frame, the
   // allocation phase; unless the host got busier, which makes timing
   // verdicts inconclusive) leads with reclaim or with what reclaim cost the

@@ -40,10 +40,30 @@ TEST(CameraStartupAdapter, KeysBecomeSimulatorOptions) {
   spec.options["antagonist"] = "true";
   spec.argv = {"--frames", "60"};
   EXPECT_EQ(CameraStartupAdapter().LaunchArgv(spec),
-            (std::vector<std::string>{"/bin/true", "--cache-dir", "/var/cache/cam", "--memory-limit-mb", "96",
-                                      "--antagonist", "--frames", "60"}));
-  spec.options["antagonist"] = "false";
-  EXPECT_EQ(CameraStartupAdapter().LaunchArgv(spec).size(), 7u);
+            (std::vector<std::string>{"/bin/true", "--cache-dir", "/var/cache/cam", "--frames", "60"}));
+}
+
+// The memory limit is the cold start's mechanism, not a simulator option.
+TEST(CameraStartupAdapter, MemoryLimitAndAntagonistAreTheColdStartsCgroup) {
+  WorkloadSpec spec = CameraSpec();
+  EXPECT_FALSE(CameraStartupAdapter().MemoryLimitOf(spec));
+  spec.options["memory_limit_mb"] = "96";
+  spec.options["antagonist"] = "true";
+  const std::optional<MemoryLimit> limit = CameraStartupAdapter().MemoryLimitOf(spec);
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->limit_mb, 96);
+  EXPECT_TRUE(limit->antagonist);
+}
+
+// Ready at the first frame; the frames then stream on to the simulator's end.
+TEST(CameraStartupAdapter, ReadyAtTheFirstFramePhaseAndRunsOn) {
+  const std::unique_ptr<ReadinessMarker> ready = CameraStartupAdapter().Readiness(CameraSpec());
+  ASSERT_TRUE(ready);
+  EXPECT_FALSE(ready->stop_when_ready());
+  EXPECT_FALSE(ready->OnOutput(OutputStream::kStdout, R"({"phase": "start_pipeline", "begin_ns": 1, "end_ns": 2})"
+                                                      "\n"));
+  EXPECT_TRUE(ready->OnOutput(OutputStream::kStdout, R"({"phase": "first_frame", "begin_ns": 2, "end_ns": 3})"
+                                                     "\n"));
 }
 
 TEST(CameraStartupAdapter, AntagonistNeedsTheMemoryLimitItShares) {

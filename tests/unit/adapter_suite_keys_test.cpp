@@ -53,12 +53,43 @@ TEST(WorkloadKeys, CameraKeysAreTypedAndKept) {
             std::string::npos);
 }
 
+// The memory keys are one declaration shared by the cold-start and camera
+// kinds; a bad value is one error naming its JSON path.
+TEST(WorkloadKeys, MemoryLimitKeysOfAColdStartAreCheckedWithTheirPath) {
+  const std::string app = R"("kind": "cold-start", "argv": ["/bin/true"], )";
+  const WorkloadSpec w = Parse("{" + app + R"("memory_limit_mb": 64, "antagonist": true})").scenarios[0].workload;
+  EXPECT_EQ(w.options.at("memory_limit_mb"), "64");
+  EXPECT_EQ(w.options.at("antagonist"), "true");
+  for (const char* kind : {"cold-start", "camera-startup"}) {
+    const std::string head = std::string(R"({"kind": ")") + kind + "\", " +
+                             (std::string(kind) == "cold-start" ? R"("argv": ["/bin/true"], )" : "");
+    const std::string small = ErrorOf(head + R"("memory_limit_mb": 8})");
+    EXPECT_NE(small.find("$.scenarios[0].workload.memory_limit_mb"), std::string::npos) << small;
+    const std::string alone = ErrorOf(head + R"("antagonist": true})");
+    EXPECT_NE(alone.find("$.scenarios[0].workload.antagonist"), std::string::npos) << alone;
+    EXPECT_NE(alone.find("needs \"memory_limit_mb\""), std::string::npos) << alone;
+    const std::string text = ErrorOf(head + R"("memory_limit_mb": 64, "antagonist": "maybe"})");
+    EXPECT_NE(text.find("$.scenarios[0].workload.antagonist"), std::string::npos) << text;
+  }
+  // A variable, so that `perfgate ab --candidate-set` turns the antagonist on.
+  EXPECT_EQ(Parse("{" + app + R"("memory_limit_mb": 64, "antagonist": "${AB_ANTAGONIST:-false}"})")
+                .scenarios[0]
+                .workload.options.at("antagonist"),
+            "false");
+  const std::string after = ErrorOf("{" + app + R"("after_ready": "linger"})");
+  EXPECT_NE(after.find("$.scenarios[0].workload.after_ready"), std::string::npos) << after;
+}
+
 TEST(WorkloadKeys, DeclaredDefaultsAreFilledIn) {
   EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio"})").scenarios[0].workload.options,
             (std::map<std::string, std::string>{{"job", "j.fio"}, {"scratch_dir", "/var/tmp"}}));
   EXPECT_EQ(Parse(R"({"kind": "unixbench"})").scenarios[0].workload.options.at("copies"), "1");
-  EXPECT_EQ(Parse(R"({"kind": "camera-startup"})").scenarios[0].workload.options,
-            (std::map<std::string, std::string>{{"antagonist", "false"}}));
+  // The camera is a cold start with its own defaults.
+  const auto camera = Parse(R"({"kind": "camera-startup"})").scenarios[0].workload.options;
+  EXPECT_EQ(camera.at("antagonist"), "false");
+  EXPECT_EQ(camera.at("ready"), R"({"phase":"first_frame"})");
+  EXPECT_EQ(camera.at("after_ready"), R"("wait")");
+  EXPECT_EQ(camera.count("memory_limit_mb"), 0u);
   // A value in the suite wins over the default.
   EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio", "scratch_dir": "/data"})")
                 .scenarios[0]

@@ -20,25 +20,21 @@
 // ${TMPDIR:-/var/tmp}/perfgate-camera-cache) and kept, like an installed
 // app's; delete the directory to reclaim the space.
 //
-// --memory-limit-mb M runs the app in a new memory cgroup limited to M MiB
-// (cgroup v2 memory.max where a v2 hierarchy has the memory controller,
-// else v1 memory.limit_in_bytes), removed at exit; it needs root.
-// --antagonist adds a background app in the same cgroup that keeps
-// allocating (streaming a file larger than the limit through the page
-// cache, and churning anonymous memory), started and filling the cgroup to
-// its limit before the camera starts, so the camera's own allocations must
-// reclaim memory on its critical path.
+// A memory limit and a memory-hungry background app are perfgate's
+// (run/memory_pressure.h): the camera-startup kind starts this program in a
+// memory cgroup of its own, filled first when the scenario asks for it.
+//
+// Each phase line ({"phase": NAME, "begin_ns", "end_ns"}) is printed and
+// flushed as the phase ends, so the runner sees "first_frame" (the camera's
+// readiness) while the frames stream on.
 //
 // Prints its metrics as JSON lines (the command adapter's format), times in ms:
 //   camera.time_to_first_frame, camera.phase.<phase>,
 //   camera.frame_interval_p50/_p90/_p99/_max (between frames shown),
 //   camera.dropped_frames
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,10 +48,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -76,9 +70,6 @@ struct Options {
   long frames = 30;
   long frame_interval_us = 16667;  // 60 fps
   long queue_depth = 3;
-  long memory_limit_mb = 0;
-  bool antagonist = false;
-  long antagonist_file_mib = 0;  // 0: twice the memory limit
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -91,8 +82,7 @@ struct Options {
                "pg-camera: %s\n"
                "usage: pg-camera [--cache-dir DIR] [--libraries N] [--library-kib K] [--tuning-files N]\n"
                "                 [--tuning-kib K] [--preview-buffers N] [--preview-kib K] [--capture-buffers N]\n"
-               "                 [--capture-kib K] [--frames N] [--frame-interval-us U] [--queue-depth N]\n"
-               "                 [--memory-limit-mb M [--antagonist] [--antagonist-file-mib F]]\n",
+               "                 [--capture-kib K] [--frames N] [--frame-interval-us U] [--queue-depth N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -128,15 +118,9 @@ Options Parse(int argc, char** argv) {
                               {"--capture-kib", &o.capture_kib, 4, 1 << 20},
                               {"--frames", &o.frames, 2, 100000},
                               {"--frame-interval-us", &o.frame_interval_us, 100, 10000000},
-                              {"--queue-depth", &o.queue_depth, 1, 64},
-                              {"--memory-limit-mb", &o.memory_limit_mb, 16, 1 << 20},
-                              {"--antagonist-file-mib", &o.antagonist_file_mib, 1, 1 << 20}};
+                              {"--queue-depth", &o.queue_depth, 1, 64}};
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
-    if (flag == "--antagonist") {
-      o.antagonist = true;
-      continue;
-    }
     if (i + 1 >= argc) Usage("missing value for " + flag);
     const char* value = argv[++i];
     if (flag == "--cache-dir") {
@@ -152,8 +136,6 @@ Options Parse(int argc, char** argv) {
     }
     if (!known) Usage("unknown option " + flag);
   }
-  if (o.antagonist && o.memory_limit_mb == 0) Usage("--antagonist needs --memory-limit-mb (the cgroup it shares)");
-  if (o.antagonist_file_mib == 0) o.antagonist_file_mib = 2 * o.memory_limit_mb;
   return o;
 }
 
@@ -216,204 +198,6 @@ AppFiles InstallApp(const Options& o) {
     EnsureFile(files.tuning.back(), static_cast<size_t>(o.tuning_kib) * 1024, static_cast<uint32_t>(1000 + i));
   }
   return files;
-}
-
-// ---- memory cgroup ---------------------------------------------------------
-
-bool ReadFile(const std::string& path, std::string& out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-bool WriteFile(const std::string& path, const std::string& text) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return ok;
-}
-
-bool HasWord(const std::string& text, const std::string& word) {
-  std::istringstream in(text);
-  for (std::string w; in >> w;) {
-    if (w == word) return true;
-  }
-  return false;
-}
-
-// Paths the signal handler needs, formatted before any signal can come: the
-// handler may only make async-signal-safe calls.
-struct CleanupPaths {
-  char root_procs[256] = {0};
-  char group[256] = {0};
-  char self_pid[32] = {0};
-  volatile pid_t antagonist = 0;
-};
-CleanupPaths g_cleanup;
-
-// Leaves the cgroup and removes it; safe in a signal handler.
-void LeaveCgroup() {
-  if (g_cleanup.antagonist > 0) {
-    kill(g_cleanup.antagonist, SIGKILL);
-    waitpid(g_cleanup.antagonist, nullptr, 0);
-    g_cleanup.antagonist = 0;
-  }
-  if (g_cleanup.group[0] == '\0') return;
-  int fd = open(g_cleanup.root_procs, O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t ignored = write(fd, g_cleanup.self_pid, strlen(g_cleanup.self_pid));
-    (void)ignored;
-    close(fd);
-  }
-  // The kernel may take a moment to see the antagonist gone.
-  for (int i = 0; i < 50 && rmdir(g_cleanup.group) != 0 && errno == EBUSY; ++i) {
-    timespec ts{0, 10 * 1000 * 1000};
-    nanosleep(&ts, nullptr);
-  }
-  g_cleanup.group[0] = '\0';
-}
-
-void OnTerminate(int sig) {
-  LeaveCgroup();
-  _exit(128 + sig);
-}
-
-class MemoryCgroup {
- public:
-  // Creates perfgate-camera-<pid> under the root of a hierarchy with the
-  // memory controller, limits it and moves this process into it.
-  explicit MemoryCgroup(long limit_mb) {
-    std::string controllers;
-    for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-      if (ReadFile(std::string(root) + "/cgroup.controllers", controllers) && HasWord(controllers, "memory")) {
-        root_ = root;
-        v2_ = true;
-        break;
-      }
-    }
-    if (!v2_) {
-      if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) != 0) {
-        Die("no memory cgroup controller (neither cgroup v2 with \"memory\" nor v1 /sys/fs/cgroup/memory)");
-      }
-      root_ = "/sys/fs/cgroup/memory";
-    }
-    if (v2_) {
-      std::string enabled;
-      if (ReadFile(root_ + "/cgroup.subtree_control", enabled) && !HasWord(enabled, "memory") &&
-          !WriteFile(root_ + "/cgroup.subtree_control", "+memory")) {
-        Die(Errno("cannot enable the memory controller in " + root_ + "/cgroup.subtree_control"));
-      }
-    }
-    RemoveStaleGroups();
-    path_ = root_ + "/perfgate-camera-" + std::to_string(getpid());
-    // Die() exits without unwinding main's stack: remove the cgroup then too.
-    std::atexit(LeaveCgroup);
-    if (mkdir(path_.c_str(), 0755) != 0) Die(Errno("cannot create memory cgroup " + path_ + " (needs root)"));
-    std::snprintf(g_cleanup.root_procs, sizeof g_cleanup.root_procs, "%s/cgroup.procs", root_.c_str());
-    std::snprintf(g_cleanup.group, sizeof g_cleanup.group, "%s", path_.c_str());
-    std::snprintf(g_cleanup.self_pid, sizeof g_cleanup.self_pid, "%d", static_cast<int>(getpid()));
-    const std::string limit = std::to_string(limit_mb * 1024 * 1024);
-    if (!WriteFile(path_ + (v2_ ? "/memory.max" : "/memory.limit_in_bytes"), limit)) {
-      int saved = errno;
-      LeaveCgroup();
-      errno = saved;
-      Die(Errno("cannot set the memory limit of " + path_));
-    }
-    if (!WriteFile(path_ + "/cgroup.procs", g_cleanup.self_pid)) {
-      int saved = errno;
-      LeaveCgroup();
-      errno = saved;
-      Die(Errno("cannot move into " + path_));
-    }
-  }
-  ~MemoryCgroup() { LeaveCgroup(); }
-  MemoryCgroup(const MemoryCgroup&) = delete;
-  MemoryCgroup& operator=(const MemoryCgroup&) = delete;
-
-  long long UsageBytes() const {
-    std::string text;
-    if (!ReadFile(path_ + (v2_ ? "/memory.current" : "/memory.usage_in_bytes"), text)) return -1;
-    return std::atoll(text.c_str());
-  }
-
- private:
-  // Groups of runs that were SIGKILLed (a timeout's last resort) could not
-  // remove themselves; an empty group of a process that is gone goes now.
-  void RemoveStaleGroups() const {
-    DIR* dir = opendir(root_.c_str());
-    if (!dir) return;
-    const std::string prefix = "perfgate-camera-";
-    while (dirent* e = readdir(dir)) {
-      std::string name = e->d_name;
-      if (name.rfind(prefix, 0) != 0) continue;
-      const long pid = std::atol(name.c_str() + prefix.size());
-      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) rmdir((root_ + "/" + name).c_str());
-    }
-    closedir(dir);
-  }
-
-  std::string root_;
-  std::string path_;
-  bool v2_ = false;
-};
-
-// ---- the antagonist --------------------------------------------------------
-
-// A background app in the camera's cgroup that never stops allocating: it
-// streams a file larger than the limit through the page cache (clean pages
-// reclaim can take, so the cgroup sits at its limit without OOM kills) and
-// maps, touches and unmaps anonymous memory in between.
-[[noreturn]] void RunAntagonist(const std::string& file) {
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGINT, SIG_DFL);
-  int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) _exit(1);
-  struct stat st {};
-  fstat(fd, &st);
-  const size_t chunk = 1 << 20;
-  const size_t anon = 4 << 20;
-  std::vector<char> buffer(chunk);
-  const size_t page = PageSize();
-  for (size_t round = 0;; ++round) {
-    off_t off = static_cast<off_t>((round * chunk) % static_cast<size_t>(st.st_size));
-    if (pread(fd, buffer.data(), chunk, off) < 0) _exit(1);
-    if (round % 8 == 0) {
-      void* p = mmap(nullptr, anon, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p != MAP_FAILED) {
-        for (size_t o = 0; o < anon; o += page) static_cast<volatile char*>(p)[o] = 1;
-        munmap(p, anon);
-      }
-    }
-  }
-}
-
-// Starts the antagonist and waits until the cgroup is nearly full, the state
-// a phone is in when the user opens the camera with a heavy app in the background.
-void StartAntagonist(const Options& o, const MemoryCgroup& cgroup) {
-  const std::string file = o.cache_dir + "/antagonist.dat";
-  EnsureFile(file, static_cast<size_t>(o.antagonist_file_mib) << 20, 7);
-  // Pages cached by an earlier run stay charged to that run's cgroup; drop
-  // them so the antagonist's reads charge this one.
-  DropFromPageCache(file);
-  pid_t pid = fork();
-  if (pid < 0) Die(Errno("fork"));
-  if (pid == 0) RunAntagonist(file);
-  g_cleanup.antagonist = pid;
-  const long long target = o.memory_limit_mb * 1024LL * 1024 * 9 / 10;
-  const double deadline = NowMs() + 30000;
-  while (cgroup.UsageBytes() < target) {
-    if (NowMs() > deadline) {
-      std::fprintf(stderr, "pg-camera: warning: the antagonist did not fill the cgroup within 30 s\n");
-      break;
-    }
-    usleep(5000);
-  }
 }
 
 // ---- the pipeline ----------------------------------------------------------
@@ -582,16 +366,6 @@ int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   const AppFiles files = InstallApp(o);
 
-  std::optional<MemoryCgroup> cgroup;
-  if (o.memory_limit_mb > 0) {
-    struct sigaction sa {};
-    sa.sa_handler = OnTerminate;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGINT, &sa, nullptr);
-    cgroup.emplace(o.memory_limit_mb);
-  }
-  if (o.antagonist) StartAntagonist(o, *cgroup);
   for (const auto& f : files.libraries) DropFromPageCache(f);
   for (const auto& f : files.tuning) DropFromPageCache(f);
 
@@ -605,6 +379,10 @@ int main(int argc, char** argv) {
   auto end_phase = [&](const char* name) {
     double now = NowMs();
     phases.push_back({name, mark, now});
+    // On the CLOCK_MONOTONIC time line, for the readiness marker and `perfgate run --trace`.
+    std::printf("{\"phase\": \"%s\", \"begin_ns\": %llu, \"end_ns\": %llu}\n", name,
+                static_cast<unsigned long long>(mark * 1e6), static_cast<unsigned long long>(now * 1e6));
+    std::fflush(stdout);
     mark = now;
   };
 
@@ -676,15 +454,9 @@ int main(int argc, char** argv) {
   for (auto& [p, bytes] : mapped) munmap(p, bytes);
   for (char* b : buffers.preview) munmap(b, buffers.preview_bytes);
   for (char* b : buffers.capture) munmap(b, buffers.capture_bytes);
-  cgroup.reset();
 
   PrintMetric("camera.time_to_first_frame", time_to_first_frame, "ms");
   for (const auto& p : phases) PrintMetric("camera.phase." + p.name, p.end_ms - p.begin_ms, "ms");
-  // The phases on the CLOCK_MONOTONIC time line, for `perfgate run --trace`.
-  for (const auto& p : phases) {
-    std::printf("{\"phase\": \"%s\", \"begin_ns\": %llu, \"end_ns\": %llu}\n", p.name.c_str(),
-                static_cast<unsigned long long>(p.begin_ms * 1e6), static_cast<unsigned long long>(p.end_ms * 1e6));
-  }
   PrintMetric("camera.frame_interval_p50", Quantile(intervals, 0.50), "ms");
   PrintMetric("camera.frame_interval_p90", Quantile(intervals, 0.90), "ms");
   PrintMetric("camera.frame_interval_p99", Quantile(intervals, 0.99), "ms");
