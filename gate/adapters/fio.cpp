@@ -24,7 +24,7 @@ using nlohmann::json;
 // directory: a workload run as an ordinary user (run_as) may not be able to
 // read the checkout the job file lives in.
 // $1 scratch base, $2 fio, $3 job file name, $4 its text, then fio's extra arguments.
-constexpr const char* kWrapper =
+constexpr const char* kFioWrapper =
     "d=$(mktemp -d \"$1/perfgate-fio.XXXXXX\") || exit 1\n"
     "trap 'rm -rf \"$d\"' EXIT\n"
     "trap 'exit 143' TERM\n"
@@ -130,8 +130,8 @@ std::vector<std::string> FioAdapter::LaunchArgv(const WorkloadSpec& spec) const 
     throw InputError("fio workload: job file " + job + " is larger than " + std::to_string(kMaxJobFileBytes >> 10) +
                      " KiB");
   }
-  std::vector<std::string> argv = {"/bin/sh", "-c",          kWrapper, "perfgate-fio", base, fio,
-                                   job_path.filename().string(), text};
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c", kFioWrapper, "perfgate-fio", base, fio, job_path.filename().string(), text};
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   return argv;
 }

@@ -21,7 +21,7 @@ namespace {
 // Run must be started from its own directory (it runs make and finds pgms/
 // relative to the working directory); the runner's cwd is the scenario's, so
 // a small wrapper changes into it. $1 is the UnixBench directory.
-constexpr const char* kWrapper = "cd \"$1\" || exit 1\nshift\nexec ./Run \"$@\"\n";
+constexpr const char* kUnixbenchWrapper = "cd \"$1\" || exit 1\nshift\nexec ./Run \"$@\"\n";
 
 // UnixBench scores and indexes: higher is better.
 Metric Score(const std::string& name, double value, const std::string& unit) {
@@ -95,7 +95,7 @@ std::vector<std::string> UnixBenchAdapter::LaunchArgv(const WorkloadSpec& spec) 
   if (access((path / "Run").c_str(), X_OK) != 0) {
     throw InfraError("unixbench workload: no executable Run in " + dir + ". " + how);
   }
-  std::vector<std::string> argv = {"/bin/sh", "-c", kWrapper, "perfgate-unixbench", path.string()};
+  std::vector<std::string> argv = {"/bin/sh", "-c", kUnixbenchWrapper, "perfgate-unixbench", path.string()};
   if (auto iterations = options.Find("iterations")) argv.insert(argv.end(), {"-i", *iterations});
   const int copies = options.Integer("copies").value();  // declared with a default
   argv.insert(argv.end(), {"-c", "1"});

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Short(const std::string& sha) { return sha.substr(0, 12); }
+std::string ShortSha(const std::string& sha) { return sha.substr(0, 12); }
 
 nlohmann::json CommitJson(const CommitInfo& c) {
   return {{"sha", c.sha}, {"subject", c.subject}, {"author", c.author}, {"date", c.date}};
@@ -107,7 +107,7 @@ std::string BisectMarkdown(const BisectResult& r) {
   auto md = [](const std::string& text) { return MarkdownEscape(Abbreviate(text, 400)); };
   std::string out = "## perfgate bisect: " + Headline(r) + "\n\n";
   out += md(r.summary) + "\n\n";
-  out += "Range: good `" + Short(r.good.sha) + "` .. bad `" + Short(r.bad.sha) + "`, " +
+  out += "Range: good `" + ShortSha(r.good.sha) + "` .. bad `" + ShortSha(r.bad.sha) + "`, " +
          std::to_string(r.range.size()) + " commits (first parents), about " + std::to_string(r.expected_steps) +
          " steps. Checks: " + md([&] {
            std::string all;
@@ -131,7 +131,8 @@ std::string BisectMarkdown(const BisectResult& r) {
   if (r.outcome == BisectOutcome::kPlan) {
     out += "| # | Commit | Subject |\n|---|---|---|\n";
     for (size_t i = 0; i < r.range.size(); ++i)
-      out += "| " + std::to_string(i + 1) + " | `" + Short(r.range[i].sha) + "` | " + md(r.range[i].subject) + " |\n";
+      out +=
+          "| " + std::to_string(i + 1) + " | `" + ShortSha(r.range[i].sha) + "` | " + md(r.range[i].subject) + " |\n";
     return out;
   }
   out += "| Step | Commit | Subject | Verdict | Numbers |\n|---|---|---|---|---|\n";
@@ -139,7 +140,7 @@ std::string BisectMarkdown(const BisectResult& r) {
   if (r.confirmation) all.push_back(&*r.confirmation);
   for (const auto& s : r.steps) all.push_back(&s);
   for (const BisectStep* s : all) {
-    out += "| " + StepName(*s) + " | `" + Short(s->commit.sha) + "` (" + std::to_string(s->index) + "/" +
+    out += "| " + StepName(*s) + " | `" + ShortSha(s->commit.sha) + "` (" + std::to_string(s->index) + "/" +
            std::to_string(r.range.size()) + ") | " + md(s->commit.subject) + " | " + ToString(s->verdict) + " | " +
            md(s->verdict == StepVerdict::kSkipped ? s->reason : StepNumbers(*s)) + " |\n";
   }
@@ -152,8 +153,8 @@ std::string BisectHtml(const BisectResult& r) {
                     x(Headline(r)) +
                     "</title>\n<link rel=\"stylesheet\" href=\"report.css\"/>\n</head>\n<body>\n<main>\n";
   out += "<h1>perfgate bisect: " + x(Headline(r)) + "</h1>\n<p>" + x(r.summary) + "</p>\n";
-  out += "<p>Repository " + x(r.repo) + ", suite " + x(r.suite_file) + "; good <code>" + x(Short(r.good.sha)) +
-         "</code>, bad <code>" + x(Short(r.bad.sha)) + "</code>; " + std::to_string(r.range.size()) +
+  out += "<p>Repository " + x(r.repo) + ", suite " + x(r.suite_file) + "; good <code>" + x(ShortSha(r.good.sha)) +
+         "</code>, bad <code>" + x(ShortSha(r.bad.sha)) + "</code>; " + std::to_string(r.range.size()) +
          " commits, about " + std::to_string(r.expected_steps) + " steps.</p>\n";
   if (!r.suspects.empty()) {
     out += "<table>\n<thead><tr><th>" + std::string(r.outcome == BisectOutcome::kCulprit ? "Culprit" : "Suspect") +
@@ -179,7 +180,7 @@ std::string BisectHtml(const BisectResult& r) {
         "<h2>Steps</h2>\n<table>\n<thead><tr><th>Step</th><th>Commit</th><th>Subject</th><th>Verdict</th>"
         "<th>Numbers</th><th>Report</th></tr></thead>\n<tbody>\n";
     for (const BisectStep* s : all) {
-      out += "<tr><td>" + x(StepName(*s)) + "</td><td><code>" + x(Short(s->commit.sha)) + "</code> (" +
+      out += "<tr><td>" + x(StepName(*s)) + "</td><td><code>" + x(ShortSha(s->commit.sha)) + "</code> (" +
              std::to_string(s->index) + "/" + std::to_string(r.range.size()) + ")</td><td>" + x(s->commit.subject) +
              "</td><td>" + x(ToString(s->verdict)) + "</td><td>" +
              x(s->verdict == StepVerdict::kSkipped ? s->reason : StepNumbers(*s)) + "</td><td>";

@@ -32,7 +32,7 @@ std::string Num(double v) {
   return buffer;
 }
 
-std::string ShortCommit(const std::string& commit) { return commit.substr(0, 12); }
+std::string TrendCommit(const std::string& commit) { return commit.substr(0, 12); }
 
 std::string SeriesTitle(const HistorySeries& s) { return s.metric + " \u00b7 " + s.statistic; }
 
@@ -45,7 +45,7 @@ std::string ChangeColor(const TrendSeries& trend, const stats::ChangePoint& chan
 // "abc123..def456": the last run before the change and the first after it.
 std::string CommitRange(const TrendSeries& trend, const stats::ChangePoint& change) {
   const auto& points = trend.series.points;
-  return ShortCommit(points[change.index - 1].commit) + ".." + ShortCommit(points[change.index].commit);
+  return TrendCommit(points[change.index - 1].commit) + ".." + TrendCommit(points[change.index].commit);
 }
 
 std::string SvgText(double x, double y, const char* anchor, const std::string& text) {
@@ -203,8 +203,8 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     svg += SvgLine(kLeft, y(v), kRight, y(v), kGridColor, 1, false);
     svg += SvgText(kLeft - 6, y(v) + 3.5, "end", FormatQuantity(v, s.unit));
   }
-  svg += SvgText(kLeft, kHeight - 8, "start", ShortCommit(s.points.front().commit));
-  if (n > 1) svg += SvgText(kRight, kHeight - 8, "end", ShortCommit(s.points.back().commit));
+  svg += SvgText(kLeft, kHeight - 8, "start", TrendCommit(s.points.front().commit));
+  if (n > 1) svg += SvgText(kRight, kHeight - 8, "end", TrendCommit(s.points.back().commit));
 
   // Segment means, then change points over them, then the runs on top.
   size_t begin = 0;
@@ -226,7 +226,7 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     auto [min_it, max_it] = std::minmax_element(p.values.begin(), p.values.end());
     double px = x(static_cast<double>(i));
     if (*max_it > *min_it) svg += SvgLine(px, y(*min_it), px, y(*max_it), kWhiskerColor, 1.5, false);
-    std::string tooltip = "commit " + ShortCommit(p.commit) + " (" + p.branch + "), " + p.timestamp + ": median " +
+    std::string tooltip = "commit " + TrendCommit(p.commit) + " (" + p.branch + "), " + p.timestamp + ": median " +
                           FormatQuantity(trend.medians[i], s.unit) + " of " + std::to_string(p.values.size()) +
                           " repetitions";
     svg += "<circle cx=\"" + Num(px) + "\" cy=\"" + Num(y(trend.medians[i])) + "\" r=\"3\" fill=\"" + kPointColor +

@@ -87,8 +87,8 @@ void AddCpuCounterMetrics(const std::vector<CpuCounter>& counters,
 
 namespace {
 
-const std::string kName = "cpu";
-const char* const kWhat = "probe cpu";
+const std::string kCpuName = "cpu";
+const char* const kCpuWhat = "probe cpu";
 
 // Every counter is opened with these attributes; only type and config differ.
 perf_event_attr CountingAttributes(const CpuCounter& counter) {
@@ -123,13 +123,13 @@ CpuCounterSet CounterSetFrom(const nlohmann::json& params, std::vector<std::stri
                                  : "auto";
   if (wanted == "software") return CpuCounterSet::kSoftware;
   if (wanted != "auto" && wanted != "hardware")
-    throw InputError(std::string(kWhat) +
+    throw InputError(std::string(kCpuWhat) +
                      ": parameter \"counters\" must be \"auto\", \"hardware\" or \"software\", not " +
                      params.at("counters").dump());
   const CpuCounterChoice choice = AutoCpuCounters();
   if (choice.set == CpuCounterSet::kHardware) return choice.set;
   if (wanted == "hardware")
-    throw InfraError(std::string(kWhat) + ": \"counters\": \"hardware\" but " + choice.why_not_hardware);
+    throw InfraError(std::string(kCpuWhat) + ": \"counters\": \"hardware\" but " + choice.why_not_hardware);
   rejected.push_back("hardware: " + choice.why_not_hardware);
   return CpuCounterSet::kSoftware;
 }
@@ -137,14 +137,14 @@ CpuCounterSet CounterSetFrom(const nlohmann::json& params, std::vector<std::stri
 class CpuCountersProbe final : public Probe {
  public:
   ~CpuCountersProbe() override { CpuCountersProbe::Detach(); }
-  const std::string& name() const override { return kName; }
+  const std::string& name() const override { return kCpuName; }
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     Detach();
-    RequireAllowedAttachType(options, AttachType::kPerfEvent, kName);
+    RequireAllowedAttachType(options, AttachType::kPerfEvent, kCpuName);
     const bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr)
-      throw InfraError(std::string(kWhat) + ": workload scope needs a WorkloadTracker");
+      throw InfraError(std::string(kCpuWhat) + ": workload scope needs a WorkloadTracker");
     std::vector<std::string> rejected;
     const CpuCounterSet set = CounterSetFrom(options.params, rejected);
     // Each counter opened once now (on perfgate itself, or on the first CPU),
@@ -152,8 +152,8 @@ class CpuCountersProbe final : public Probe {
     for (const CpuCounter& counter : CpuCounters(set)) {
       const int fd = workload ? OpenOnProcess(counter, 0) : OpenOnCpu(counter, 0);
       if (fd < 0)
-        throw InfraError(std::string(kWhat) + ", hook " + counter.event + ": perf_event_open of the " + ToString(set) +
-                         " counter: " + ErrnoText(errno));
+        throw InfraError(std::string(kCpuWhat) + ", hook " + counter.event + ": perf_event_open of the " +
+                         ToString(set) + " counter: " + ErrnoText(errno));
       close(fd);
     }
     set_ = set;
@@ -164,7 +164,7 @@ class CpuCountersProbe final : public Probe {
   }
 
   void Reset() override {
-    if (!attached_) throw InfraError(std::string(kWhat) + ": used before Attach()");
+    if (!attached_) throw InfraError(std::string(kCpuWhat) + ": used before Attach()");
     CloseEvents();
     events_.resize(CpuCounters(set_).size());
     try {
@@ -180,7 +180,7 @@ class CpuCountersProbe final : public Probe {
   }
 
   void Collect(double duration_s, MetricSet& out) override {
-    if (events_.empty()) throw InfraError(std::string(kWhat) + ": Collect() without Reset()");
+    if (events_.empty()) throw InfraError(std::string(kCpuWhat) + ": Collect() without Reset()");
     const std::vector<CpuCounter>& counters = CpuCounters(set_);
     std::vector<std::vector<CounterReading>> readings(counters.size());
     for (size_t i = 0; i < counters.size(); ++i) {
@@ -189,7 +189,7 @@ class CpuCountersProbe final : public Probe {
         if (read(fd, values, sizeof(values)) != static_cast<ssize_t>(sizeof(values))) {
           const int err = errno;
           CloseEvents();
-          throw InfraError(std::string(kWhat) + ", hook " + counters[i].event + ": read: " + ErrnoText(err));
+          throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": read: " + ErrnoText(err));
         }
         readings[i].push_back({values[0], values[1], values[2]});
       }
@@ -201,14 +201,14 @@ class CpuCountersProbe final : public Probe {
       return std::all_of(events.begin(), events.end(), [](const CounterReading& r) { return r.time_enabled == 0; });
     });
     if (tracker_ != nullptr && never_enabled)
-      throw InfraError(std::string(kWhat) +
+      throw InfraError(std::string(kCpuWhat) +
                        ": the workload's counters never ran: it did not exec, or it executed a set-user-ID or "
                        "set-group-ID program, whose counters the kernel drops at exec");
     AddCpuCounterMetrics(counters, readings, duration_s, out);
   }
 
   ProbeReport Report() const override {
-    ProbeReport report = UnattachedReport(kName, scope_);
+    ProbeReport report = UnattachedReport(kCpuName, scope_);
     if (!attached_) return report;
     for (const CpuCounter& counter : CpuCounters(set_)) {
       HookChoice hook;
@@ -236,13 +236,13 @@ class CpuCountersProbe final : public Probe {
     for (const auto& [tid, tgid] : MapEntries<uint32_t, uint32_t>(tracker_->map_fd())) {
       if (tid == tgid) processes.push_back(static_cast<pid_t>(tid));
     }
-    if (processes.empty()) throw InfraError(std::string(kWhat) + ": no workload process is tracked to count");
+    if (processes.empty()) throw InfraError(std::string(kCpuWhat) + ": no workload process is tracked to count");
     const std::vector<CpuCounter>& counters = CpuCounters(set_);
     for (size_t i = 0; i < counters.size(); ++i) {
       for (pid_t pid : processes) {
         const int fd = OpenOnProcess(counters[i], pid);
         if (fd < 0)
-          throw InfraError(std::string(kWhat) + ", hook " + counters[i].event + ": perf_event_open on pid " +
+          throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": perf_event_open on pid " +
                            std::to_string(pid) + ": " + ErrnoText(errno));
         events_[i].push_back(fd);
       }
@@ -251,14 +251,14 @@ class CpuCountersProbe final : public Probe {
 
   void OpenOnEveryCpu() {
     const int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+    if (cpus <= 0) throw InfraError(std::string(kCpuWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
     const std::vector<CpuCounter>& counters = CpuCounters(set_);
     for (size_t i = 0; i < counters.size(); ++i) {
       for (int cpu = 0; cpu < cpus; ++cpu) {
         const int fd = OpenOnCpu(counters[i], cpu);
         if (fd < 0 && errno == ENODEV && cpu > 0) continue;  // an offline CPU
         if (fd < 0)
-          throw InfraError(std::string(kWhat) + ", hook " + counters[i].event + ": perf_event_open on CPU " +
+          throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": perf_event_open on CPU " +
                            std::to_string(cpu) + ": " + ErrnoText(errno));
         events_[i].push_back(fd);
       }

@@ -58,10 +58,10 @@ std::vector<ContendedFutex> MostContendedFutexes(const std::vector<FutexWaitSum>
 
 namespace {
 
-const char* const kWhat = "probe futex";
+const char* const kFutexWhat = "probe futex";
 
 // Distinct user stacks kept per repetition when `stacks` is on.
-constexpr uint32_t kStackTraces = 2048;
+constexpr uint32_t kFutexStackTraces = 2048;
 
 // The syscalls that wait on a futex, each with its own syscalls:sys_enter_*
 // and sys_exit_* tracepoints; futex itself first.
@@ -90,26 +90,26 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
   }
 
   void Reset() override {
-    ZeroPerCpu<pg_futex_stats>(StatsFd(), kWhat);
-    ZeroPerCpu<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
+    ZeroPerCpu<pg_futex_stats>(StatsFd(), kFutexWhat);
+    ZeroPerCpu<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kFutexWhat);
     ClearMap<pg_futex_address_key>(bpf_map__fd(skel().maps.futex_by_address));
     if (stacks_) ClearStacks(StacksFd());
   }
 
   void Collect(double duration_s, MetricSet& out) override {
-    const auto total = ReadPerCpuTotal<pg_futex_stats>(StatsFd(), kWhat);
+    const auto total = ReadPerCpuTotal<pg_futex_stats>(StatsFd(), kFutexWhat);
     out["lock.futex_wait"] = HistogramMetric("lock.futex_wait", "ns", HistogramOfBuckets(total.hist), duration_s);
     out["lock.futex_waits"] = CounterMetric("lock.futex_waits", "count", static_cast<double>(total.waits), duration_s);
     out["lock.futex_wait_time"] =
         CounterMetric("lock.futex_wait_time", "ns", static_cast<double>(total.time_ns), duration_s);
-    const auto lost = ReadPerCpuTotal<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kWhat);
+    const auto lost = ReadPerCpuTotal<pg_futex_drops>(bpf_map__fd(skel().maps.futex_drops), kFutexWhat);
     CountDrops(lost.starts + lost.stacks + lost.addresses);
   }
 
   std::vector<ContendedFutex> TopContendedFutexes(size_t n) const override {
     const int fd = bpf_map__fd(skel().maps.futex_by_address);
     const int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+    if (cpus <= 0) throw InfraError(std::string(kFutexWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
     std::vector<FutexWaitSum> sums;
     std::vector<pg_futex_address_total> per_cpu(static_cast<size_t>(cpus));
     for (const auto& key : MapKeys<pg_futex_address_key>(fd)) {
@@ -150,7 +150,7 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.futex_since, 1);
     skel.rodata->capture_stacks = stacks_;
     // Without stacks the map stays at the one entry it is declared with.
-    if (stacks_) bpf_map__set_max_entries(skel.maps.futex_stacks, kStackTraces);
+    if (stacks_) bpf_map__set_max_entries(skel.maps.futex_stacks, kFutexStackTraces);
   }
 
  private:

@@ -18,16 +18,16 @@
 namespace perfgate {
 namespace {
 
-const char* const kWhat = "probe mmaplock";
+const char* const kMmaplockWhat = "probe mmaplock";
 
 class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
  public:
   MmapLockProbe() : BpfProbe("mmaplock", {mmaplock_bpf__open, mmaplock_bpf__destroy}) {}
 
-  void Reset() override { ZeroPerCpu<pg_mmaplock_stats>(StatsFd(), kWhat); }
+  void Reset() override { ZeroPerCpu<pg_mmaplock_stats>(StatsFd(), kMmaplockWhat); }
 
   void Collect(double duration_s, MetricSet& out) override {
-    const auto total = ReadPerCpuTotal<pg_mmaplock_stats>(StatsFd(), kWhat);
+    const auto total = ReadPerCpuTotal<pg_mmaplock_stats>(StatsFd(), kMmaplockWhat);
     out["lock.mmap_lock_wait"] =
         HistogramMetric("lock.mmap_lock_wait", "ns", HistogramOfBuckets(total.hist), duration_s);
     out["lock.mmap_lock_waits"] =

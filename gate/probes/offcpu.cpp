@@ -38,12 +38,12 @@ std::vector<OffCpuStack> MostOffCpuTime(std::vector<OffCpuStack> stacks, size_t 
 
 namespace {
 
-const char* const kWhat = "probe offcpu";
+const char* const kOffcpuWhat = "probe offcpu";
 
 // Distinct stacks kept per repetition when `stacks` is on; the stack map has
 // room for both the kernel and the user stack of each.
-constexpr uint32_t kStackSums = 2048;
-constexpr uint32_t kStackTraces = 2 * kStackSums;
+constexpr uint32_t kOffcpuStackSums = 2048;
+constexpr uint32_t kOffcpuStackTraces = 2 * kOffcpuStackSums;
 
 // The reasons with a metric of their own; PG_OFFCPU_OTHER (stopped, traced,
 // parked) is in sched.offcpu only.
@@ -61,10 +61,10 @@ template <class T>
 std::vector<T> ReadSlot(int map_fd, uint32_t key) {
   static_assert(sizeof(T) % 8 == 0);
   int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  if (cpus <= 0) throw InfraError(std::string(kOffcpuWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
   std::vector<T> values(static_cast<size_t>(cpus));
   if (bpf_map_lookup_elem(map_fd, &key, values.data()) != 0)
-    throw InfraError(std::string(kWhat) + ": read per-CPU map: " + ErrnoText(errno));
+    throw InfraError(std::string(kOffcpuWhat) + ": read per-CPU map: " + ErrnoText(errno));
   return values;
 }
 
@@ -72,10 +72,10 @@ template <class T>
 void ZeroSlot(int map_fd, uint32_t key) {
   static_assert(sizeof(T) % 8 == 0);
   int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+  if (cpus <= 0) throw InfraError(std::string(kOffcpuWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
   std::vector<T> zeros(static_cast<size_t>(cpus));
   if (bpf_map_update_elem(map_fd, &key, zeros.data(), BPF_ANY) != 0)
-    throw InfraError(std::string(kWhat) + ": reset per-CPU map: " + ErrnoText(errno));
+    throw InfraError(std::string(kOffcpuWhat) + ": reset per-CPU map: " + ErrnoText(errno));
 }
 
 class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource {
@@ -89,7 +89,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
 
   void Reset() override {
     for (uint32_t key = 0; key < PG_OFFCPU_REASONS; ++key) ZeroSlot<pg_offcpu_stats>(StatsFd(), key);
-    ZeroPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat);
+    ZeroPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kOffcpuWhat);
     if (stacks_) {
       ClearMap<pg_stack_key>(bpf_map__fd(skel().maps.offcpu_by_stack));
       ClearStacks(StacksFd());
@@ -112,7 +112,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
     }
     out["sched.offcpu"] = HistogramMetric("sched.offcpu", "ns", std::move(all), duration_s);
     out["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", time_ns, duration_s);
-    for (const auto& cpu : ReadPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kWhat))
+    for (const auto& cpu : ReadPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kOffcpuWhat))
       CountDrops(cpu.starts + cpu.stacks + cpu.stack_sums);
   }
 
@@ -145,8 +145,8 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
     skel.rodata->capture_stacks = stacks_;
     // Without stacks the maps stay at the one entry they are declared with.
     if (stacks_) {
-      bpf_map__set_max_entries(skel.maps.offcpu_stacks, kStackTraces);
-      bpf_map__set_max_entries(skel.maps.offcpu_by_stack, kStackSums);
+      bpf_map__set_max_entries(skel.maps.offcpu_stacks, kOffcpuStackTraces);
+      bpf_map__set_max_entries(skel.maps.offcpu_by_stack, kOffcpuStackSums);
     }
   }
 

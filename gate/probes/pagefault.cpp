@@ -24,7 +24,7 @@
 namespace perfgate {
 namespace {
 
-const char* const kWhat = "probe pagefault";
+const char* const kPagefaultWhat = "probe pagefault";
 
 class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
  public:
@@ -33,7 +33,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
   // The old entries go first, then the generation changes, so that threads
   // forked from here on keep the zero baseline the fork hook gives them.
   void Reset() override {
-    ZeroPerCpu<pg_pagefault_stats>(StatsFd(), kWhat);
+    ZeroPerCpu<pg_pagefault_stats>(StatsFd(), kPagefaultWhat);
     int fd = BaselinesFd();
     ClearMap<uint32_t>(fd);
     BumpGeneration();
@@ -65,7 +65,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
       if (now->major >= baseline.maj_flt) major += now->major - baseline.maj_flt;
       if (now->minor >= baseline.min_flt) minor += now->minor - baseline.min_flt;
     }
-    const auto exited = ReadPerCpuTotal<pg_pagefault_stats>(StatsFd(), kWhat);
+    const auto exited = ReadPerCpuTotal<pg_pagefault_stats>(StatsFd(), kPagefaultWhat);
     major += exited.major;
     minor += exited.minor;
     auto counter = [&](const char* name, uint64_t value) {
@@ -93,7 +93,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
     data.reset_gen = ++generation_;
     const uint32_t zero = 0;
     if (bpf_map_update_elem(bpf_map__fd(skel().maps.data), &zero, &data, BPF_ANY) != 0)
-      throw InfraError(std::string(kWhat) + ": bump the reset generation: " + ErrnoText(errno));
+      throw InfraError(std::string(kPagefaultWhat) + ": bump the reset generation: " + ErrnoText(errno));
   }
 
   uint32_t generation_ = 1;  // as bpf/pagefault.bpf.c initializes it

@@ -53,15 +53,15 @@
 namespace perfgate {
 namespace {
 
-const std::string kName = "profile";
-const char* const kWhat = "probe profile";
+const std::string kProfileName = "profile";
+const char* const kProfileWhat = "probe profile";
 
 constexpr int kDefaultFrequencyHz = 99;
 constexpr int kMaxFrequencyHz = 20000;
 // Distinct (process, kernel, user) stacks kept per repetition; the stack map
 // has room for both stacks of each.
-constexpr uint32_t kStackSums = 4096;
-constexpr uint32_t kStackTraces = 2 * kStackSums;
+constexpr uint32_t kProfileStackSums = 4096;
+constexpr uint32_t kProfileStackTraces = 2 * kProfileStackSums;
 // The ring buffer of user stack copies: at 8 KiB a copy and 5 kHz on two
 // CPUs, 16 MiB hold 200 ms, 20 times the drain period; it doubles with the
 // frequency (a busy host may keep the draining thread off the CPU as long
@@ -106,7 +106,7 @@ int FrequencyFrom(const nlohmann::json& params) {
   if (!params.contains("frequency_hz")) return kDefaultFrequencyHz;
   const auto& v = params.at("frequency_hz");
   if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxFrequencyHz)
-    throw InputError(std::string(kWhat) + ": parameter \"frequency_hz\" must be an integer in [1, " +
+    throw InputError(std::string(kProfileWhat) + ": parameter \"frequency_hz\" must be an integer in [1, " +
                      std::to_string(kMaxFrequencyHz) + "]");
   return static_cast<int>(v.get<int64_t>());
 }
@@ -116,7 +116,7 @@ uint32_t UserStackBytesFrom(const nlohmann::json& params) {
   const auto& v = params.at("user_stack_bytes");
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > PG_USER_STACK_MAX ||
       v.get<int64_t>() % 8 != 0)
-    throw InputError(std::string(kWhat) + ": parameter \"user_stack_bytes\" must be a multiple of 8 in [0, " +
+    throw InputError(std::string(kProfileWhat) + ": parameter \"user_stack_bytes\" must be a multiple of 8 in [0, " +
                      std::to_string(PG_USER_STACK_MAX) + "]");
   return static_cast<uint32_t>(v.get<int64_t>());
 }
@@ -126,11 +126,11 @@ using StackKey = std::tuple<uint32_t, int32_t, int32_t>;  // tgid, kernel stack,
 class ProfileProbe final : public Probe, public ProfileStackSource {
  public:
   ~ProfileProbe() override { ProfileProbe::Detach(); }
-  const std::string& name() const override { return kName; }
+  const std::string& name() const override { return kProfileName; }
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     Detach();
-    RequireAllowedAttachType(options, AttachType::kPerfEvent, kName);
+    RequireAllowedAttachType(options, AttachType::kPerfEvent, kProfileName);
     frequency_hz_ = FrequencyFrom(options.params);
     user_stack_bytes_ = UserStackBytesFrom(options.params);
     const bool workload = options.scope == ProbeScope::kWorkload;
@@ -149,7 +149,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   void Reset() override {
     ClearMap<pg_stack_key>(bpf_map__fd(skel().maps.profile_by_stack));
     ClearStacks(StacksFd());
-    ZeroPerCpu<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kWhat);
+    ZeroPerCpu<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kProfileWhat);
     if (copy_ring_ != nullptr) {
       std::lock_guard<std::mutex> lock(copies_mutex_);
       ring_buffer__consume(copy_ring_);
@@ -159,7 +159,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   }
 
   void Collect(double duration_s, MetricSet& out) override {
-    auto counts = ReadPerCpuTotal<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kWhat);
+    auto counts = ReadPerCpuTotal<pg_profile_counts>(bpf_map__fd(skel().maps.profile_counts), kProfileWhat);
     out["profile.samples"] = CounterMetric("profile.samples", "count", static_cast<double>(counts.samples), duration_s);
     dropped_ += counts.stacks + counts.stack_sums;
     copies_made_ += counts.copies;
@@ -167,7 +167,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
   }
 
   ProbeReport Report() const override {
-    ProbeReport report = UnattachedReport(kName, scope_);
+    ProbeReport report = UnattachedReport(kProfileName, scope_);
     if (skel_ == nullptr) return report;
     HookChoice hook;
     hook.hook = "profile";
@@ -225,35 +225,35 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
 
  private:
   const profile_bpf& skel() const {
-    if (skel_ == nullptr) throw InfraError(std::string(kWhat) + ": used before Attach()");
+    if (skel_ == nullptr) throw InfraError(std::string(kProfileWhat) + ": used before Attach()");
     return *skel_;
   }
   int StacksFd() const { return bpf_map__fd(skel().maps.profile_stacks); }
 
   void Load(const WorkloadTracker* tracker) {
     skel_ = profile_bpf__open();
-    if (skel_ == nullptr) throw InfraError(std::string(kWhat) + ": open BPF object: " + ErrnoText(errno));
+    if (skel_ == nullptr) throw InfraError(std::string(kProfileWhat) + ": open BPF object: " + ErrnoText(errno));
     skel_->rodata->pg_filter_tracked = tracker != nullptr;
-    ScopeTrackedMaps(skel_->maps.pg_tracked, skel_->maps.pg_tracked_gen, tracker, kName);
+    ScopeTrackedMaps(skel_->maps.pg_tracked, skel_->maps.pg_tracked_gen, tracker, kProfileName);
     // Code without frame pointers, whose stacks the copies are for, gives the
     // walk garbage chains: nearly a stack per sample. Their sums must not
     // run out of room before the stack map does (a sample without a sum is lost).
-    const uint32_t sums = user_stack_bytes_ > 0 ? kStackTraces : kStackSums;
-    int err = bpf_map__set_max_entries(skel_->maps.profile_stacks, kStackTraces);
+    const uint32_t sums = user_stack_bytes_ > 0 ? kProfileStackTraces : kProfileStackSums;
+    int err = bpf_map__set_max_entries(skel_->maps.profile_stacks, kProfileStackTraces);
     if (err == 0) err = bpf_map__set_max_entries(skel_->maps.profile_by_stack, sums);
     skel_->rodata->pg_user_stack_bytes = user_stack_bytes_;
     if (err == 0 && user_stack_bytes_ > 0)
       err = bpf_map__set_max_entries(skel_->maps.profile_stack_copies, CopyRingBytes(frequency_hz_));
-    if (err != 0) throw InfraError(std::string(kWhat) + ": configure BPF object: " + ErrnoText(-err));
+    if (err != 0) throw InfraError(std::string(kProfileWhat) + ": configure BPF object: " + ErrnoText(-err));
     LibbpfLogCapture log;
     if ((err = profile_bpf__load(skel_)) != 0)
-      throw InfraError(std::string(kWhat) + ": load: " + ErrnoText(-err) + ": " + log.text());
+      throw InfraError(std::string(kProfileWhat) + ": load: " + ErrnoText(-err) + ": " + log.text());
   }
 
   // One sampling event per online CPU, of the first kind this machine has.
   void OpenEvents() {
     const int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0) throw InfraError(std::string(kWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
+    if (cpus <= 0) throw InfraError(std::string(kProfileWhat) + ": cannot count possible CPUs: " + ErrnoText(-cpus));
     for (const SampledEvent& event : kEvents) {
       std::string failure;
       for (int cpu = 0; cpu < cpus && failure.empty(); ++cpu) {
@@ -312,7 +312,7 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
 
   void StartDraining() {
     copy_ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.profile_stack_copies), KeepCopy, this, nullptr);
-    if (copy_ring_ == nullptr) throw InfraError(std::string(kWhat) + ": user stack copies: " + ErrnoText(errno));
+    if (copy_ring_ == nullptr) throw InfraError(std::string(kProfileWhat) + ": user stack copies: " + ErrnoText(errno));
     stop_draining_ = false;
     drainer_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(copies_mutex_);

@@ -21,7 +21,7 @@
 namespace perfgate {
 namespace {
 
-const char* const kName = "tracker";
+const char* const kTrackerName = "tracker";
 
 std::vector<HookSpec> TrackerHooks() {
   return {TracepointHook("sched", "sched_process_fork", "tracker_fork"),
@@ -36,7 +36,7 @@ WorkloadTracker::~WorkloadTracker() { Detach(); }
 
 void WorkloadTracker::Attach(const ProbeOptions& options) {
   Detach();
-  plan_.emplace(kName, TrackerHooks(), options);
+  plan_.emplace(kTrackerName, TrackerHooks(), options);
   skeleton_.Load(*plan_, [](tracker_bpf& skel) { skel.rodata->pg_tracked_marks = TaskStorageUsableFromTracepoints(); });
   epoch_ = 1;
   marks_complete_ = true;
@@ -144,7 +144,7 @@ bool ScopeTrackedMarks(bpf_map* marks, const WorkloadTracker* tracker, const std
 size_t WorkloadTracker::TrackedCount() const { return MapKeys<uint32_t>(map_fd()).size(); }
 
 ProbeReport WorkloadTracker::Report() const {
-  ProbeReport report = UnattachedReport(kName, ProbeScope::kWorkload);
+  ProbeReport report = UnattachedReport(kTrackerName, ProbeScope::kWorkload);
   if (!plan_ || !skeleton_.loaded()) return report;
   report.hooks = plan_->Choices();
   ProgramRunStats stats = ReadRunStats(skeleton_.ProgramFds());

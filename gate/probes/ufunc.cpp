@@ -57,7 +57,7 @@ namespace {
 
 static_assert(kUfuncMaxFunctions == PG_UFUNC_MAX_FUNCTIONS);
 
-const std::string kName = "ufunc";
+const std::string kUfuncName = "ufunc";
 
 // BPF_LINK_CREATE for BPF_TRACE_UPROBE_MULTI (Linux 6.6 uapi), spelled out
 // because the installed kernel headers and libbpf 1.1 predate it. The kernel
@@ -158,11 +158,11 @@ class UfuncProbe final : public Probe {
  public:
   explicit UfuncProbe(const UfuncProbeOptions& options) : options_(options) {}
   ~UfuncProbe() override { UfuncProbe::Detach(); }
-  const std::string& name() const override { return kName; }
+  const std::string& name() const override { return kUfuncName; }
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
     Detach();
-    RequireAllowedAttachType(options, AttachType::kUprobe, kName);
+    RequireAllowedAttachType(options, AttachType::kUprobe, kUfuncName);
     UfuncRequest request = RequestFrom(options);
     bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr) throw InfraError("probe ufunc: workload scope needs a WorkloadTracker");
@@ -234,7 +234,7 @@ class UfuncProbe final : public Probe {
   }
 
   ProbeReport Report() const override {
-    ProbeReport report = UnattachedReport(kName, scope_);
+    ProbeReport report = UnattachedReport(kUfuncName, scope_);
     if (skel_ == nullptr) return report;
     HookChoice hook;
     size_t n = functions_.size();

@@ -67,7 +67,7 @@ class StackTree {
   std::vector<Node> nodes_;
 };
 
-std::string Num(double v) {
+std::string FlameNum(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f", v);
   return buffer;
@@ -151,16 +151,16 @@ std::string FrameTooltip(const FlameFrame& f, const FlameLayout& layout, const F
   return text;
 }
 
-std::string SvgOpen(double width, double height, const std::string& label) {
-  std::string w = Num(width), h = Num(height);
+std::string FlameSvgOpen(double width, double height, const std::string& label) {
+  std::string w = FlameNum(width), h = FlameNum(height);
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flame\" width=\"" + w + "\" height=\"" + h +
          "\" viewBox=\"0 0 " + w + " " + h + "\" role=\"img\" aria-label=\"" + XmlAttributeEscape(label) +
          "\"><title>" + XmlEscape(label) + "</title>";
 }
 
 std::string Swatch(double x, const std::string& fill, const std::string& text) {
-  return "<rect x=\"" + Num(x) + "\" y=\"5\" width=\"12\" height=\"10\" fill=\"" + fill + "\"/><text x=\"" +
-         Num(x + 16) + "\" y=\"14\">" + XmlEscape(text) + "</text>";
+  return "<rect x=\"" + FlameNum(x) + "\" y=\"5\" width=\"12\" height=\"10\" fill=\"" + fill + "\"/><text x=\"" +
+         FlameNum(x + 16) + "\" y=\"14\">" + XmlEscape(text) + "</text>";
 }
 
 std::string PrunedText(const FlameLayout& layout, const FlameGraphOptions& options) {
@@ -173,19 +173,19 @@ std::string RenderSvg(const FlameLayout& layout, const FoldedProfile& profile, c
                       const std::string& legend) {
   const double height = kLegendHeight + (layout.depth + 1) * options.frame_height + 2;
   const double denominator = static_cast<double>(ProfileDenominator(profile));
-  std::string svg = SvgOpen(options.width, height, options.label);
-  svg += "<g font-family=\"monospace\" font-size=\"" + Num(kFontSize) + "\" fill=\"#1f2937\">" + legend;
+  std::string svg = FlameSvgOpen(options.width, height, options.label);
+  svg += "<g font-family=\"monospace\" font-size=\"" + FlameNum(kFontSize) + "\" fill=\"#1f2937\">" + legend;
   for (const FlameFrame& f : layout.frames) {
     double y = height - 2 - (f.depth + 1) * options.frame_height;
     double w = std::max(f.width - 0.5, 0.1);
-    svg += "<g><title>" + XmlEscape(FrameTooltip(f, layout, profile, denominator)) + "</title><rect x=\"" + Num(f.x) +
-           "\" y=\"" + Num(y) + "\" width=\"" + Num(w) + "\" height=\"" + Num(options.frame_height - 1) + "\" fill=\"" +
-           f.fill + "\"/>";
+    svg += "<g><title>" + XmlEscape(FrameTooltip(f, layout, profile, denominator)) + "</title><rect x=\"" +
+           FlameNum(f.x) + "\" y=\"" + FlameNum(y) + "\" width=\"" + FlameNum(w) + "\" height=\"" +
+           FlameNum(options.frame_height - 1) + "\" fill=\"" + f.fill + "\"/>";
     std::string label = FitLabel(f.depth == 0 ? "all" : SanitizeText(FrameLabel(f.frame)),
                                  static_cast<size_t>(std::max(0.0, (w - 4) / kCharWidth)));
     if (!label.empty()) {
-      svg += "<text x=\"" + Num(f.x + 2) + "\" y=\"" + Num(y + options.frame_height - 4.5) + "\">" + XmlEscape(label) +
-             "</text>";
+      svg += "<text x=\"" + FlameNum(f.x + 2) + "\" y=\"" + FlameNum(y + options.frame_height - 4.5) + "\">" +
+             XmlEscape(label) + "</text>";
     }
     svg += "</g>";
   }

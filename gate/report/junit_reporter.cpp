@@ -18,7 +18,7 @@ namespace perfgate {
 namespace {
 
 // CI tools show the message attribute on one line; the detail is the body.
-constexpr size_t kMaxMessageBytes = 1000;
+constexpr size_t kMaxJunitMessageBytes = 1000;
 constexpr size_t kMaxDetailBytes = 64 * 1024;
 constexpr size_t kMaxWhyBytes = 4 * 1024;
 
@@ -42,7 +42,7 @@ std::string OneLineAttribute(std::string text) {
 
 // A message attribute, one line and capped in length.
 std::string MessageAttr(const std::string& text) {
-  return Attr("message", OneLineAttribute(Abbreviate(text, kMaxMessageBytes)));
+  return Attr("message", OneLineAttribute(Abbreviate(text, kMaxJunitMessageBytes)));
 }
 
 // Seconds as JUnit wants them: plain decimal, no unit.

@@ -25,7 +25,7 @@ double BadChange(const CheckResult& c) {
   return c.change_pct;
 }
 
-std::string Describe(const CheckResult& c) {
+std::string DescribeTarget(const CheckResult& c) {
   char change[32];
   std::snprintf(change, sizeof change, "%+.1f %%", c.change_pct);
   return c.spec.name + ": " + ToString(c.verdict) + " (" + change + ")";
@@ -59,12 +59,12 @@ std::optional<TraceTarget> WorstScenario(const RunResults& results) {
     const ScenarioResult& s = results.scenarios[i];
     if (!s.error.empty() || s.repetitions.empty()) continue;
     for (const CheckResult& c : s.checks) {
-      if (Failed(c)) return TraceTarget{i, Describe(c)};
+      if (Failed(c)) return TraceTarget{i, DescribeTarget(c)};
       if (c.verdict == Verdict::kError) continue;
       const double change = BadChange(c);
       if (change > worst_change) {
         worst_change = change;
-        worst = TraceTarget{i, Describe(c)};
+        worst = TraceTarget{i, DescribeTarget(c)};
       }
     }
     if (!worst) worst = TraceTarget{i, "no check: first scenario that ran"};

@@ -18,6 +18,9 @@ struct CliRun {
   std::string output;  // stdout and stderr
 };
 
+// The shipped example suite of pg-smoke.
+inline const std::string kSmokeSuite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/examples/smoke.json";
+
 inline std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

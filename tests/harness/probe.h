@@ -32,6 +32,8 @@
 namespace perfgate {
 
 constexpr int kGetppidCalls = 20000;
+// Nanoseconds in a millisecond, for the probes' ns counters.
+constexpr double kMs = 1e6;
 
 inline void CallGetppid(int times) {
   for (int i = 0; i < times; ++i) syscall(SYS_getppid);

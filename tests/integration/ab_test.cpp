@@ -21,8 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSmokeSuite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/examples/smoke.json";
-
 // A suite of pg-smoke with adaptive repetitions and one timing check.
 std::string AdaptiveSuite() {
   return R"({"name": "ab", "scenarios": [{"name": "loop",

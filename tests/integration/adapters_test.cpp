@@ -44,16 +44,16 @@ std::vector<std::string> Leftovers(const fs::path& dir, const std::string& prefi
 
 // A directory on a disk file system: fio and fsync need one, and the system
 // temp dir may be tmpfs.
-class DiskScratchDir {
+class FioScratchDir {
  public:
-  DiskScratchDir() {
+  FioScratchDir() {
     std::string tmpl = "/var/tmp/perfgate-adapters-test-XXXXXX";
     path_ = mkdtemp(tmpl.data());
     // The shipped suites run their workloads as nobody: like /var/tmp, the
     // scratch directory is writable by everyone, sticky.
     chmod(path_.c_str(), 01777);
   }
-  ~DiskScratchDir() {
+  ~FioScratchDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
@@ -111,7 +111,7 @@ TEST_F(AdaptersTest, CameraSuiteRunsInItsMemoryCgroupAndLeavesNoCgroup) {
 }
 
 TEST_F(AdaptersTest, FioSuiteWithSmallSizesReportsEveryJobAndRemovesItsFiles) {
-  DiskScratchDir scratch;
+  FioScratchDir scratch;
   CliRun run = RunCli({"run", kWorkloads + "/fio/fio.json", "--reps", "2", "--baseline-dir", dir_ / "none", "--out",
                        dir_ / "out", "--quiet"},
                       {"FIO_SIZE=4m", "FIO_RUNTIME=1", "FIO_SCRATCH_DIR=" + scratch.path().string()});
@@ -130,7 +130,7 @@ TEST_F(AdaptersTest, FioSuiteWithSmallSizesReportsEveryJobAndRemovesItsFiles) {
 }
 
 TEST_F(AdaptersTest, MicroSuiteGivesOneValuePerBenchmark) {
-  DiskScratchDir scratch;
+  FioScratchDir scratch;
   CliRun run = RunCli({"run", kWorkloads + "/micro/micro.json", "--reps", "2", "--baseline-dir", dir_ / "none", "--out",
                        dir_ / "out", "--quiet"},
                       {"MICRO_MIN_TIME=0.05", "MICRO_SCRATCH_DIR=" + scratch.path().string()});

@@ -23,8 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSmokeSuite = std::string(PERFGATE_SOURCE_DIR) + "/workloads/examples/smoke.json";
-
 // A suite with one command scenario; `checks` and `probes` are JSON arrays.
 std::string CommandSuite(const std::string& argv_json, const std::string& probes, const std::string& checks,
                          double timeout_s = 30) {

@@ -34,8 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kMs = 1e6;  // ns
-
 double CpuSeconds(const ::rusage& u) {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;

@@ -40,8 +40,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr double kMs = 1e6;  // ns
-
 // What pg-locks printed about itself: its JSON lines by key.
 struct LocksOutput {
   double mutex_wait_ns = -1;  // locks.mutex_wait_time

@@ -35,8 +35,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr double kMs = 1e6;  // ns
-
 void SleepFor(milliseconds duration) { std::this_thread::sleep_for(duration); }
 
 // Runs `work` in a loop in a forked process until destroyed. Unlike a Noise

@@ -64,7 +64,7 @@ std::string Argv(const Plant& plant) {
   return nlohmann::json(args).dump();
 }
 
-std::string Suite() {
+std::string WhySuite() {
   nlohmann::json scenarios = nlohmann::json::array();
   for (const Plant& plant : kPlants) {
     scenarios.push_back(nlohmann::json::parse(R"({"name": ")" + plant.scenario + R"(",
@@ -81,7 +81,7 @@ std::string Suite() {
 TEST(WhyTest, FirstCauseIsThePlantedKernelBehaviour) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
-  WriteFile(dir / "suite.json", Suite());
+  WriteFile(dir / "suite.json", WhySuite());
   std::vector<std::string> args = {"ab", dir / "suite.json", "--out", dir / "out", "--quiet"};
   for (const Plant& plant : kPlants) {
     args.insert(args.end(), {"--baseline-set", plant.variable + "=" + plant.baseline, "--candidate-set",

@@ -14,7 +14,7 @@
 namespace perfgate {
 namespace {
 
-const testing::FixtureDir Fixture("camera-startup");
+const testing::FixtureDir CameraFixture("camera-startup");
 
 WorkloadSpec CameraSpec() {
   WorkloadSpec spec;
@@ -91,7 +91,7 @@ TEST(CameraStartupAdapter, OptionsOfOtherKindsAreRefused) {
 }
 
 TEST(CameraStartupOutput, RealRunGivesTimeToFirstFramePhasesAndFrameIntervals) {
-  WorkloadOutput out = CameraStartupAdapter().ParseOutput(Fixture("cold-start.txt"), CameraSpec());
+  WorkloadOutput out = CameraStartupAdapter().ParseOutput(CameraFixture("cold-start.txt"), CameraSpec());
   const Metric& ttff = out.metrics.at("camera.time_to_first_frame");
   EXPECT_EQ(ttff.unit, "ms");
   EXPECT_EQ(ttff.better, Better::kLower);

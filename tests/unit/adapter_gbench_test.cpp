@@ -21,9 +21,9 @@ namespace {
 
 using nlohmann::json;
 
-const testing::FixtureDir Fixture("gbench");
+const testing::FixtureDir GbenchFixture("gbench");
 
-std::string ParseError(const std::string& text) {
+std::string GbenchParseError(const std::string& text) {
   return testing::ErrorOf([&] { ParseGbenchJson(text, "Google Benchmark output of bm"); }, ExitCode::kInfra);
 }
 
@@ -40,7 +40,7 @@ bool HasWarning(const WorkloadOutput& out, const std::string& needle) {
 }
 
 TEST(GbenchOutput, RealMicroOutputGivesTimesPerIterationInNanoseconds) {
-  const std::string text = Fixture("micro.json");
+  const std::string text = GbenchFixture("micro.json");
   const json doc = json::parse(text);
   WorkloadOutput out = ParseGbenchJson(text, "bm");
   const json* getppid = Row(doc, "BM_SyscallGetppid");
@@ -63,7 +63,7 @@ TEST(GbenchOutput, RealMicroOutputGivesTimesPerIterationInNanoseconds) {
 }
 
 TEST(GbenchOutput, RepetitionsInOneProcessGiveTheirMedianAndAggregatesAreIgnored) {
-  const std::string text = Fixture("odd-repetitions.json");
+  const std::string text = GbenchFixture("odd-repetitions.json");
   const json doc = ParseToolJson(text, "fixture");  // it has NaN, which json::parse refuses
   WorkloadOutput out = ParseGbenchJson(text, "bm");
   std::vector<double> rows;
@@ -88,14 +88,14 @@ TEST(GbenchOutput, RepetitionsInOneProcessGiveTheirMedianAndAggregatesAreIgnored
 }
 
 TEST(GbenchOutput, ErroredBenchmarkHasNoMetricsAndSaysWhy) {
-  WorkloadOutput out = ParseGbenchJson(Fixture("odd-repetitions.json"), "bm");
+  WorkloadOutput out = ParseGbenchJson(GbenchFixture("odd-repetitions.json"), "bm");
   for (const auto& [name, m] : out.metrics) EXPECT_EQ(name.find("BM_Fails"), std::string::npos) << name;
   EXPECT_TRUE(HasWarning(out, "BM_Fails reported an error (device not ready)"))
       << ::testing::PrintToString(out.warnings);
 }
 
 TEST(GbenchOutput, NanCounterIsLeftOutAndTheRestKept) {
-  WorkloadOutput out = ParseGbenchJson(Fixture("odd-repetitions.json"), "bm");
+  WorkloadOutput out = ParseGbenchJson(GbenchFixture("odd-repetitions.json"), "bm");
   EXPECT_FALSE(out.metrics.count("gbench.BM_NanCounter.ratio"));
   EXPECT_DOUBLE_EQ(out.metrics.at("gbench.BM_NanCounter.hits").value, 42);
   EXPECT_EQ(out.metrics.at("gbench.BM_NanCounter.hits").better, Better::kNone);
@@ -106,7 +106,7 @@ TEST(GbenchOutput, NanCounterIsLeftOutAndTheRestKept) {
 }
 
 TEST(GbenchOutput, InfiniteTimeIsLeftOut) {
-  std::string text = Fixture("micro.json");
+  std::string text = GbenchFixture("micro.json");
   json doc = json::parse(text);
   const std::string real = "\"real_time\": " + (*Row(doc, "BM_MmapMunmap"))["real_time"].dump();
   // nlohmann prints doubles differently from Google Benchmark: find the
@@ -123,59 +123,59 @@ TEST(GbenchOutput, InfiniteTimeIsLeftOut) {
 TEST(GbenchOutput, EveryMetricNameMatchesTheSuitePattern) {
   static const std::regex kName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
   for (const char* file : {"micro.json", "odd-repetitions.json"}) {
-    for (const auto& [name, m] : ParseGbenchJson(Fixture(file), "bm").metrics) {
+    for (const auto& [name, m] : ParseGbenchJson(GbenchFixture(file), "bm").metrics) {
       EXPECT_TRUE(std::regex_match(name, kName)) << name;
     }
   }
 }
 
 TEST(GbenchOutput, SkipsTextPrintedBeforeTheDocument) {
-  const std::string text = Fixture("micro.json");
+  const std::string text = GbenchFixture("micro.json");
   WorkloadOutput out = ParseGbenchJson("setting up {fixtures}\n2024-01-01 started\n" + text, "bm");
   EXPECT_EQ(out.metrics.size(), ParseGbenchJson(text, "bm").metrics.size());
 }
 
 TEST(GbenchOutput, TruncatedDocumentIsAnInfraErrorNamingTheOutput) {
-  const std::string text = Fixture("micro.json");
-  std::string e = ParseError(text.substr(0, text.size() - 40));
+  const std::string text = GbenchFixture("micro.json");
+  std::string e = GbenchParseError(text.substr(0, text.size() - 40));
   EXPECT_NE(e.find("Google Benchmark output of bm"), std::string::npos) << e;
   EXPECT_NE(e.find("truncated"), std::string::npos) << e;
 }
 
 TEST(GbenchOutput, MissingFieldsAndBadUnitsNameTheBenchmark) {
-  json doc = json::parse(Fixture("micro.json"));
+  json doc = json::parse(GbenchFixture("micro.json"));
   doc["benchmarks"][1].erase("real_time");
-  std::string e = ParseError(doc.dump());
+  std::string e = GbenchParseError(doc.dump());
   EXPECT_NE(e.find("benchmarks[1] (BM_PipePingPong/real_time): missing \"real_time\""), std::string::npos) << e;
 
-  doc = json::parse(Fixture("micro.json"));
+  doc = json::parse(GbenchFixture("micro.json"));
   doc["benchmarks"][0]["time_unit"] = "fortnights";
-  EXPECT_NE(ParseError(doc.dump()).find("unknown unit \"fortnights\""), std::string::npos);
+  EXPECT_NE(GbenchParseError(doc.dump()).find("unknown unit \"fortnights\""), std::string::npos);
 
-  doc = json::parse(Fixture("micro.json"));
+  doc = json::parse(GbenchFixture("micro.json"));
   doc.erase("benchmarks");
-  EXPECT_NE(ParseError(doc.dump()).find("no \"benchmarks\" array"), std::string::npos);
-  EXPECT_NE(ParseError("error: no such flag\n").find("no JSON document"), std::string::npos);
+  EXPECT_NE(GbenchParseError(doc.dump()).find("no \"benchmarks\" array"), std::string::npos);
+  EXPECT_NE(GbenchParseError("error: no such flag\n").find("no JSON document"), std::string::npos);
 }
 
 TEST(GbenchOutput, NoBenchmarksOrOnlyAggregatesIsAnError) {
-  EXPECT_NE(ParseError(R"({"context": {}, "benchmarks": []})").find("no benchmark ran"), std::string::npos);
-  json doc = ParseToolJson(Fixture("odd-repetitions.json"), "fixture");
+  EXPECT_NE(GbenchParseError(R"({"context": {}, "benchmarks": []})").find("no benchmark ran"), std::string::npos);
+  json doc = ParseToolJson(GbenchFixture("odd-repetitions.json"), "fixture");
   json aggregates = json::array();
   for (const auto& row : doc["benchmarks"]) {
     if (row["run_type"] == "aggregate") aggregates.push_back(row);
   }
   doc["benchmarks"] = aggregates;
-  EXPECT_NE(ParseError(doc.dump()).find("only aggregate rows"), std::string::npos);
+  EXPECT_NE(GbenchParseError(doc.dump()).find("only aggregate rows"), std::string::npos);
 }
 
 TEST(GbenchOutput, NamesThatBecomeTheSameMetricAreAnError) {
-  json doc = json::parse(Fixture("micro.json"));
+  json doc = json::parse(GbenchFixture("micro.json"));
   json twin = doc["benchmarks"][0];
   doc["benchmarks"][0]["name"] = "BM_a.b";
   twin["name"] = "BM_a_b";
   doc["benchmarks"].push_back(twin);
-  std::string e = ParseError(doc.dump());
+  std::string e = GbenchParseError(doc.dump());
   EXPECT_NE(e.find("\"BM_a.b\" and \"BM_a_b\" both become metric gbench.BM_a_b"), std::string::npos) << e;
 }
 

@@ -16,19 +16,19 @@
 namespace perfgate {
 namespace {
 
-SuiteVocabulary Vocabulary() { return {{"runqlat"}, AdapterKinds(), {}, AdapterKeys()}; }
+SuiteVocabulary KeysVocabulary() { return {{"runqlat"}, AdapterKinds(), {}, AdapterKeys()}; }
 
-Suite Parse(const std::string& workload) {
+Suite ParseWorkload(const std::string& workload) {
   return ParseSuite(R"({"name": "s", "scenarios": [{"name": "a", "workload": )" + workload + "}]}", "s.json",
-                    Vocabulary(), {"/suites", "/opt/perfgate"});
+                    KeysVocabulary(), {"/suites", "/opt/perfgate"});
 }
 
-std::string ErrorOf(const std::string& workload) {
-  return testing::ErrorOf([&] { Parse(workload); }, ExitCode::kBadInput, workload);
+std::string WorkloadError(const std::string& workload) {
+  return testing::ErrorOf([&] { ParseWorkload(workload); }, ExitCode::kBadInput, workload);
 }
 
 TEST(WorkloadKeys, ArgsOfAToolWorkloadAreExpandedIntoItsExtraArguments) {
-  Suite s = Parse(R"({"kind": "gbench", "binary": "${perfgate_dir}/pg-micro", "filter": "BM_.*",
+  Suite s = ParseWorkload(R"({"kind": "gbench", "binary": "${perfgate_dir}/pg-micro", "filter": "BM_.*",
                       "args": ["--benchmark_min_time=0.2", "--scratch-dir", "${suite_dir}"]})");
   const WorkloadSpec& w = s.scenarios[0].workload;
   EXPECT_EQ(w.options.at("binary"), "/opt/perfgate/pg-micro");
@@ -36,20 +36,22 @@ TEST(WorkloadKeys, ArgsOfAToolWorkloadAreExpandedIntoItsExtraArguments) {
 }
 
 TEST(WorkloadKeys, ArgvBelongsToCommandsAndArgsToTools) {
-  EXPECT_NE(ErrorOf(R"({"kind": "fio", "job": "j.fio", "argv": ["x"]})").find("$.scenarios[0].workload.argv: argv is"),
+  EXPECT_NE(
+      WorkloadError(R"({"kind": "fio", "job": "j.fio", "argv": ["x"]})").find("$.scenarios[0].workload.argv: argv is"),
+      std::string::npos);
+  EXPECT_NE(WorkloadError(R"({"argv": ["/bin/true"], "args": ["x"]})").find("$.scenarios[0].workload.args"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"argv": ["/bin/true"], "args": ["x"]})").find("$.scenarios[0].workload.args"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"kind": "fio", "job": "j.fio", "args": [1]})").find("$.scenarios[0].workload.args[0]"),
+  EXPECT_NE(WorkloadError(R"({"kind": "fio", "job": "j.fio", "args": [1]})").find("$.scenarios[0].workload.args[0]"),
             std::string::npos);
 }
 
 TEST(WorkloadKeys, CameraKeysAreTypedAndKept) {
-  Suite s = Parse(R"({"kind": "camera-startup", "memory_limit_mb": 80, "antagonist": true, "scratch_dir": "/d"})");
+  Suite s =
+      ParseWorkload(R"({"kind": "camera-startup", "memory_limit_mb": 80, "antagonist": true, "scratch_dir": "/d"})");
   const WorkloadSpec& w = s.scenarios[0].workload;
   EXPECT_EQ(w.options.at("memory_limit_mb"), "80");
   EXPECT_EQ(w.options.at("antagonist"), "true");
-  EXPECT_NE(ErrorOf(R"({"kind": "camera-startup", "antagonist": "yes"})").find("expected true or false"),
+  EXPECT_NE(WorkloadError(R"({"kind": "camera-startup", "antagonist": "yes"})").find("expected true or false"),
             std::string::npos);
 }
 
@@ -57,41 +59,41 @@ TEST(WorkloadKeys, CameraKeysAreTypedAndKept) {
 // kinds; a bad value is one error naming its JSON path.
 TEST(WorkloadKeys, MemoryLimitKeysOfAColdStartAreCheckedWithTheirPath) {
   const std::string app = R"("kind": "cold-start", "argv": ["/bin/true"], )";
-  const WorkloadSpec w = Parse("{" + app + R"("memory_limit_mb": 64, "antagonist": true})").scenarios[0].workload;
+  const WorkloadSpec w = ParseWorkload("{" + app + R"("memory_limit_mb": 64, "antagonist": true})").scenarios[0].workload;
   EXPECT_EQ(w.options.at("memory_limit_mb"), "64");
   EXPECT_EQ(w.options.at("antagonist"), "true");
   for (const char* kind : {"cold-start", "camera-startup"}) {
     const std::string head = std::string(R"({"kind": ")") + kind + "\", " +
                              (std::string(kind) == "cold-start" ? R"("argv": ["/bin/true"], )" : "");
-    const std::string small = ErrorOf(head + R"("memory_limit_mb": 8})");
+    const std::string small = WorkloadError(head + R"("memory_limit_mb": 8})");
     EXPECT_NE(small.find("$.scenarios[0].workload.memory_limit_mb"), std::string::npos) << small;
-    const std::string alone = ErrorOf(head + R"("antagonist": true})");
+    const std::string alone = WorkloadError(head + R"("antagonist": true})");
     EXPECT_NE(alone.find("$.scenarios[0].workload.antagonist"), std::string::npos) << alone;
     EXPECT_NE(alone.find("needs \"memory_limit_mb\""), std::string::npos) << alone;
-    const std::string text = ErrorOf(head + R"("memory_limit_mb": 64, "antagonist": "maybe"})");
+    const std::string text = WorkloadError(head + R"("memory_limit_mb": 64, "antagonist": "maybe"})");
     EXPECT_NE(text.find("$.scenarios[0].workload.antagonist"), std::string::npos) << text;
   }
   // A variable, so that `perfgate ab --candidate-set` turns the antagonist on.
-  EXPECT_EQ(Parse("{" + app + R"("memory_limit_mb": 64, "antagonist": "${AB_ANTAGONIST:-false}"})")
+  EXPECT_EQ(ParseWorkload("{" + app + R"("memory_limit_mb": 64, "antagonist": "${AB_ANTAGONIST:-false}"})")
                 .scenarios[0]
                 .workload.options.at("antagonist"),
             "false");
-  const std::string after = ErrorOf("{" + app + R"("after_ready": "linger"})");
+  const std::string after = WorkloadError("{" + app + R"("after_ready": "linger"})");
   EXPECT_NE(after.find("$.scenarios[0].workload.after_ready"), std::string::npos) << after;
 }
 
 TEST(WorkloadKeys, DeclaredDefaultsAreFilledIn) {
-  EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio"})").scenarios[0].workload.options,
+  EXPECT_EQ(ParseWorkload(R"({"kind": "fio", "job": "j.fio"})").scenarios[0].workload.options,
             (std::map<std::string, std::string>{{"job", "j.fio"}, {"scratch_dir", "/var/tmp"}}));
-  EXPECT_EQ(Parse(R"({"kind": "unixbench"})").scenarios[0].workload.options.at("copies"), "1");
+  EXPECT_EQ(ParseWorkload(R"({"kind": "unixbench"})").scenarios[0].workload.options.at("copies"), "1");
   // The camera is a cold start with its own defaults.
-  const auto camera = Parse(R"({"kind": "camera-startup"})").scenarios[0].workload.options;
+  const auto camera = ParseWorkload(R"({"kind": "camera-startup"})").scenarios[0].workload.options;
   EXPECT_EQ(camera.at("antagonist"), "false");
   EXPECT_EQ(camera.at("ready"), R"({"phase":"first_frame"})");
   EXPECT_EQ(camera.at("after_ready"), R"("wait")");
   EXPECT_EQ(camera.count("memory_limit_mb"), 0u);
   // A value in the suite wins over the default.
-  EXPECT_EQ(Parse(R"({"kind": "fio", "job": "j.fio", "scratch_dir": "/data"})")
+  EXPECT_EQ(ParseWorkload(R"({"kind": "fio", "job": "j.fio", "scratch_dir": "/data"})")
                 .scenarios[0]
                 .workload.options.at("scratch_dir"),
             "/data");
@@ -99,27 +101,28 @@ TEST(WorkloadKeys, DeclaredDefaultsAreFilledIn) {
 
 TEST(WorkloadKeys, UnknownKeyIsRejectedWithAHintFromTheKindsOwnKeys) {
   EXPECT_NE(
-      ErrorOf(R"({"kind": "fio", "job": "j.fio", "scratch_dri": "/d"})")
+      WorkloadError(R"({"kind": "fio", "job": "j.fio", "scratch_dri": "/d"})")
           .find("$.scenarios[0].workload.scratch_dri: unknown key \"scratch_dri\" (did you mean \"scratch_dir\"?)"),
       std::string::npos);
   // Another kind's key is unknown to this one; the hint does not offer it.
-  const std::string gbench = ErrorOf(R"({"kind": "gbench", "binary": "b", "jobs": "x.fio"})");
+  const std::string gbench = WorkloadError(R"({"kind": "gbench", "binary": "b", "jobs": "x.fio"})");
   EXPECT_NE(gbench.find("$.scenarios[0].workload.jobs: unknown key \"jobs\""), std::string::npos) << gbench;
   EXPECT_EQ(gbench.find("did you mean \"job\""), std::string::npos) << gbench;
-  EXPECT_NE(ErrorOf(R"({"argv": ["t"], "filter": "BM_.*"})").find("workload.filter: unknown key \"filter\""),
+  EXPECT_NE(WorkloadError(R"({"argv": ["t"], "filter": "BM_.*"})").find("workload.filter: unknown key \"filter\""),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"kind": "fio", "job": "j.fio", "shell": true})").find("unknown key \"shell\""),
+  EXPECT_NE(WorkloadError(R"({"kind": "fio", "job": "j.fio", "shell": true})").find("unknown key \"shell\""),
             std::string::npos);
 }
 
 TEST(WorkloadKeys, RequiredKeysAndTypesComeFromTheDeclaration) {
-  EXPECT_NE(ErrorOf(R"({"kind": "gbench", "filter": "x"})")
+  EXPECT_NE(WorkloadError(R"({"kind": "gbench", "filter": "x"})")
                 .find("s.json: $.scenarios[0].workload: missing required key \"binary\""),
             std::string::npos);
-  EXPECT_NE(
-      ErrorOf(R"({"kind": "unixbench", "copies": "2"})").find("$.scenarios[0].workload.copies: expected an integer"),
-      std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"kind": "unixbench", "copies": 0})").find("out of range [1, 1048576]"), std::string::npos);
+  EXPECT_NE(WorkloadError(R"({"kind": "unixbench", "copies": "2"})")
+                .find("$.scenarios[0].workload.copies: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(WorkloadError(R"({"kind": "unixbench", "copies": 0})").find("out of range [1, 1048576]"),
+            std::string::npos);
 }
 
 // The parser knows no kind by name: a kind is what the vocabulary declares.

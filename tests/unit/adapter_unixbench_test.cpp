@@ -21,9 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const testing::FixtureDir Fixture("unixbench");
+const testing::FixtureDir UnixbenchFixture("unixbench");
 
-std::string ParseError(const std::string& text) {
+std::string UnixbenchParseError(const std::string& text) {
   return testing::ErrorOf([&] { ParseUnixBenchText(text, "UnixBench output"); }, ExitCode::kInfra);
 }
 
@@ -35,7 +35,7 @@ std::string Replace(std::string text, const std::string& from, const std::string
 }
 
 TEST(UnixBenchOutput, RealSingleCopyRunGivesScoresIndexesAndTheIndexScore) {
-  WorkloadOutput out = ParseUnixBenchText(Fixture("partial-1copy.txt"), "ub");
+  WorkloadOutput out = ParseUnixBenchText(UnixbenchFixture("partial-1copy.txt"), "ub");
   EXPECT_DOUBLE_EQ(out.metrics.at("unixbench.index").value, 734.8);
   EXPECT_EQ(out.metrics.at("unixbench.index").better, Better::kHigher);
   const Metric& syscall = out.metrics.at("unixbench.system_call_overhead");
@@ -51,7 +51,7 @@ TEST(UnixBenchOutput, RealSingleCopyRunGivesScoresIndexesAndTheIndexScore) {
 }
 
 TEST(UnixBenchOutput, MultiCopyRunGetsItsOwnNames) {
-  WorkloadOutput out = ParseUnixBenchText(Fixture("partial-2copy.txt"), "ub");
+  WorkloadOutput out = ParseUnixBenchText(UnixbenchFixture("partial-2copy.txt"), "ub");
   EXPECT_DOUBLE_EQ(out.metrics.at("unixbench.index").value, 734.8);
   EXPECT_DOUBLE_EQ(out.metrics.at("unixbench.2copy.index").value, 1385.0);
   EXPECT_DOUBLE_EQ(out.metrics.at("unixbench.execl_throughput").value, 1920.1);
@@ -62,13 +62,13 @@ TEST(UnixBenchOutput, MultiCopyRunGetsItsOwnNames) {
 
 TEST(UnixBenchOutput, EveryMetricNameMatchesTheSuitePattern) {
   static const std::regex kName("^[a-z0-9_]+(\\.[A-Za-z0-9_:<>*/+-]+)+$");
-  for (const auto& [name, m] : ParseUnixBenchText(Fixture("partial-2copy.txt"), "ub").metrics) {
+  for (const auto& [name, m] : ParseUnixBenchText(UnixbenchFixture("partial-2copy.txt"), "ub").metrics) {
     EXPECT_TRUE(std::regex_match(name, kName)) << name;
   }
 }
 
 TEST(UnixBenchOutput, FullIndexRunAndOtherGroupsAreRead) {
-  std::string text = Fixture("partial-1copy.txt");
+  std::string text = UnixbenchFixture("partial-1copy.txt");
   text = Replace(text, "System Benchmarks Partial Index  ", "System Benchmarks Index Values   ");
   text = Replace(text, "System Benchmarks Index Score (Partial Only)          ",
                  "System Benchmarks Index Score                         ");
@@ -84,27 +84,28 @@ TEST(UnixBenchOutput, FullIndexRunAndOtherGroupsAreRead) {
 }
 
 TEST(UnixBenchOutput, TruncatedRunsAreInfraErrorsNamingTheRun) {
-  const std::string text = Fixture("partial-2copy.txt");
+  const std::string text = UnixbenchFixture("partial-2copy.txt");
   // Cut inside the 2-copy index table.
   std::string cut = text.substr(0, text.rfind("Process Creation"));
-  std::string e = ParseError(cut);
+  std::string e = UnixbenchParseError(cut);
   EXPECT_NE(e.find("2-copy run"), std::string::npos) << e;
   EXPECT_NE(e.find("truncated"), std::string::npos) << e;
   // Cut right after the section header.
   cut = text.substr(0, text.find("Dhrystone 2 using register variables       71534266.7"));
-  e = ParseError(cut);
+  e = UnixbenchParseError(cut);
   EXPECT_NE(e.find("single-copy run"), std::string::npos) << e;
   EXPECT_NE(e.find("no test results"), std::string::npos) << e;
 }
 
 TEST(UnixBenchOutput, OutputOfSomethingElseSaysSo) {
-  EXPECT_NE(ParseError("make: *** No rule to make target 'all'.  Stop.\n").find("no \"Benchmark Run:\" section"),
-            std::string::npos);
-  EXPECT_NE(ParseError("").find("no \"Benchmark Run:\" section"), std::string::npos);
+  EXPECT_NE(
+      UnixbenchParseError("make: *** No rule to make target 'all'.  Stop.\n").find("no \"Benchmark Run:\" section"),
+      std::string::npos);
+  EXPECT_NE(UnixbenchParseError("").find("no \"Benchmark Run:\" section"), std::string::npos);
 }
 
 TEST(UnixBenchOutput, GarbledScoreLinesAreNotResults) {
-  std::string text = Replace(Fixture("partial-1copy.txt"), "1564332.2 lps   (10.0 s, 1 samples)", "ERROR");
+  std::string text = Replace(UnixbenchFixture("partial-1copy.txt"), "1564332.2 lps   (10.0 s, 1 samples)", "ERROR");
   WorkloadOutput out = ParseUnixBenchText(text, "ub");
   EXPECT_FALSE(out.metrics.count("unixbench.system_call_overhead"));
   EXPECT_TRUE(out.metrics.count("unixbench.system_call_overhead.index"));

@@ -64,8 +64,8 @@ TEST(ProcessMaps, KeepsExecutableMappingsSortedWithTheirFileOffsets) {
 }
 
 // A perf record of `type` with `body`, then the sample_id trailer {pid, tid, time}.
-std::vector<uint8_t> Record(uint32_t type, uint16_t misc, const std::vector<uint8_t>& body, uint32_t pid,
-                            uint64_t time) {
+std::vector<uint8_t> PerfRecord(uint32_t type, uint16_t misc, const std::vector<uint8_t>& body, uint32_t pid,
+                                uint64_t time) {
   const size_t padded = (body.size() + 7) / 8 * 8;
   std::vector<uint8_t> r(8 + padded + 16, 0);
   std::memcpy(r.data() + 8, body.data(), body.size());
@@ -96,8 +96,8 @@ std::vector<uint8_t> Mmap2Body(uint32_t pid, uint64_t addr, uint64_t len, uint64
 
 TEST(MapRecords, ParseMmap2WithBuildIdExecAndLost) {
   const std::vector<uint8_t> id = {0xab, 0xcd, 0x01};
-  auto mmap2 = Record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
-                      Mmap2Body(42, 0x400000, 0x2000, 0x1000, PROT_READ | PROT_EXEC, "/usr/bin/app", id), 42, 7);
+  auto mmap2 = PerfRecord(PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+                          Mmap2Body(42, 0x400000, 0x2000, 0x1000, PROT_READ | PROT_EXEC, "/usr/bin/app", id), 42, 7);
   std::optional<MapRecord> r = ParseMapRecord(mmap2.data(), mmap2.size());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->kind, MapRecord::Kind::kMap);
@@ -109,36 +109,37 @@ TEST(MapRecords, ParseMmap2WithBuildIdExecAndLost) {
   EXPECT_EQ(r->range.path, "/usr/bin/app");
   EXPECT_EQ(r->range.build_id, "abcd01");
   // Data mappings are not code; a record cut short is none.
-  auto data = Record(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x600000, 0x1000, 0, PROT_READ, "/usr/bin/app", {}), 42, 8);
+  auto data =
+      PerfRecord(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x600000, 0x1000, 0, PROT_READ, "/usr/bin/app", {}), 42, 8);
   EXPECT_FALSE(ParseMapRecord(data.data(), data.size()));
   EXPECT_FALSE(ParseMapRecord(mmap2.data(), mmap2.size() - 8));
   // Without the build-ID flag the union holds device and inode: no build ID.
-  auto plain = Record(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x400000, 0x2000, 0, PROT_EXEC, "/x", id), 42, 9);
+  auto plain = PerfRecord(PERF_RECORD_MMAP2, 0, Mmap2Body(42, 0x400000, 0x2000, 0, PROT_EXEC, "/x", id), 42, 9);
   ASSERT_TRUE(ParseMapRecord(plain.data(), plain.size()));
   EXPECT_EQ(ParseMapRecord(plain.data(), plain.size())->range.build_id, "");
   std::vector<uint8_t> comm_body(16, 0);
   const uint32_t pid = 42;
   std::memcpy(&comm_body[0], &pid, 4);
-  auto exec = Record(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm_body, 42, 5);
+  auto exec = PerfRecord(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm_body, 42, 5);
   ASSERT_TRUE(ParseMapRecord(exec.data(), exec.size()));
   EXPECT_EQ(ParseMapRecord(exec.data(), exec.size())->kind, MapRecord::Kind::kExec);
-  auto rename = Record(PERF_RECORD_COMM, 0, comm_body, 42, 5);  // prctl(PR_SET_NAME): not an exec
+  auto rename = PerfRecord(PERF_RECORD_COMM, 0, comm_body, 42, 5);  // prctl(PR_SET_NAME): not an exec
   EXPECT_FALSE(ParseMapRecord(rename.data(), rename.size()));
   std::vector<uint8_t> fork_body(24, 0);
   const uint32_t child = 43;
   std::memcpy(&fork_body[0], &child, 4);
   std::memcpy(&fork_body[4], &pid, 4);
-  auto fork = Record(PERF_RECORD_FORK, 0, fork_body, 43, 6);
+  auto fork = PerfRecord(PERF_RECORD_FORK, 0, fork_body, 43, 6);
   ASSERT_TRUE(ParseMapRecord(fork.data(), fork.size()));
   EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->kind, MapRecord::Kind::kFork);
   EXPECT_EQ(ParseMapRecord(fork.data(), fork.size())->parent, 42u);
   std::memcpy(&fork_body[0], &pid, 4);  // a new thread of process 42: no new map
-  auto thread = Record(PERF_RECORD_FORK, 0, fork_body, 42, 6);
+  auto thread = PerfRecord(PERF_RECORD_FORK, 0, fork_body, 42, 6);
   EXPECT_FALSE(ParseMapRecord(thread.data(), thread.size()));
   std::vector<uint8_t> lost_body(16, 0);
   const uint64_t lost = 3;
   std::memcpy(&lost_body[8], &lost, 8);
-  auto lost_record = Record(PERF_RECORD_LOST, 0, lost_body, 0, 6);
+  auto lost_record = PerfRecord(PERF_RECORD_LOST, 0, lost_body, 0, 6);
   ASSERT_TRUE(ParseMapRecord(lost_record.data(), lost_record.size()));
   EXPECT_EQ(ParseMapRecord(lost_record.data(), lost_record.size())->lost, 3u);
 }

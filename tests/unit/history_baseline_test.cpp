@@ -63,7 +63,7 @@ RunResults HostRun(const Host& host, const std::string& timestamp, double wall_s
   return r;
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
+std::string CodeAndMessage(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
@@ -187,7 +187,7 @@ TEST_F(HistoryBaselineTest, NoPassingRunAtAllIsSaidAndLeavesTheChecksInconclusiv
 }
 
 TEST_F(HistoryBaselineTest, AnUnknownBranchIsBadInputNamingTheBranches) {
-  EXPECT_EQ(ErrorOf([&] { Choose("mian"); }),
+  EXPECT_EQ(CodeAndMessage([&] { Choose("mian"); }),
             "2 nightly.sqlite: no run of branch \"mian\" in the history (branches: feature, main)");
 }
 
@@ -197,26 +197,29 @@ TEST_F(HistoryBaselineTest, ACorruptStoredResultIsBadInputNamingTheDatabaseAndRu
   ASSERT_EQ(sqlite3_exec(raw, "UPDATE scenario_results SET result_bytes = result_bytes + 1", nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(raw);
-  EXPECT_EQ(ErrorOf([&] { Choose("main"); }).rfind("2 " + file_ + ": run ", 0), 0u) << ErrorOf([&] { Choose("main"); });
-  EXPECT_NE(ErrorOf([&] { Choose("main"); }).find("scenario camera: the stored result is corrupt"), std::string::npos);
+  EXPECT_EQ(CodeAndMessage([&] { Choose("main"); }).rfind("2 " + file_ + ": run ", 0), 0u)
+      << CodeAndMessage([&] { Choose("main"); });
+  EXPECT_NE(CodeAndMessage([&] { Choose("main"); }).find("scenario camera: the stored result is corrupt"),
+            std::string::npos);
 }
 
 TEST(HistoryBaselineDb, OpeningForReadingRefusesWhatIsNoPerfgateHistoryAndChangesNothing) {
   TempDir dir;
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::OpenForReading(dir / "missing.sqlite"); }),
+  EXPECT_EQ(CodeAndMessage([&] { HistoryDb::OpenForReading(dir / "missing.sqlite"); }),
             "2 " + std::string(dir / "missing.sqlite") + ": no such history database");
   EXPECT_FALSE(std::filesystem::exists(dir / "missing.sqlite"));
 
   const std::string text = dir / "notes.txt";
   std::ofstream(text) << "this is not a database, not even close, but long enough to have a header page\n";
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::OpenForReading(text); }).rfind("2 " + text + ": ", 0), 0u);
+  EXPECT_EQ(CodeAndMessage([&] { HistoryDb::OpenForReading(text); }).rfind("2 " + text + ": ", 0), 0u);
 
   const std::string other = dir / "other.sqlite";
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
   sqlite3_exec(raw, "CREATE TABLE t (x)", nullptr, nullptr, nullptr);
   sqlite3_close(raw);
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::OpenForReading(other); }), "2 " + other + ": not a perfgate history database");
+  EXPECT_EQ(CodeAndMessage([&] { HistoryDb::OpenForReading(other); }),
+            "2 " + other + ": not a perfgate history database");
 }
 
 TEST(HistoryBaselineDb, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAndSaid) {

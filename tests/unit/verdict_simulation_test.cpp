@@ -85,7 +85,7 @@ struct Experiment {
   uint64_t seed = 1;
 };
 
-struct Outcome {
+struct SimulatedOutcome {
   double false_alarm_rate = 0;  // suites in which some unshifted check was a regression
   double detection_rate = 0;    // suites in which check 0 (shifted) was a regression
 };
@@ -130,7 +130,7 @@ ScenarioResult Side(const Experiment& e, bool candidate, Draws& draws) {
 
 // Counts a suite's verdicts: a false alarm when any unshifted check
 // regressed, a detection when the shifted check 0 did.
-void Count(const Experiment& e, const std::vector<CheckResult>& checks, int& alarms, int& detections) {
+void Tally(const Experiment& e, const std::vector<CheckResult>& checks, int& alarms, int& detections) {
   bool alarm = false;
   for (size_t c = 0; c < checks.size(); ++c) {
     EXPECT_NE(checks[c].verdict, Verdict::kError) << checks[c].message;
@@ -149,10 +149,10 @@ void Judge(const Experiment& e, ScenarioResult candidate, const ScenarioResult& 
   RunResults run;
   run.scenarios.push_back(std::move(candidate));
   EvaluateChecks(run, {{"s", baseline}}, {});
-  Count(e, run.scenarios[0].checks, alarms, detections);
+  Tally(e, run.scenarios[0].checks, alarms, detections);
 }
 
-Outcome Simulate(const Experiment& e) {
+SimulatedOutcome Simulate(const Experiment& e) {
   Draws draws(e.seed);
   int alarms = 0, detections = 0;
   for (int s = 0; s < e.suites; ++s) {
@@ -201,7 +201,7 @@ TEST(VerdictSimulation, AaFamilyWiseFalseAlarmRateIsAtMostOnePercent) {
     Experiment e;
     e.cv = cv;
     e.seed = 11;
-    const Outcome o = Simulate(e);
+    const SimulatedOutcome o = Simulate(e);
     std::printf("A/A, 2000 suites x 20 checks, CV %.0f %%, 10+10 repetitions, T 2 %%: false alarm in %.2f %% of suites\n",
                 100 * cv, 100 * o.false_alarm_rate);
     EXPECT_LE(o.false_alarm_rate, 0.01) << "CV " << cv;
@@ -218,7 +218,7 @@ TEST(VerdictSimulation, FivePercentMedianShiftAtTwoPercentCv) {
     e.shift = 0.05;
     e.repetitions = reps;
     e.seed = 12;
-    const Outcome o = Simulate(e);
+    const SimulatedOutcome o = Simulate(e);
     std::printf("A/B, 2000 suites, one check +5 %% at CV 2 %%, %d+%d repetitions, T 2 %%: caught in %.2f %%, "
                 "false alarm (other 19 checks) in %.2f %%\n",
                 reps, reps, 100 * o.detection_rate, 100 * o.false_alarm_rate);
@@ -275,7 +275,7 @@ TEST(VerdictSimulation, TenPercentShiftOfP99IsCaughtWithTenRepetitions) {
   e.p99 = true;
   e.threshold_pct = 3;
   e.seed = 13;
-  const Outcome o = Simulate(e);
+  const SimulatedOutcome o = Simulate(e);
   std::printf("A/B, 500 suites, p99 of 5,000 latencies per repetition +10 %%, 10+10 repetitions, T 3 %%: "
               "caught in %.2f %%\n",
               100 * o.detection_rate);
@@ -341,7 +341,7 @@ TEST(VerdictSimulation, PrintsTheOperatingCharacteristicTable) {
         e.cv = cv;
         e.shift = shift;
         e.seed = 100 + static_cast<uint64_t>(reps * 1000 + cv * 1000 + shift * 100);
-        const Outcome o = Simulate(e);
+        const SimulatedOutcome o = Simulate(e);
         alarm = std::max(alarm, o.false_alarm_rate);
         caught.push_back(o.detection_rate);
       }
@@ -432,7 +432,7 @@ ProcedureOutcome SimulateInterleaved(const Experiment& e, const HostNoise& host,
       auto [again, again_baseline] = InterleavedSides(e, host, draws);
       ApplyConfirmation(run, {{"s", again}}, {{"s", again_baseline}}, options, {});
     }
-    Count(e, run.scenarios[0].checks, alarms, detections);
+    Tally(e, run.scenarios[0].checks, alarms, detections);
   }
   return {static_cast<double>(alarms) / e.suites, static_cast<double>(detections) / e.suites,
           static_cast<double>(confirmations) / e.suites};
