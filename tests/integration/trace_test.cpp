@@ -30,16 +30,40 @@ using testing::RunCli;
 using testing::ScratchDir;
 using testing::WriteFile;
 
+// Writes the suite `suite_json` into `dir` and runs it with --trace; false
+// (and the console as the failure) when the run did not pass.
+bool RunTraced(const ScratchDir& dir, const std::string& suite_json) {
+  const std::string suite = dir / "suite.json";
+  WriteFile(suite, suite_json);
+  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
+  if (run.exit_code == 0) return true;
+  ADD_FAILURE() << "exit " << run.exit_code << "\n" << run.output;
+  return false;
+}
+
+// The run's trace, decoded; each problem the decoder found is a failure.
+testing::DecodedTrace DecodedTraceOf(const ScratchDir& dir) {
+  testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
+  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
+  return d;
+}
+
+// The uuid of the (last) track named `name`; 0 when there is none.
+uint64_t TrackNamed(const testing::DecodedTrace& d, const std::string& name) {
+  uint64_t found = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() == name) found = uuid;
+  }
+  return found;
+}
+
 TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
-  const std::string suite = dir / "suite.json";
-  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+  ASSERT_TRUE(RunTraced(dir, R"({"name": "trace", "scenarios": [{
       "name": "camera", "workload": {"kind": "camera-startup"}, "warmup": 0, "repetitions": 2, "timeout_s": 60,
       "probes": ["offcpu", "syscalls", "kmem", "runqlat", "reclaim"],
-      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})");
-  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})"));
 
   const auto results = nlohmann::json::parse(ReadFile(dir / "o/results.json"));
   const auto& summary = results["scenarios"][0]["trace"];
@@ -49,8 +73,7 @@ TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
             summary["produced"].get<uint64_t>());
   EXPECT_NE(ReadFile(dir / "o/summary.md").find("Perfetto trace of camera"), std::string::npos);
 
-  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
-  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
+  const testing::DecodedTrace d = DecodedTraceOf(dir);
   int32_t camera_pid = 0;
   for (const auto& [uuid, t] : d.tracks) {
     if (t.has_process() && t.process().process_name() == "pg-camera") camera_pid = t.process().pid();
@@ -83,23 +106,16 @@ TEST(TraceRun, CameraStartupTraceHasItsThreadsWaitsCountersAndPhases) {
 TEST(TraceRun, CameraReclaimUnderMemoryPressureFallsInsideTheMainThreadsStartup) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
-  const std::string suite = dir / "suite.json";
-  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+  ASSERT_TRUE(RunTraced(dir, R"({"name": "trace", "scenarios": [{
       "name": "camera", "workload": {"kind": "camera-startup", "memory_limit_mb": 80, "antagonist": true},
       "warmup": 0, "repetitions": 2, "timeout_s": 90,
       "probes": ["reclaim", "kmem", "runqlat", "offcpu", "biolat"],
-      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})");
-  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+      "checks": [{"metric": "camera.time_to_first_frame", "type": "budget", "max": 1000000}]}]})"));
 
-  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
-  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
+  const testing::DecodedTrace d = DecodedTraceOf(dir);
 
   // The start-up window: the phases the camera's main thread reported.
-  uint64_t phases = 0;
-  for (const auto& [uuid, t] : d.tracks) {
-    if (t.name() == "phases") phases = uuid;
-  }
+  const uint64_t phases = TrackNamed(d, "phases");
   ASSERT_NE(phases, 0u) << "no phases track";
   const perfetto::ThreadDescriptor* main_thread = d.ThreadOf(phases);
   ASSERT_NE(main_thread, nullptr) << "the phases track is not under a thread";
@@ -155,22 +171,15 @@ TEST(TraceRun, AnyWorkloadsPhasesLineUpWithItsThreadsWaits) {
   PERFGATE_REQUIRE_ENVIRONMENT(testing::ToolAvailable("/usr/bin/python3 -c 'import time; time.monotonic_ns()'"),
                                "Debian's python3 (ci/install-deps.sh)");
   ScratchDir dir;
-  const std::string suite = dir / "suite.json";
-  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+  ASSERT_TRUE(RunTraced(dir, R"({"name": "trace", "scenarios": [{
       "name": "app", "workload": {"kind": "command", "argv": ["/usr/bin/python3", "-c",
         "import json, time\nb = time.monotonic_ns()\nx = b'\\x01' * (32 << 20)\nm = time.monotonic_ns()\ntime.sleep(0.05)\ne = time.monotonic_ns()\nprint(json.dumps({'phase': 'allocate', 'begin_ns': b, 'end_ns': m}))\nprint(json.dumps({'phase': 'wait', 'begin_ns': m, 'end_ns': e}))\n"]},
       "warmup": 0, "repetitions": 2, "timeout_s": 60,
       "probes": ["offcpu"],
-      "checks": [{"metric": "workload.wall_time", "type": "budget", "max": 1000000}]}]})");
-  testing::CliRun run = RunCli({"run", suite, "--baseline-dir", dir / "b", "--out", dir / "o", "--quiet", "--trace"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+      "checks": [{"metric": "workload.wall_time", "type": "budget", "max": 1000000}]}]})"));
 
-  const testing::DecodedTrace d = testing::DecodePerfettoTrace(ReadFile(dir / "o/trace.perfetto-trace"));
-  for (const std::string& problem : d.problems) ADD_FAILURE() << problem;
-  uint64_t phases = 0;
-  for (const auto& [uuid, t] : d.tracks) {
-    if (t.name() == "phases") phases = uuid;
-  }
+  const testing::DecodedTrace d = DecodedTraceOf(dir);
+  const uint64_t phases = TrackNamed(d, "phases");
   ASSERT_NE(phases, 0u) << "no phases track";
   const perfetto::ThreadDescriptor* main_thread = d.ThreadOf(phases);
   ASSERT_NE(main_thread, nullptr);
