@@ -578,6 +578,7 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowthInNin
     misses += ", report first: " + FirstGrowthRow(html) + "\n";
   }
   RecordProperty("named_first", named);
+  RecordProperty("misses", misses);
   EXPECT_GE(named, 9) << misses;
 }
 
