@@ -60,6 +60,10 @@ inline constexpr const char* kHostStealCpus = "host.steal_cpus";
 inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
 inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
 inline constexpr const char* kHostIoPressure = "host.io_pressure";
+// File pages of a workload started in a memory cgroup (memory_limit_mb) that
+// reclaim had evicted and that it read back from the disk, in bytes: the
+// cgroup's workingset refaults (run/memory_pressure.h).
+inline constexpr const char* kReclaimRefaultBytes = "mm.reclaim_refault_bytes";
 // "Who held the CPU" (runqlat probe, workload scope): seconds of the
 // workload threads' run-queue waits in which their CPU ran tasks of other
 // processes, summed over the waits, and that time's share of all their

@@ -42,7 +42,12 @@ struct PriceRule {
 
 constexpr double kUs = 1e-6;
 
-constexpr std::array<PriceRule, 45> kPriceRules = {{
+// What a repetition read from the disk, the whole of which its I/O waits
+// (sched.offcpu.io) are for; the kinds that start in a memory cgroup, the
+// only ones with read-back pages, record it (adapters/cold_start.h).
+constexpr std::string_view kDiskReadBytes = "coldstart.disk_read_bytes";
+
+constexpr std::array<PriceRule, 46> kPriceRules = {{
     {"sched.offcpu_time", Pricing::kWaitTime, 0, {}, {}, false, Scale::kWall},
     {"sched.offcpu", Pricing::kLatencySum, 0, {}, "sched.offcpu_time", false, Scale::kWall},
     {"sched.offcpu.preempted", Pricing::kLatencySum, 0, "sched.offcpu_time", {}, false, Scale::kCpu},
@@ -74,6 +79,9 @@ constexpr std::array<PriceRule, 45> kPriceRules = {{
     {"mm.kfree", Pricing::kEvents, 0.05 * kUs},
     {"mm.reclaim_latency", Pricing::kLatencySum},
     {"mm.memcg_reclaim_latency", Pricing::kLatencySum},
+    // Reclaim's cost beyond its own run: the start's pages it evicted, read
+    // back from the disk in the start's I/O waits, which it is subtracted from.
+    {kReclaimRefaultBytes, Pricing::kReadBack, 0, "sched.offcpu.io"},
     {"mm.reclaim", Pricing::kUnpriced, 0, {}, "mm.reclaim_latency"},
     {"mm.memcg_reclaim", Pricing::kUnpriced, 0, {}, "mm.memcg_reclaim_latency"},
     {"block.io_latency", Pricing::kLatencySum},
@@ -128,6 +136,23 @@ std::optional<double> OpsOf(const Repetition& rep) {
 }
 
 bool Usable(const Repetition& rep) { return !rep.warmup && rep.failure.empty(); }
+
+// The I/O waits of `rep` (the histogram `io_waits`) in the share of its
+// disk reads that were `read_back` bytes: reading a page back costs what
+// reading it the first time did. Nothing read back costs nothing; bytes read
+// back where the waits or the reads were not measured have no price.
+std::optional<double> ReadBackSeconds(double read_back, const Repetition& rep, std::string_view io_waits) {
+  if (!(read_back > 0)) return 0.0;
+  auto io = rep.metrics.find(std::string(io_waits));
+  auto reads = rep.metrics.find(std::string(kDiskReadBytes));
+  if (io == rep.metrics.end() || reads == rep.metrics.end() || !(reads->second.value > 0) ||
+      io->second.kind != MetricKind::kHistogram || !IsTimeUnit(io->second.unit)) {
+    return std::nullopt;
+  }
+  const Metric& waits = io->second;
+  const double waits_s = static_cast<double>(waits.hist.count()) * waits.hist.Mean() * SecondsPer(waits.unit);
+  return waits_s * std::min(1.0, read_back / reads->second.value);
+}
 
 // One side's numbers of one metric, a value per repetition.
 struct Series {
@@ -192,7 +217,7 @@ class Collector {
       if (rule.hidden || (!rule.unless.empty() && rep.metrics.count(std::string(rule.unless)))) continue;
       if (metric.better == Better::kHigher) rule.pricing = Pricing::kUnpriced;
       std::optional<double> event_cost;
-      std::optional<double> seconds = Cost(name, metric, rule, ops, event_cost);
+      std::optional<double> seconds = Cost(name, metric, rule, ops, event_cost, rep);
       if (rule.pricing != Pricing::kUnpriced && !seconds) continue;
       const std::string statistic = ShownStatistic(metric, rule);
       std::optional<double> shown = Shown(metric, statistic, ops);
@@ -265,8 +290,12 @@ class Collector {
   }
 
   std::optional<double> Cost(const std::string& name, const Metric& metric, const PriceRule& rule, double ops,
-                             std::optional<double>& event_cost) const {
+                             std::optional<double>& event_cost, const Repetition& rep) const {
     switch (rule.pricing) {
+      case Pricing::kReadBack:
+        if (metric.kind != MetricKind::kCounter) return std::nullopt;
+        if (auto seconds = ReadBackSeconds(metric.value, rep, rule.within)) return *seconds / ops;
+        return std::nullopt;
       case Pricing::kWaitTime:
         if (metric.kind != MetricKind::kCounter) return std::nullopt;
         return metric.value * SecondsPer(metric.unit) / ops;

@@ -39,6 +39,9 @@ enum class Pricing {
   kWaitTime,    // a counter of time (sched.offcpu_time, lock.futex_wait_time): the time itself
   kEvents,      // a counter of events: count times an estimated cost per event
   kLatencySum,  // a histogram of latencies: count times mean, the time all of them took
+  // Bytes read back after reclaim (mm.reclaim_refault_bytes): their share of
+  // the repetition's disk reads times its I/O waits (sched.offcpu.io).
+  kReadBack,
   kUnpriced,    // no time estimate: ranked after the priced ones, by relative change
 };
 

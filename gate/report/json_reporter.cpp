@@ -42,6 +42,8 @@ std::string ToString(Pricing pricing) {
       return "events";
     case Pricing::kLatencySum:
       return "latency_sum";
+    case Pricing::kReadBack:
+      return "read_back";
     case Pricing::kUnpriced:
       break;
   }

@@ -67,6 +67,17 @@ void SleepMs(long ms) {
 }
 
 const char kGroupPrefix[] = "perfgate-memory-";
+const char kWorkloadLeaf[] = "workload";
+const char kAntagonistLeaf[] = "antagonist";
+
+// The value of `key` in a memory.stat text; nullopt without that line.
+std::optional<double> StatValue(const std::string& stat, const std::string& key) {
+  std::istringstream in(stat);
+  for (std::string name, value; in >> name >> value;) {
+    if (name == key) return std::atof(value.c_str());
+  }
+  return std::nullopt;
+}
 
 // Groups of runs that were SIGKILLed could not remove themselves; an empty
 // group of a perfgate that is gone goes now.
@@ -78,7 +89,9 @@ void RemoveStaleGroups(const std::string& root) {
     const std::string name = e->d_name;
     if (name.rfind(prefix, 0) != 0) continue;
     const long pid = std::atol(name.c_str() + prefix.size());
-    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) rmdir((root + "/" + name).c_str());
+    if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    for (const char* leaf : {kWorkloadLeaf, kAntagonistLeaf}) rmdir((root + "/" + name + "/" + leaf).c_str());
+    rmdir((root + "/" + name).c_str());
   }
   closedir(dir);
 }
@@ -181,8 +194,21 @@ MemoryCgroup::MemoryCgroup(long limit_mb) : limit_mb_(limit_mb) {
                      (geteuid() != 0 ? " (needs perfgate to run as root)" : ""));
   }
   const std::string limit = std::to_string(static_cast<long long>(limit_mb) * 1024 * 1024);
+  std::string why;
   if (!WriteText(path_ + (v2_ ? "/memory.max" : "/memory.limit_in_bytes"), limit)) {
-    const std::string why = Errno("memory limit: cannot set the limit of " + path_);
+    why = Errno("memory limit: cannot set the limit of " + path_);
+  } else if (v2_ && !WriteText(path_ + "/cgroup.subtree_control", "+memory")) {
+    why = Errno("memory limit: cannot enable the memory controller in " + path_ + "/cgroup.subtree_control");
+  } else {
+    for (const char* leaf : {kWorkloadLeaf, kAntagonistLeaf}) {
+      if (mkdir((path_ + "/" + leaf).c_str(), 0755) != 0) {
+        why = Errno("memory limit: cannot create memory cgroup " + path_ + "/" + leaf);
+        break;
+      }
+    }
+  }
+  if (!why.empty()) {
+    for (const char* leaf : {kWorkloadLeaf, kAntagonistLeaf}) rmdir((path_ + "/" + leaf).c_str());
     rmdir(path_.c_str());
     throw InfraError(why);
   }
@@ -190,13 +216,30 @@ MemoryCgroup::MemoryCgroup(long limit_mb) : limit_mb_(limit_mb) {
 
 MemoryCgroup::~MemoryCgroup() {
   // The kernel may take a moment to see the last process gone.
-  for (int i = 0; i < 100 && rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i) SleepMs(10);
+  for (const std::string& dir : {path_ + "/" + kWorkloadLeaf, path_ + "/" + kAntagonistLeaf, path_}) {
+    for (int i = 0; i < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++i) SleepMs(10);
+  }
 }
 
-void MemoryCgroup::Add(pid_t pid) const {
-  if (!WriteText(path_ + "/cgroup.procs", std::to_string(pid))) {
-    throw InfraError(Errno("memory limit: cannot move process " + std::to_string(pid) + " into " + path_));
+void MemoryCgroup::AddTo(const char* leaf, pid_t pid) const {
+  const std::string dir = path_ + "/" + leaf;
+  if (!WriteText(dir + "/cgroup.procs", std::to_string(pid))) {
+    throw InfraError(Errno("memory limit: cannot move process " + std::to_string(pid) + " into " + dir));
   }
+}
+
+void MemoryCgroup::AddWorkload(pid_t pid) const { AddTo(kWorkloadLeaf, pid); }
+
+void MemoryCgroup::AddAntagonist(pid_t pid) const { AddTo(kAntagonistLeaf, pid); }
+
+std::optional<double> MemoryCgroup::WorkloadRefaultBytes() const {
+  std::string stat;
+  if (!ReadText(path_ + "/" + kWorkloadLeaf + "/memory.stat", stat)) return std::nullopt;
+  // Kernels before 5.9 have one count for file and anonymous pages.
+  std::optional<double> pages = StatValue(stat, "workingset_refault_file");
+  if (!pages) pages = StatValue(stat, "workingset_refault");
+  if (!pages) return std::nullopt;
+  return *pages * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
 long long MemoryCgroup::UsageBytes() const {
@@ -250,7 +293,7 @@ MemoryAntagonist::MemoryAntagonist(const MemoryCgroup& cgroup) {
   }
   KeepBesideWorkloads(pid_);
   try {
-    cgroup.Add(pid_);
+    cgroup.AddAntagonist(pid_);
   } catch (...) {
     close(gate[1]);
     kill(pid_, SIGKILL);

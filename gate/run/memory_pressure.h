@@ -7,12 +7,15 @@
 // adapters/memory_limit.h gets it; RunRepetition sets it up per repetition.
 //
 // The antagonist is perfgate's child, not the workload's: it shares the
-// cgroup, not the process tree, so workload-scoped probes count the
-// workload's own reclaim, not the antagonist's.
+// cgroup's limit, not the process tree, so workload-scoped probes count the
+// workload's own reclaim, not the antagonist's. Each has a leaf of its own
+// under the limited group, so the workload's leaf counts only the workload's
+// pages (the file pages it read back after reclaim evicted them among them).
 #pragma once
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 namespace perfgate {
@@ -21,7 +24,8 @@ class MemoryCgroup {
  public:
   // Creates perfgate-memory-<pid>-<n> under the root of a hierarchy with the
   // memory controller (cgroup v2 memory.max where a v2 hierarchy has it, else
-  // v1 memory.limit_in_bytes), with a limit of `limit_mb` MiB. Groups that
+  // v1 memory.limit_in_bytes), with a limit of `limit_mb` MiB, and in it the
+  // leaves "workload" and "antagonist" (no limits of their own). Groups that
   // runs killed with SIGKILL left behind are removed first. Throws InfraError
   // (no memory controller, not root).
   explicit MemoryCgroup(long limit_mb);
@@ -31,13 +35,22 @@ class MemoryCgroup {
   MemoryCgroup(const MemoryCgroup&) = delete;
   MemoryCgroup& operator=(const MemoryCgroup&) = delete;
 
-  // Moves `pid` into the cgroup; InfraError when the kernel refuses.
-  void Add(pid_t pid) const;
+  // Moves `pid` into the workload's (or the antagonist's) leaf; InfraError
+  // when the kernel refuses.
+  void AddWorkload(pid_t pid) const;
+  void AddAntagonist(pid_t pid) const;
+  // The whole group's usage, both leaves.
   long long UsageBytes() const;
+  // Bytes of file pages the workload's leaf read back after reclaim had
+  // evicted them (memory.stat workingset_refault_file, in pages, times the
+  // page size); nullopt when the kernel does not count them.
+  std::optional<double> WorkloadRefaultBytes() const;
   long limit_mb() const { return limit_mb_; }
   const std::string& path() const { return path_; }
 
  private:
+  void AddTo(const char* leaf, pid_t pid) const;
+
   std::string root_;
   std::string path_;
   long limit_mb_ = 0;

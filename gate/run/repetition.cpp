@@ -161,7 +161,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     if (limit->antagonist) antagonist.emplace(*cgroup);
   }
   HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
-  if (cgroup) cgroup->Add(process.pid());  // before exec: every page of the start is charged there
+  if (cgroup) cgroup->AddWorkload(process.pid());  // before exec: every page of the start is charged there
   const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   probes.Prepare(process.pid());
   const std::optional<CpuTimes> host_before = ReadCpuTimes();
@@ -194,6 +194,9 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   share(kHostMemoryPressure, pressure_before.memory_us, pressure_after.memory_us);
   share(kHostIoPressure, pressure_before.io_us, pressure_after.io_us);
   probes.Collect(outcome.wall_s, rep.metrics);
+  if (const std::optional<double> refaults = cgroup ? cgroup->WorkloadRefaultBytes() : std::nullopt) {
+    rep.metrics[kReclaimRefaultBytes] = CounterMetric(kReclaimRefaultBytes, "bytes", *refaults, outcome.wall_s);
+  }
   rep.cpu_holders = probes.CpuHolders();
   WorkloadOutput parsed = adapter.ParseOutput(outcome.stdout_text, spec.workload);
   for (auto& [name, m] : parsed.metrics) rep.metrics[name] = std::move(m);

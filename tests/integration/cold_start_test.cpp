@@ -133,21 +133,25 @@ TEST_F(ColdStartTest, MajorFaultsAndDiskReadsRiseAgainstAWarmStart) {
 // pg-ready becomes ready 300 ms after its main() began, each way a marker
 // can see, and says when (ready.main_to_ready: its own sleep overshoots on a
 // busy machine). The marker never fires before; what perfgate measures
-// beyond the app's own time is exec, the loader reading the evicted binary,
-// and the marker's latency (1 ms polls), which a CPU burner beside it must
-// not stretch beyond the margin.
+// beyond the app's own time is exec, the loader, and the marker's latency
+// (1 ms polls), which a CPU burner beside it must not stretch beyond the
+// margin. Nothing is evicted: the marker is under test, not the disk, and
+// one read from a disk that other jobs keep busy (the binary for the
+// loader, a page of its libraries first touched after the app's own clock
+// stopped) can take longer than the margin (eviction has tests of its own).
 TEST_F(ColdStartTest, EveryMarkerFiresWhenTheAppBecomesReady) {
   constexpr double kDelayMs = 300;
   constexpr double kMarginMs = 100;
   const std::string file = (dir_ / "ready-file").string();
   const std::string delay = R"("--delay-ms", "300", )";
-  const json results =
-      Run(Scenario("stdout", delay + R"("--ready", "stdout")", R"(, "ready": {"stdout": "^ready"})") + "," +
-          Scenario("stderr", delay + R"("--ready", "stderr")", R"(, "ready": {"stderr": "^ready \\(checksum"})") + "," +
-          Scenario("phase", delay + R"("--ready", "phase")", R"(, "ready": {"phase": "start"})") + "," +
-          Scenario("file", delay + R"("--ready", "file", ")" + file + "\"", R"(, "ready": {"file": ")" + file + "\"}") +
-          "," + Scenario("port", delay + R"("--ready", "port", "18923")", R"(, "ready": {"port": 18923})") + "," +
-          Scenario("exit", delay + R"("--ready", "exit")", ""));
+  const std::string warm = R"(, "evict": {"executable": false, "libraries": false})";
+  const json results = Run(
+      Scenario("stdout", delay + R"("--ready", "stdout")", warm + R"(, "ready": {"stdout": "^ready"})") + "," +
+      Scenario("stderr", delay + R"("--ready", "stderr")", warm + R"(, "ready": {"stderr": "^ready \\(checksum"})") +
+      "," + Scenario("phase", delay + R"("--ready", "phase")", warm + R"(, "ready": {"phase": "start"})") + "," +
+      Scenario("file", delay + R"("--ready", "file", ")" + file + "\"", warm + R"(, "ready": {"file": ")" + file + "\"}") +
+      "," + Scenario("port", delay + R"("--ready", "port", "18923")", warm + R"(, "ready": {"port": 18923})") + "," +
+      Scenario("exit", delay + R"("--ready", "exit")", warm));
   for (const char* marker : {"stdout", "stderr", "phase", "file", "port", "exit"}) {
     const std::vector<double> ready = Values(results, marker, "coldstart.time_to_ready");
     const std::vector<double> own = Values(results, marker, "ready.main_to_ready");

@@ -491,6 +491,41 @@ TEST(Attribution, ALockWaitIsNotCountedAgainAsTheSleepItIsPartOf) {
   }
 }
 
+// A start whose page cache reclaim took (issue 23): it reads 20 MB, with
+// the antagonist 40 MB of which 20 MB read back, and waits for the disk
+// 0.2 s, then 0.45 s. Half its reads were read-back, so half its I/O waits
+// are reclaim's cost; the rest of the waits did not grow beyond the run's.
+TEST(Attribution, PagesReadBackAfterReclaimTakeTheirShareOfTheIoWaits) {
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.7 : 0.4) * j, "s");
+    m["coldstart.disk_read_bytes"] = ScalarMetric("coldstart.disk_read_bytes", candidate ? 40e6 : 20e6, "bytes");
+    m[kReclaimRefaultBytes] = CounterMetric(kReclaimRefaultBytes, "bytes", candidate ? 20e6 : 0, 1);
+    const auto waits = static_cast<uint64_t>(std::llround((candidate ? 450 : 200) * j));
+    m["sched.offcpu.io"] = HistogramMetric("sched.offcpu.io", "ns", Latencies({{1000000, waits}}), 1);
+  });
+  KernelAttribution a = Attribute(s);
+  ASSERT_FALSE(a.causes.empty());
+  EXPECT_EQ(a.causes[0].metric, kReclaimRefaultBytes);
+  EXPECT_EQ(a.causes[0].pricing, Pricing::kReadBack);
+  EXPECT_NEAR(a.causes[0].accounted_s, 0.225 / 1000, 0.02 / 1000);  // per op: Sides counts 1000
+  for (const KernelShift& shift : a.causes) EXPECT_NE(shift.metric, "sched.offcpu.io") << DescribeShift(shift);
+
+  // Nothing read back: the I/O waits are the start's own, reclaim costs nothing.
+  ScenarioResult own = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.7 : 0.4) * j, "s");
+    m["coldstart.disk_read_bytes"] = ScalarMetric("coldstart.disk_read_bytes", candidate ? 40e6 : 20e6, "bytes");
+    m[kReclaimRefaultBytes] = CounterMetric(kReclaimRefaultBytes, "bytes", 0, 1);
+    const auto waits = static_cast<uint64_t>(std::llround((candidate ? 450 : 200) * j));
+    m["sched.offcpu.io"] = HistogramMetric("sched.offcpu.io", "ns", Latencies({{1000000, waits}}), 1);
+  });
+  a = Attribute(own);
+  ASSERT_FALSE(a.causes.empty());
+  EXPECT_EQ(a.causes[0].metric, "sched.offcpu.io");
+  for (const KernelShift& shift : a.causes) EXPECT_NE(shift.metric, kReclaimRefaultBytes);
+}
+
 TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
   // Twice the page faults; an idle helper thread sleeps as long as the run
   // lasts, and the loop is preempted in proportion to its CPU time.
