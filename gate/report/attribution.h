@@ -30,6 +30,11 @@ bool IsHostMetric(const std::string& metric);
 // more, whatever made it run longer.
 inline constexpr double kBusyHostCpus = 0.5;
 
+// A priced kernel-side metric that accounts for less than this share of the
+// workload's wall-time change (its estimate, when the wall time grew) is not
+// a cause, however clearly it moved.
+inline constexpr double kNegligibleShare = 0.01;
+
 // Failing checks whose scenario an explanation is worth computing for: a
 // report explains the first few, not thousands.
 inline constexpr size_t kMaxExplainedFailures = 20;
@@ -89,7 +94,8 @@ struct KernelAttribution {
   // Kernel-side metrics that clearly grew (the low end of the change's 90 %
   // interval is in the costly direction): priced ones by accounted_low_s,
   // largest first, then unpriced ones by relative change. Metrics that
-  // improved or did not clearly move, and host.* metrics, are not here.
+  // improved or did not clearly move, priced ones that account for less than
+  // kNegligibleShare of the wall-time change, and host.* metrics, are not here.
   std::vector<KernelShift> causes;
   std::vector<HostShift> host;
   // Waits for a CPU (sched.runq_latency, sched.offcpu.preempted) that grew
