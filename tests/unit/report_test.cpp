@@ -363,7 +363,7 @@ LogLinearHistogram Latencies(std::vector<std::pair<uint64_t, uint64_t>> value_co
   return hist;
 }
 
-// The run of issue 20: 50 % more getppid calls per operation; the sampled
+// A run measured on a shared host: 50 % more getppid calls per operation; the sampled
 // syscall latency's p99 fell 94 % (the sleeps' share of the samples fell);
 // another tenant's load rose on the host.
 ScenarioResult MoreGetppidCalls() {
@@ -493,7 +493,7 @@ TEST(Attribution, ALockWaitIsNotCountedAgainAsTheSleepItIsPartOf) {
   }
 }
 
-// A start whose page cache reclaim took (issue 23): it reads 20 MB, with
+// A start whose page cache reclaim took: it reads 20 MB, with
 // the antagonist 40 MB of which 20 MB read back, and waits for the disk
 // 0.2 s, then 0.45 s. Half its reads were read-back, so half its I/O waits
 // are reclaim's cost; the rest of the waits did not grow beyond the run's.
