@@ -113,7 +113,7 @@ bool NeedsMoreRepetitions(const ScenarioResult& so_far, const ScenarioResult* ba
   if (!so_far.adaptive || !so_far.error.empty()) return false;
   const AdaptiveRepetitions& plan = *so_far.adaptive;
   size_t measured = 0;
-  for (const Repetition& rep : so_far.repetitions) measured += !rep.warmup && rep.failure.empty();
+  for (const Repetition& rep : so_far.repetitions) measured += rep.measured();
   if (measured >= static_cast<size_t>(plan.max)) return false;
   if (baseline == nullptr) return true;
   const std::vector<int> looks = AdaptiveLooks(plan.min, plan.max);

@@ -29,7 +29,7 @@ using Repetitions = std::vector<const MetricSet*>;
 Repetitions MeasuredRepetitions(const ScenarioResult& scenario) {
   Repetitions reps;
   for (const Repetition& rep : scenario.repetitions) {
-    if (!rep.warmup && rep.failure.empty()) reps.push_back(&rep.metrics);
+    if (rep.measured()) reps.push_back(&rep.metrics);
   }
   return reps;
 }
@@ -58,7 +58,7 @@ std::map<int, double> ValuesByRound(const ScenarioResult& scenario, const std::s
                                     const std::string& statistic) {
   std::map<int, double> values;
   for (const Repetition& rep : scenario.repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     auto it = rep.metrics.find(name);
     if (it == rep.metrics.end()) continue;
     if (std::optional<double> v = StatisticValue(it->second, statistic); v && std::isfinite(*v))
@@ -137,7 +137,7 @@ std::pair<Repetitions, std::string> CleanRepetitions(const ScenarioResult& scena
   Repetitions clean;
   std::string first_taint;
   for (const Repetition& rep : scenario.repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     if (rep.tainted.empty()) {
       clean.push_back(&rep.metrics);
     } else if (first_taint.empty()) {

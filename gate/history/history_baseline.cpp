@@ -26,9 +26,8 @@ std::string Joined(const std::vector<std::string>& items, const std::string& sep
 }
 
 size_t GoodRepetitions(const ScenarioResult& s) {
-  return static_cast<size_t>(std::count_if(s.repetitions.begin(), s.repetitions.end(), [](const Repetition& r) {
-    return !r.warmup && r.failure.empty() && !r.metrics.empty();
-  }));
+  return static_cast<size_t>(std::count_if(s.repetitions.begin(), s.repetitions.end(),
+                                           [](const Repetition& r) { return r.measured() && !r.metrics.empty(); }));
 }
 
 // Why a stored run cannot be a baseline of the scenario; empty when it can.

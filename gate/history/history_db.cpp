@@ -361,7 +361,7 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
     whole.Bind(4, static_cast<int64_t>(text.size()));
     whole.Run();
     for (const Repetition& rep : scenario.repetitions) {
-      if (rep.warmup || !rep.failure.empty()) continue;
+      if (!rep.measured()) continue;
       for (const auto& [name, metric] : rep.metrics) {
         for (const std::string& statistic : StatisticsFor(metric.kind)) {
           std::optional<double> v = StatisticValue(metric, statistic);

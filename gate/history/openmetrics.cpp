@@ -73,7 +73,7 @@ std::map<std::pair<std::string, std::string>, std::vector<double>> ValuesOf(
     const ScenarioResult& scenario, std::map<std::string, const Metric*>& metrics) {
   std::map<std::pair<std::string, std::string>, std::vector<double>> values;
   for (const Repetition& rep : scenario.repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     for (const auto& [name, metric] : rep.metrics) {
       metrics.emplace(name, &metric);
       for (const std::string& statistic : StatisticsFor(metric.kind)) {

@@ -31,7 +31,7 @@ std::vector<CpuHolder> TopCpuHolders(const std::map<std::string, double>& second
 std::vector<CpuHolder> TopCpuHolders(const std::vector<Repetition>& repetitions, size_t n) {
   std::map<std::string, double> sum;
   for (const Repetition& rep : repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     for (const CpuHolder& h : rep.cpu_holders) sum[h.comm] += h.seconds;
   }
   return TopCpuHolders(sum, n);

@@ -132,6 +132,9 @@ struct Repetition {
   // at most kTopCpuHolders, largest first (runqlat probe, workload scope).
   std::vector<CpuHolder> cpu_holders;
   std::vector<WorkloadPhase> phases;  // for the trace only; not in results.json
+
+  // A measured repetition that succeeded: the ones statistics use.
+  bool measured() const { return !warmup && failure.empty(); }
 };
 
 // The Perfetto trace of a run (`perfgate run --trace`): one extra repetition

@@ -135,8 +135,6 @@ std::optional<double> OpsOf(const Repetition& rep) {
   return std::nullopt;
 }
 
-bool Usable(const Repetition& rep) { return !rep.warmup && rep.failure.empty(); }
-
 // The I/O waits of `rep` (the histogram `io_waits`) in the share of its
 // disk reads that were `read_back` bytes: reading a page back costs what
 // reading it the first time did. Nothing read back costs nothing; bytes read
@@ -185,7 +183,7 @@ std::optional<double> SyscallPrice(const ScenarioResult& scenario) {
   for (const auto* reps : {&scenario.baseline_repetitions, &scenario.repetitions}) {
     for (const Repetition& rep : *reps) {
       auto latency = rep.metrics.find("syscalls.latency");
-      if (!Usable(rep) || latency == rep.metrics.end() || latency->second.hist.empty()) continue;
+      if (!rep.measured() || latency == rep.metrics.end() || latency->second.hist.empty()) continue;
       medians.push_back(latency->second.hist.Quantile(0.5) * SecondsPer(latency->second.unit));
     }
   }
@@ -401,7 +399,7 @@ void Rank(std::vector<KernelShift>& causes) {
 }
 
 bool AllHaveOps(const std::vector<Repetition>& reps) {
-  return std::all_of(reps.begin(), reps.end(), [](const Repetition& r) { return !Usable(r) || OpsOf(r); });
+  return std::all_of(reps.begin(), reps.end(), [](const Repetition& r) { return !r.measured() || OpsOf(r); });
 }
 
 KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
@@ -409,10 +407,10 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
   out.per_op = AllHaveOps(scenario.baseline_repetitions) && AllHaveOps(scenario.repetitions);
   Collector collector(out.per_op, SyscallPrice(scenario));
   for (const Repetition& rep : scenario.baseline_repetitions) {
-    if (Usable(rep)) collector.Add(rep, 0);
+    if (rep.measured()) collector.Add(rep, 0);
   }
   for (const Repetition& rep : scenario.repetitions) {
-    if (Usable(rep)) collector.Add(rep, 1);
+    if (rep.measured()) collector.Add(rep, 1);
   }
   const SideSamples &base = collector.side(0), &cand = collector.side(1);
   if (!base.wall.empty() && !cand.wall.empty()) {

@@ -80,7 +80,7 @@ std::string FormatTrace(const TraceSummary& trace) {
 std::string FormatCpuHolders(const ScenarioResult& scenario) {
   std::vector<double> behind, share, wall;
   for (const Repetition& rep : scenario.repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     auto b = rep.metrics.find(kHostRunqWaitBehindOthers);
     auto w = rep.metrics.find("workload.wall_time");
     if (b == rep.metrics.end() || w == rep.metrics.end()) continue;

@@ -270,7 +270,7 @@ struct MergedHistogram {
 std::map<std::string, MergedHistogram> MergedHistograms(const std::vector<Repetition>& repetitions) {
   std::map<std::string, MergedHistogram> merged;
   for (const Repetition& rep : repetitions) {
-    if (rep.warmup || !rep.failure.empty()) continue;
+    if (!rep.measured()) continue;
     for (const auto& [name, metric] : rep.metrics) {
       if (metric.kind != MetricKind::kHistogram || metric.hist.empty()) continue;
       MergedHistogram& m = merged[name];

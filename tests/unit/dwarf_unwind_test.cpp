@@ -121,12 +121,19 @@ TEST(UserStackUnwinder, WithoutReadableFilesUnwindsNothing) {
   EXPECT_FALSE(unwinder.unreadable().empty());
 }
 
+// A stack captured here, unwound from its copy, and a symbolizer that knows
+// this process as pid 1: what FoldProfile folds.
+struct UnwoundHere {
+  Captured captured = CaptureHere();
+  std::vector<uint64_t> unwound = UserStackUnwinder(captured.maps).Unwind(captured.copy);
+  StackSymbolizer symbolizer{KernelSymbols(), {{1, captured.maps}}};
+};
+
 TEST(FoldProfile, UsesTheUnwoundStackWhereTheFramePointerWalkStoppedShort) {
-  const Captured captured = CaptureHere();
-  UserStackUnwinder unwinder(captured.maps);
-  const std::vector<uint64_t> unwound = unwinder.Unwind(captured.copy);
+  UnwoundHere here;
+  const std::vector<uint64_t>& unwound = here.unwound;
   ASSERT_GE(unwound.size(), 3u);
-  StackSymbolizer symbolizer(KernelSymbols(), {{1, captured.maps}});
+  StackSymbolizer& symbolizer = here.symbolizer;
   // The walk of code without frame pointers: the sampled function alone.
   const std::vector<uint64_t> walked = {unwound[0]};
   FoldedProfile profile = FoldProfile("on-cpu", "samples", {{1, 5, 5, {}, walked, unwound}}, symbolizer);
@@ -141,11 +148,10 @@ TEST(FoldProfile, UsesTheUnwoundStackWhereTheFramePointerWalkStoppedShort) {
 }
 
 TEST(FoldProfile, UsesTheUnwoundStackWhereTheWalkWasLostInTheStackMap) {
-  const Captured captured = CaptureHere();
-  UserStackUnwinder unwinder(captured.maps);
-  const std::vector<uint64_t> unwound = unwinder.Unwind(captured.copy);
+  UnwoundHere here;
+  const std::vector<uint64_t>& unwound = here.unwound;
   ASSERT_GE(unwound.size(), 3u);
-  StackSymbolizer symbolizer(KernelSymbols(), {{1, captured.maps}});
+  StackSymbolizer& symbolizer = here.symbolizer;
   // No walk at all (a collision in the stack map), no kernel stack (a sample
   // in user mode): the copy names the function, not "[unknown]".
   FoldedProfile profile = FoldProfile("on-cpu", "samples", {{1, 5, 5, {}, {}, unwound}}, symbolizer);
