@@ -111,24 +111,39 @@ static __always_inline bool pg_current_is_tracked(void)
 	return tracked;
 }
 
-/* Whether `task` is tracked by its mark: 1 or 0, or -1 when the marks
- * cannot tell (not kept, incomplete, or `task` NULL: the variants whose
- * task pointer is not trusted pass NULL). */
-static __always_inline int pg_task_mark_verdict(struct task_struct *task)
+/* The mark of `task` where the marks tell whether it is tracked: its mark of
+ * this epoch, or NULL for a thread not tracked; `*told` is false where they
+ * cannot tell (not kept, incomplete, or `task` NULL: the variants whose task
+ * pointer is not trusted pass NULL). */
+static __always_inline struct pg_tracked_mark *pg_task_mark(struct task_struct *task, bool *told)
 {
 	struct pg_tracked_mark *mark;
 	struct pg_tracked_gen *gen;
 	__u32 zero = 0;
 	__u64 epoch;
 
+	*told = false;
 	if (!pg_tracked_marks || !task)
-		return -1;
+		return NULL;
 	gen = bpf_map_lookup_elem(&pg_tracked_gen, &zero);
 	epoch = gen ? *(volatile __u64 *)&gen->epoch : 0;
 	if (epoch == 0)
-		return -1;
+		return NULL;
+	*told = true;
 	mark = bpf_task_storage_get(&pg_tracked_task, task, 0, 0);
-	return mark && mark->epoch == epoch;
+	return mark && mark->epoch == epoch ? mark : NULL;
+}
+
+/* Whether `task` is tracked by its mark: 1 or 0, or -1 when the marks
+ * cannot tell (see pg_task_mark()). */
+static __always_inline int pg_task_mark_verdict(struct task_struct *task)
+{
+	bool told;
+	struct pg_tracked_mark *mark = pg_task_mark(task, &told);
+
+	if (!told)
+		return -1;
+	return mark != NULL;
 }
 
 /* Whether `task` (thread id `tid`, any thread) is tracked. */
@@ -145,17 +160,26 @@ static __always_inline bool pg_task_is_tracked(struct task_struct *task, __u32 t
 }
 
 /* The same for the current thread's `task` (sched_switch's prev), which
- * without marks has the per-CPU answer. */
-static __always_inline bool pg_current_task_is_tracked(struct task_struct *task)
+ * without marks has the per-CPU answer; `*mark` is its mark where the marks
+ * tell (pg_task_mark()), else NULL. */
+static __always_inline bool pg_current_task_tracked_mark(struct task_struct *task, struct pg_tracked_mark **mark)
 {
-	int verdict;
+	bool told;
 
+	*mark = NULL;
 	if (!pg_filter_tracked)
 		return true;
-	verdict = pg_task_mark_verdict(task);
-	if (verdict >= 0)
-		return verdict;
+	*mark = pg_task_mark(task, &told);
+	if (told)
+		return *mark != NULL;
 	return pg_current_is_tracked();
+}
+
+static __always_inline bool pg_current_task_is_tracked(struct task_struct *task)
+{
+	struct pg_tracked_mark *mark;
+
+	return pg_current_task_tracked_mark(task, &mark);
 }
 
 /* The tracker's hooks, after changing the map. */

@@ -125,7 +125,10 @@ static __always_inline bool current_in_iowait(void)
 	return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait);
 }
 
-static __always_inline void on_leave(void *ctx, __u32 tid, int reason, __u64 now)
+/* A tracked thread leaves the CPU: its wait is kept in `mark`, its mark,
+ * where the marks tell (see pg_task_mark()) and no stacks are captured,
+ * else in the hash map. */
+static __always_inline void on_leave(void *ctx, struct pg_tracked_mark *mark, __u32 tid, int reason, __u64 now)
 {
 	struct offcpu_start start = {};
 	struct pg_offcpu_drops *lost;
@@ -133,6 +136,12 @@ static __always_inline void on_leave(void *ctx, __u32 tid, int reason, __u64 now
 	start.ts = now;
 	start.reason = reason == PG_OFFCPU_SLEEP && current_in_iowait() ? PG_OFFCPU_IO : reason;
 	start.stack.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
+	if (mark && !capture_stacks) {
+		mark->offcpu.reason = start.reason;
+		mark->offcpu.tgid = start.stack.tgid;
+		mark->offcpu.since = now;
+		return;
+	}
 	start.stack.kernel_stack = -1;
 	start.stack.user_stack = -1;
 	if (capture_stacks) {
@@ -165,38 +174,53 @@ static __always_inline void add_to_stack(const struct offcpu_start *start, __u64
 	__sync_fetch_and_add(&total->count, 1);
 }
 
-/* task: next's task_struct where the hook's pointer is trusted, else NULL. */
-static __always_inline void on_return(struct task_struct *task, __u32 tid)
+/* A wait of `reason` of thread `tid` (of process `tgid`) from `since` ended
+ * `delta` later. */
+static __always_inline void add_wait(__u32 reason, __u32 tgid, __u32 tid, __u64 since, __u64 delta)
 {
-	struct offcpu_start *start;
-	struct pg_offcpu_stats *stats;
-	__u32 reason;
-	__u64 delta, now;
+	struct pg_offcpu_stats *stats = bpf_map_lookup_elem(&offcpu_stats, &reason);
 
-	/* Most threads of the machine are not tracked, and their mark says so
-	 * without the hash lookup below. */
-	if (pg_task_mark_verdict(task) == 0)
-		return;
-	start = bpf_map_lookup_elem(&offcpu_since, &tid);
-	if (!start)
-		return;
-	now = bpf_ktime_get_ns();
-	/* The tracker may have forgotten the thread since (a new repetition). */
-	if (!pg_task_is_tracked(task, tid)) {
-		bpf_map_delete_elem(&offcpu_since, &tid);
-		return;
-	}
-	delta = now - start->ts;
-	reason = start->reason;
-	stats = bpf_map_lookup_elem(&offcpu_stats, &reason);
 	if (stats) {
 		stats->time_ns += delta;
 		pg_hist_add(stats->hist, delta);
 	}
+	if (pg_trace_enabled && delta >= pg_trace_long_offcpu_ns)
+		pg_trace_emit(PG_TRACE_OFFCPU, reason, tgid, tid, since, delta);
+}
+
+/* task: next's task_struct where the hook's pointer is trusted, else NULL. */
+static __always_inline void on_return(struct task_struct *task, __u32 tid)
+{
+	struct pg_tracked_mark *mark;
+	struct offcpu_start *start;
+	__u64 delta, since;
+	bool told;
+
+	/* Most threads of the machine are not tracked, and their mark says so
+	 * without the hash lookup below. */
+	mark = pg_task_mark(task, &told);
+	if (told && !mark)
+		return;
+	if (mark && !capture_stacks) {
+		since = mark->offcpu.since;
+		if (!since)
+			return;
+		mark->offcpu.since = 0;
+		add_wait(mark->offcpu.reason, mark->offcpu.tgid, tid, since, bpf_ktime_get_ns() - since);
+		return;
+	}
+	start = bpf_map_lookup_elem(&offcpu_since, &tid);
+	if (!start)
+		return;
+	/* The tracker may have forgotten the thread since (a new repetition). */
+	if (!told && !pg_is_tracked(tid)) {
+		bpf_map_delete_elem(&offcpu_since, &tid);
+		return;
+	}
+	delta = bpf_ktime_get_ns() - start->ts;
+	add_wait(start->reason, start->stack.tgid, tid, start->ts, delta);
 	if (capture_stacks)
 		add_to_stack(start, delta);
-	if (pg_trace_enabled && delta >= pg_trace_long_offcpu_ns)
-		pg_trace_emit(PG_TRACE_OFFCPU, reason, start->stack.tgid, tid, start->ts, delta);
 	bpf_map_delete_elem(&offcpu_since, &tid);
 }
 
@@ -208,9 +232,11 @@ static __always_inline void on_return(struct task_struct *task, __u32 tid)
 static __always_inline void on_switch(void *ctx, struct task_struct *prev, __u32 prev_tid, int reason,
 				      struct task_struct *next, __u32 next_tid)
 {
+	struct pg_tracked_mark *mark;
+
 	/* Every CPU's idle task has tid 0; its "off-CPU" time is busy time. */
-	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_current_task_is_tracked(prev))
-		on_leave(ctx, prev_tid, reason, bpf_ktime_get_ns());
+	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_current_task_tracked_mark(prev, &mark))
+		on_leave(ctx, mark, prev_tid, reason, bpf_ktime_get_ns());
 	if (next_tid != 0)
 		on_return(next, next_tid);
 }

@@ -29,18 +29,14 @@
 /* A wait whose CPU is not known (its CPU id was beyond the array). */
 #define NO_CPU 0xffffffffu
 
-struct runq_wait {
-	__u64 since;         /* ktime when it became runnable */
-	__u64 held_at_start; /* its CPU's held time then */
-	__u32 cpu;           /* the CPU whose run queue it waits on, or NO_CPU */
-	__u32 pad;
-};
-
+/* A tracked thread's wait is kept in its mark (struct pg_tracked_mark)
+ * where the hook has the thread's task_struct and the marks are kept; else
+ * here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, RUNNABLE_MAX);
 	__type(key, __u32); /* thread id */
-	__type(value, struct runq_wait);
+	__type(value, struct pg_runq_wait); /* cpu NO_CPU when not known */
 } runnable_since SEC(".maps");
 
 struct {
@@ -125,12 +121,32 @@ static __always_inline void leave_queue(__u32 cpu)
 		__sync_fetch_and_add(&c->waiting, -1);
 }
 
-/* Thread `tid` (tracked) waits on `cpu`'s run queue from `now`. */
-static __always_inline void start_wait(__u32 tid, __u32 cpu, __u64 now)
+/* The wait of tracked thread `tid` in progress, or NULL: in `mark`, the
+ * thread's mark, where the marks tell (see pg_task_mark()), else in the
+ * hash map. */
+static __always_inline struct pg_runq_wait *wait_of(struct pg_tracked_mark *mark, __u32 tid)
 {
-	struct runq_wait *w = bpf_map_lookup_elem(&runnable_since, &tid);
+	if (mark)
+		return mark->runq.since ? &mark->runq : NULL;
+	return bpf_map_lookup_elem(&runnable_since, &tid);
+}
+
+/* Wait `w` of wait_of(mark, tid) is over. */
+static __always_inline void wait_done(struct pg_tracked_mark *mark, struct pg_runq_wait *w, __u32 tid)
+{
+	if (mark)
+		w->since = 0;
+	else
+		bpf_map_delete_elem(&runnable_since, &tid);
+}
+
+/* Thread `tid` (tracked; its mark as for wait_of()) waits on `cpu`'s run
+ * queue from `now`. */
+static __always_inline void start_wait(struct pg_tracked_mark *mark, __u32 tid, __u32 cpu, __u64 now)
+{
+	struct pg_runq_wait *w = wait_of(mark, tid);
 	struct pg_runq_cpu *c = runq_cpu(cpu);
-	struct runq_wait fresh = {.since = now, .cpu = NO_CPU};
+	struct pg_runq_wait fresh = {.since = now, .cpu = NO_CPU};
 
 	/* Marked already: woken while still queued or running (a wakeup that
 	 * raced its sleep). The wait starts again from here. */
@@ -151,24 +167,29 @@ static __always_inline void start_wait(__u32 tid, __u32 cpu, __u64 now)
 		*w = fresh;
 		return;
 	}
+	if (mark) {
+		mark->runq = fresh;
+		return;
+	}
 	if (bpf_map_update_elem(&runnable_since, &tid, &fresh, BPF_ANY) != 0)
 		leave_queue(fresh.cpu);
 }
 
 /* A tracked thread going to sleep with a mark: from a wakeup that raced its
  * previous sleep, while it was still running. It is not waiting. */
-static __always_inline void drop_stale_wait(__u32 tid)
+static __always_inline void drop_stale_wait(struct pg_tracked_mark *mark, __u32 tid)
 {
-	struct runq_wait *w = bpf_map_lookup_elem(&runnable_since, &tid);
+	struct pg_runq_wait *w = wait_of(mark, tid);
 
 	if (!w)
 		return;
 	leave_queue(w->cpu);
-	bpf_map_delete_elem(&runnable_since, &tid);
+	wait_done(mark, w, tid);
 }
 
 /* Thread `tid` runs on `cpu` (`here`) at `now` after waiting since w->since. */
-static __always_inline void end_wait(struct runq_wait *w, __u32 tid, __u32 cpu, struct pg_runq_cpu *here, __u64 now)
+static __always_inline void end_wait(struct pg_tracked_mark *mark, struct pg_runq_wait *w, __u32 tid, __u32 cpu,
+				      struct pg_runq_cpu *here, __u64 now)
 {
 	struct pg_runqlat_stats *stats;
 	struct pg_runq_cpu *c = NULL;
@@ -186,7 +207,7 @@ static __always_inline void end_wait(struct runq_wait *w, __u32 tid, __u32 cpu, 
 			behind = delta;
 		__sync_fetch_and_add(&c->waiting, -1);
 	}
-	bpf_map_delete_elem(&runnable_since, &tid);
+	wait_done(mark, w, tid);
 	stats = this_cpu_stats();
 	if (stats) {
 		pg_hist_add(stats->hist, delta);
@@ -204,12 +225,18 @@ static __always_inline void end_wait(struct runq_wait *w, __u32 tid, __u32 cpu, 
  * threads: most wakeups of the machine are not theirs. */
 static __always_inline void on_runnable(struct task_struct *task, __u32 tid, struct task_struct *cpu_of, __u32 cpu)
 {
+	struct pg_tracked_mark *mark;
+	bool told;
+
 	/* Every CPU's idle task has tid 0 and never waits on a run queue. */
-	if (tid == 0 || !pg_task_is_tracked(task, tid))
+	if (tid == 0)
+		return;
+	mark = pg_task_mark(task, &told);
+	if (told ? !mark : !pg_is_tracked(tid))
 		return;
 	if (cpu_of)
 		cpu = pg_task_cpu(cpu_of);
-	start_wait(tid, cpu, bpf_ktime_get_ns());
+	start_wait(mark, tid, cpu, bpf_ktime_get_ns());
 }
 
 static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid, bool prev_runnable,
@@ -218,8 +245,10 @@ static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid, 
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct pg_runq_cpu *here = runq_cpu(cpu);
 	__u64 holder = PG_RUNQ_HOLDER_UNKNOWN, now = 0, since;
-	int prev_tracked = -1, next_verdict;
-	struct runq_wait *w;
+	struct pg_tracked_mark *prev_mark = NULL, *next_mark;
+	int prev_tracked = -1;
+	struct pg_runq_wait *w;
+	bool next_told;
 
 	/* A tracked thread waits on this CPU: prev ran while it did. */
 	if (here && (since = here->since)) {
@@ -228,7 +257,7 @@ static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid, 
 		/* Closed before a wait can start below, which reads it. */
 		here->since = 0;
 		if (holder == PG_RUNQ_HOLDER_UNKNOWN) {
-			prev_tracked = prev_tid == 0 || pg_current_task_is_tracked(prev);
+			prev_tracked = prev_tid == 0 || pg_current_task_tracked_mark(prev, &prev_mark);
 			holder = prev_tracked ? PG_RUNQ_HOLDER_NONE : PG_RUNQ_HOLDER_OTHER;
 		}
 		if (holder == PG_RUNQ_HOLDER_OTHER && now > since) {
@@ -240,30 +269,30 @@ static __always_inline void on_switch(struct task_struct *prev, __u32 prev_tid, 
 	/* sched_switch runs in prev's context: prev is the current thread. */
 	if (prev_tid != 0 && (prev_runnable || (here && here->waiting > 0))) {
 		if (prev_tracked < 0)
-			prev_tracked = pg_current_task_is_tracked(prev);
+			prev_tracked = pg_current_task_tracked_mark(prev, &prev_mark);
 		if (prev_tracked && prev_runnable) {
 			if (!now)
 				now = bpf_ktime_get_ns();
-			start_wait(prev_tid, cpu, now);
+			start_wait(prev_mark, prev_tid, cpu, now);
 		} else if (prev_tracked) {
-			drop_stale_wait(prev_tid);
+			drop_stale_wait(prev_mark, prev_tid);
 		}
 	}
 	/* Most threads of the machine are not tracked, and their mark says so
 	 * without the hash lookup below. */
-	next_verdict = pg_task_mark_verdict(next);
+	next_mark = pg_task_mark(next, &next_told);
 	if (next_tid == 0) {
 		holder = PG_RUNQ_HOLDER_NONE;
-	} else if (next_verdict == 0) {
+	} else if (next_told && !next_mark) {
 		holder = PG_RUNQ_HOLDER_OTHER;
 	} else {
-		w = bpf_map_lookup_elem(&runnable_since, &next_tid);
+		w = wait_of(next_mark, next_tid);
 		if (w) {
 			if (!now)
 				now = bpf_ktime_get_ns();
-			end_wait(w, next_tid, cpu, here, now);
+			end_wait(next_mark, w, next_tid, cpu, here, now);
 			holder = PG_RUNQ_HOLDER_NONE;
-		} else if (next_verdict > 0) {
+		} else if (next_told) {
 			holder = PG_RUNQ_HOLDER_NONE;
 		}
 	}

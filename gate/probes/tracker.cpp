@@ -64,7 +64,9 @@ bool WorkloadTracker::Mark(pid_t pid, uint32_t tid) {
   const int pidfd = static_cast<int>(
       syscall(SYS_pidfd_open, static_cast<pid_t>(tid), static_cast<pid_t>(tid) == pid ? 0u : kPidfdThread));
   if (pidfd < 0) return false;
-  const pg_tracked_mark mark{epoch_};
+  // Written whole: the scheduler probes' waits in it start empty.
+  pg_tracked_mark mark{};
+  mark.epoch = epoch_;
   const bool marked = bpf_map_update_elem(marks_map_fd(), &pidfd, &mark, BPF_ANY) == 0;
   close(pidfd);
   return marked;
