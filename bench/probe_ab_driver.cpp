@@ -8,6 +8,10 @@
 //
 //   probe_ab_driver PROBE[,PROBE...] PAIRS [--metric NAME] -- CMD ARGS...
 //
+// --metric cpu_time takes the workload's CPU time (user and system, from its
+// rusage) instead of a number it prints. PROBE `none` attaches no probe: the
+// probed runs are then only tracked (the tracker's own cost).
+//
 // Prints the median of each arm, the median of the pairs' probed/bare ratios
 // with its 95 % interval and the ratios' quartiles, and the probes' hooks.
 #include <algorithm>
@@ -79,6 +83,7 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<perfgate::Probe>> probes;
     std::stringstream names(argv[1]);
     for (std::string name; std::getline(names, name, ',');) {
+      if (name == "none") continue;
       probes.push_back(perfgate::CreateProbe(name));
       if (!probes.back()) {
         std::fprintf(stderr, "unknown probe: %s\n", name.c_str());
@@ -102,6 +107,9 @@ int main(int argc, char** argv) {
         perfgate::MetricSet metrics;
         for (auto& probe : probes) probe->Collect(outcome.wall_s, metrics);
       }
+      if (metric == "cpu_time")
+        return static_cast<double>(outcome.usage.ru_utime.tv_sec + outcome.usage.ru_stime.tv_sec) +
+               static_cast<double>(outcome.usage.ru_utime.tv_usec + outcome.usage.ru_stime.tv_usec) / 1e6;
       const std::optional<double> value = PrintedValue(outcome.stdout_text, metric);
       if (!value) throw perfgate::InfraError(command[0] + " printed no " + (metric.empty() ? "number" : metric));
       return *value;
