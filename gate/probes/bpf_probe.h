@@ -66,6 +66,11 @@ class BpfProbe : public Probe {
     plan_.reset();
   }
 
+  bool Unhook() override {
+    skeleton_.Unhook();
+    return true;
+  }
+
  protected:
   BpfProbe(std::string name, SkeletonOps<Skel> ops) : name_(std::move(name)), skeleton_(ops) {}
 

@@ -70,6 +70,11 @@ class Probe {
   virtual ProbeReport Report() const = 0;
   // Detaches and unloads; safe to call twice. Destructor calls it.
   virtual void Detach() = 0;
+  // Takes the probe off its hooks and keeps its programs and maps loaded
+  // until Detach(), so that nothing of it runs while what loading it did to
+  // the machine stays (`perfgate overhead`'s bare side). False when the
+  // probe cannot: it is then still attached.
+  virtual bool Unhook() { return false; }
 };
 
 // A parameter a probe accepts in the suite, e.g. {"name": "ufunc", "functions": ["leveldb::*"]}.

@@ -62,6 +62,9 @@ class AttachedSkeleton {
     return fds;
   }
 
+  // The links only: no program runs any more, and everything stays loaded.
+  void Unhook() { DestroyLinks(links_); }
+
   // Links first, so no program runs while its maps go away.
   void Destroy() {
     DestroyLinks(links_);

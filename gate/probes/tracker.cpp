@@ -156,6 +156,8 @@ ProbeReport WorkloadTracker::Report() const {
   return report;
 }
 
+void WorkloadTracker::Unhook() { skeleton_.Unhook(); }
+
 void WorkloadTracker::Detach() {
   skeleton_.Destroy();
   plan_.reset();

@@ -48,6 +48,8 @@ class WorkloadTracker {
   // Number of threads tracked right now.
   size_t TrackedCount() const;
   ProbeReport Report() const;
+  // Off its hooks, still loaded (Probe::Unhook()).
+  void Unhook();
   void Detach();
 
  private:

@@ -95,6 +95,15 @@ ScenarioProbes::~ScenarioProbes() {
   if (tracker_) tracker_->Detach();
 }
 
+bool ScenarioProbes::Unhook() {
+  for (auto& p : probes_) {
+    if (!p.probe->Unhook()) return false;
+  }
+  if (tracker_) tracker_->Unhook();
+  unhooked_ = true;
+  return true;
+}
+
 void ScenarioProbes::Prepare(pid_t pid) {
   workload_pid_ = pid;
   if (tracker_) {
@@ -117,10 +126,12 @@ Probe* ScenarioProbes::Find(const std::string& name) const {
 }
 
 void ScenarioProbes::Collect(double duration_s, MetricSet& out) {
+  if (unhooked_) return;
   for (auto& p : probes_) p.probe->Collect(duration_s, out);
 }
 
 std::vector<CpuHolder> ScenarioProbes::CpuHolders() const {
+  if (unhooked_) return {};
   for (const auto& p : probes_) {
     if (auto holders = p.probe->CpuHolders(); !holders.empty()) return holders;
   }

@@ -36,6 +36,13 @@ class ScenarioProbes {
   ScenarioProbes(const ScenarioProbes&) = delete;
   ScenarioProbes& operator=(const ScenarioProbes&) = delete;
 
+  // Takes every probe and the tracker off their hooks, loaded as they are
+  // (Probe::Unhook()): the repetitions then pay for their loading and
+  // Prepare() as the probed ones do, but none of their events, and collect
+  // nothing. False when a probe cannot be unhooked (perf_event counters,
+  // uprobes): those before it may be off their hooks already, so the caller
+  // drops the whole set.
+  bool Unhook();
   // Tracks the held workload process and zeroes the probes' aggregates.
   void Prepare(pid_t pid);
   // BPF run-time stats on or off.
@@ -69,6 +76,7 @@ class ScenarioProbes {
   std::vector<ProbeReport> not_attached_;  // optional probes that could not attach
   uint64_t workload_cpu_ns_ = 0;
   pid_t workload_pid_ = 0;
+  bool unhooked_ = false;
 };
 
 // One fresh process run of the workload under the attached probes, after the

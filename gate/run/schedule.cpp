@@ -41,7 +41,7 @@ std::string Label(const Schedule& schedule, const Arm& arm, int round) {
 }
 
 bool MeasuresProbeCost(const Schedule& schedule, const Arm& arm, int round) {
-  if (schedule.lifetime == ProbeLifetime::kRepetition && arm.plan.probes.empty()) return false;
+  if (schedule.lifetime == ProbeLifetime::kRepetition && (arm.plan.probes.empty() || arm.plan.unhooked)) return false;
   switch (schedule.probe_cost) {
     case ProbeCostWindow::kWarmUps:
       return round < 0 || schedule.warmup == 0;
@@ -120,8 +120,13 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
     for (size_t a : order) {
       Arm& arm = arms[a];
       std::unique_ptr<ScenarioProbes> own;
-      if (!shared)
+      if (!shared) {
         own = std::make_unique<ScenarioProbes>(*arm.plan.spec, arm.plan.probes, arm.argv, options, schedule.trace);
+        if (arm.plan.unhooked && !own->Unhook()) {
+          own.reset();  // what was unhooked goes first
+          own = std::make_unique<ScenarioProbes>(*arm.plan.spec, std::vector<ProbeSpec>{}, arm.argv, options);
+        }
+      }
       ScenarioProbes& probes = shared ? *shared : *own;
       Repetition rep = RunArmRepetition(schedule, arm, round, probes, options);
       if (schedule.after_repetition) schedule.after_repetition(a, rep, probes);

@@ -27,6 +27,13 @@ struct ScheduleArm {
   std::string name;
   const ScenarioSpec* spec = nullptr;
   std::vector<ProbeSpec> probes;  // empty: the bare workload
+  // The probes are loaded and attached before every repetition like a probed
+  // arm's, then taken off their hooks (ScenarioProbes::Unhook()): the bare
+  // side of `perfgate overhead`, which so pays for loading them as the probed
+  // side does and for none of their events. Without a probe that can be
+  // unhooked, the arm runs bare with nothing loaded. Only with
+  // ProbeLifetime::kRepetition.
+  bool unhooked = false;
 };
 
 // How long one set of probes stays attached.

@@ -10,10 +10,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "adapters/command.h"
+#include "harness/bpf_objects.h"
 #include "harness/environment.h"
 #include "probes/bpf_stats.h"
 #include "probes/probe.h"
+#include "run/repetition.h"
 
 namespace perfgate {
 namespace {
@@ -70,6 +76,52 @@ TEST(ProbeCost, AnEmptyProgramsNetRunTimeIsASmallPartOfItsMeasuredOne) {
   std::printf("empty program at sys_enter: %.1f ns per run measured, %.1f ns net\n", measured, net);
   EXPECT_LT(net, 0.5 * measured);
   EXPECT_LE(run.run_time_ns, run.measured_run_time_ns);
+}
+
+// `perfgate overhead`'s bare side: the probes are loaded and attached, then
+// taken off their hooks. Nothing of them runs while its workload does, and
+// they stay loaded until the set goes; the same set left on its hooks counts
+// the same workload.
+TEST(ProbeCost, AnUnhookedProbeSetRunsNothingAndStaysLoaded) {
+  PERFGATE_REQUIRE_ROOT();
+  BpfStatsEnabler stats;
+  if (!stats.enabled()) GTEST_SKIP() << stats.reason();
+  ScenarioSpec spec;
+  spec.name = "unhooked";
+  spec.timeout_s = 30;
+  spec.workload.argv = {"/bin/sh", "-c", "for i in 1 2 3 4 5; do /bin/true; done"};
+  const std::vector<ProbeSpec> probes = {{"syscalls"}, {"sched"}};
+  const RunOptions options;
+  const CommandAdapter adapter;
+  for (bool unhook : {false, true}) {
+    SCOPED_TRACE(unhook ? "unhooked" : "on its hooks");
+    const std::set<uint32_t> before = LoadedProgramIds();
+    ScenarioProbes set(spec, probes, spec.workload.argv, options);
+    const size_t loaded = NewProgramIdsNow(before, "syscalls_").size();
+    ASSERT_GT(loaded, 0u);
+    if (unhook) {
+      ASSERT_TRUE(set.Unhook());
+    }
+    // Runs counted since loading: the machine's events until then count.
+    const auto runs_now = [&] {
+      uint64_t runs = 0;
+      for (const ProbeReport& report : set.Reports()) runs += report.run_count;
+      return runs;
+    };
+    const uint64_t runs_before = runs_now();
+    const Repetition rep = RunRepetition(spec, adapter, adapter.LaunchArgv(spec.workload), set, options);
+    ASSERT_TRUE(rep.failure.empty()) << rep.failure;
+    const uint64_t runs = runs_now() - runs_before;
+    if (unhook) {
+      EXPECT_EQ(runs, 0u);
+      EXPECT_EQ(rep.metrics.count("syscalls.count"), 0u);
+      EXPECT_EQ(NewProgramIdsNow(before, "syscalls_").size(), loaded);
+    } else {
+      EXPECT_GT(runs, 0u);
+      ASSERT_EQ(rep.metrics.count("syscalls.count"), 1u);
+      EXPECT_GT(rep.metrics.at("syscalls.count").value, 0.0);
+    }
+  }
 }
 
 }  // namespace
