@@ -29,9 +29,9 @@ OverheadResult MeasureScenario(const ScenarioSpec& spec, const RunOptions& run, 
   // sides, and the bare side takes them off their hooks again before its
   // workload starts: attached but idle probes would still run on every event
   // and tax the bare side, and loading them only for the probed side charged
-  // it what the loading leaves behind (caches and TLBs the verifier and JIT
-  // went through; a never-firing probe measured 1.02-1.10x on a 12 ms
-  // workload). BPF run-time statistics are on in the probed warm-ups, which
+  // it with the loading's aftermath (the verifier's and JIT's work just
+  // before the workload starts: a never-firing probe measured 1.02-1.10x on
+  // a 12 ms workload). BPF run-time statistics are on in the probed warm-ups, which
   // measure the probes' CPU cost; the timed repetitions run without them.
   Schedule schedule;
   schedule.arms = {{"bare", &spec, spec.probes, true}, {"probed", &spec, spec.probes}};
