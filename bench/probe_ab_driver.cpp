@@ -30,6 +30,7 @@
 #include "probes/probe.h"
 #include "probes/tracker.h"
 #include "run/process.h"
+#include "run/runner.h"
 
 namespace {
 
@@ -107,9 +108,11 @@ int main(int argc, char** argv) {
         perfgate::MetricSet metrics;
         for (auto& probe : probes) probe->Collect(outcome.wall_s, metrics);
       }
-      if (metric == "cpu_time")
-        return static_cast<double>(outcome.usage.ru_utime.tv_sec + outcome.usage.ru_stime.tv_sec) +
-               static_cast<double>(outcome.usage.ru_utime.tv_usec + outcome.usage.ru_stime.tv_usec) / 1e6;
+      if (metric == "cpu_time") {
+        perfgate::MetricSet usage;
+        perfgate::AddRusageMetrics(outcome.usage, outcome.wall_s, usage);
+        return usage.at("workload.cpu_time").value;
+      }
       const std::optional<double> value = PrintedValue(outcome.stdout_text, metric);
       if (!value) throw perfgate::InfraError(command[0] + " printed no " + (metric.empty() ? "number" : metric));
       return *value;

@@ -70,6 +70,15 @@ const char kGroupPrefix[] = "perfgate-memory-";
 const char kWorkloadLeaf[] = "workload";
 const char kAntagonistLeaf[] = "antagonist";
 
+// Removes a group MemoryCgroup made: its leaves, then the group. `patient`:
+// waits up to a second for each while the kernel has not seen its last
+// process go yet (EBUSY).
+void RemoveGroup(const std::string& group, bool patient) {
+  for (const std::string& dir : {group + "/" + kWorkloadLeaf, group + "/" + kAntagonistLeaf, group}) {
+    for (int i = 0; rmdir(dir.c_str()) != 0 && errno == EBUSY && patient && i < 100; ++i) SleepMs(10);
+  }
+}
+
 // The value of `key` in a memory.stat text; nullopt without that line.
 std::optional<double> StatValue(const std::string& stat, const std::string& key) {
   std::istringstream in(stat);
@@ -90,8 +99,7 @@ void RemoveStaleGroups(const std::string& root) {
     if (name.rfind(prefix, 0) != 0) continue;
     const long pid = std::atol(name.c_str() + prefix.size());
     if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    for (const char* leaf : {kWorkloadLeaf, kAntagonistLeaf}) rmdir((root + "/" + name + "/" + leaf).c_str());
-    rmdir((root + "/" + name).c_str());
+    RemoveGroup(root + "/" + name, false);
   }
   closedir(dir);
 }
@@ -208,17 +216,14 @@ MemoryCgroup::MemoryCgroup(long limit_mb) : limit_mb_(limit_mb) {
     }
   }
   if (!why.empty()) {
-    for (const char* leaf : {kWorkloadLeaf, kAntagonistLeaf}) rmdir((path_ + "/" + leaf).c_str());
-    rmdir(path_.c_str());
+    RemoveGroup(path_, false);
     throw InfraError(why);
   }
 }
 
 MemoryCgroup::~MemoryCgroup() {
   // The kernel may take a moment to see the last process gone.
-  for (const std::string& dir : {path_ + "/" + kWorkloadLeaf, path_ + "/" + kAntagonistLeaf, path_}) {
-    for (int i = 0; i < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++i) SleepMs(10);
-  }
+  RemoveGroup(path_, true);
 }
 
 void MemoryCgroup::AddTo(const char* leaf, pid_t pid) const {
