@@ -21,6 +21,7 @@
 #include "adapters/readiness.h"
 #include "config/suite.h"
 #include "metrics/metric.h"
+#include "metrics/metric_declaration.h"
 #include "metrics/results.h"
 
 namespace perfgate {
@@ -94,6 +95,10 @@ class WorkloadAdapter {
   // The memory cgroup each launch starts in (kinds declaring memory_limit.h's
   // keys); nullopt (the default): the workload runs where perfgate runs.
   virtual std::optional<MemoryLimit> MemoryLimitOf(const WorkloadSpec& /*spec*/) const { return std::nullopt; }
+  // The metrics ParseOutput and AddStartMetrics emit, declared once
+  // (metrics/metric_declaration.h). The default (a command): none, the
+  // workload names its own numbers, which are its outcome.
+  virtual std::vector<MetricDeclaration> metrics() const { return {}; }
 
  protected:
   WorkloadOptions Options(const WorkloadSpec& spec) const { return WorkloadOptions(keys(), spec); }
@@ -104,5 +109,7 @@ const WorkloadAdapter* FindAdapter(const std::string& kind);
 std::vector<std::string> AdapterKinds();
 // Every kind's declared keys, for SuiteVocabulary::workload_keys.
 std::map<std::string, WorkloadKeys> AdapterKeys();
+// Every adapter's metric declarations, each name once.
+std::vector<MetricDeclaration> AdapterMetricDeclarations();
 
 }  // namespace perfgate

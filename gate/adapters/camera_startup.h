@@ -23,6 +23,7 @@ class CameraStartupAdapter : public ColdStartAdapter {
  public:
   std::string kind() const override { return "camera-startup"; }
   const WorkloadKeys& keys() const override;
+  std::vector<MetricDeclaration> metrics() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };

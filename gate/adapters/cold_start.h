@@ -28,6 +28,7 @@ class ColdStartAdapter : public WorkloadAdapter {
  public:
   std::string kind() const override { return "cold-start"; }
   const WorkloadKeys& keys() const override;
+  std::vector<MetricDeclaration> metrics() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   void PrepareLaunch(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;

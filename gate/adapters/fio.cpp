@@ -200,6 +200,15 @@ WorkloadOutput ParseFioJson(const std::string& text, const std::string& source) 
   return out;
 }
 
+std::vector<MetricDeclaration> FioAdapter::metrics() const {
+  return {
+      {.name = "fio.<job>.<direction>.iops", .kind = MetricKind::kScalar, .unit = "ops/s", .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "I/O operations per second of a job in one direction (read, write, trim)"},
+      {.name = "fio.<job>.<direction>.bw", .kind = MetricKind::kScalar, .unit = "bytes/s", .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "bandwidth of a job in one direction"},
+      {.name = "fio.<job>.<direction>.clat_<statistic>", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "completion latency: mean, or a percentile (p50, p99, p99.9, ...)"},
+      {.name = "fio.<job>.<direction>.lat_<statistic>", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "total latency, submission to completion: mean, or a percentile"},
+  };
+}
+
 std::unique_ptr<WorkloadAdapter> MakeFioAdapter() { return std::make_unique<FioAdapter>(); }
 
 }  // namespace perfgate

@@ -210,6 +210,14 @@ WorkloadOutput ParseGbenchJson(const std::string& text, const std::string& sourc
   return out;
 }
 
+std::vector<MetricDeclaration> GbenchAdapter::metrics() const {
+  return {
+      {.name = "gbench.<benchmark>.real_time", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "wall time per iteration, the median over the process's repetitions"},
+      {.name = "gbench.<benchmark>.cpu_time", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "CPU time per iteration, likewise"},
+      {.name = "gbench.<benchmark>.<counter>", .kind = MetricKind::kScalar, .unit = kUnitAsReported, .better = Better::kNone, .role = MetricRole::kOutcome, .help = "a counter the benchmark reports (items_per_second, bytes_per_second, its own), its unit and direction as Google Benchmark defines them"},
+  };
+}
+
 std::unique_ptr<WorkloadAdapter> MakeGbenchAdapter() { return std::make_unique<GbenchAdapter>(); }
 
 }  // namespace perfgate

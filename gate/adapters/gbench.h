@@ -30,6 +30,7 @@ class GbenchAdapter : public WorkloadAdapter {
  public:
   std::string kind() const override { return "gbench"; }
   const WorkloadKeys& keys() const override;
+  std::vector<MetricDeclaration> metrics() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <memory>
 
 #include "adapters/adapter.h"
@@ -44,6 +45,17 @@ std::vector<std::string> AdapterKinds() {
   std::vector<std::string> kinds;
   for (const auto& a : Adapters()) kinds.push_back(a->kind());
   return kinds;
+}
+
+std::vector<MetricDeclaration> AdapterMetricDeclarations() {
+  std::vector<MetricDeclaration> out;
+  for (const auto& a : Adapters()) {
+    for (const MetricDeclaration& d : a->metrics()) {
+      const bool again = std::any_of(out.begin(), out.end(), [&](const MetricDeclaration& o) { return o.name == d.name; });
+      if (!again) out.push_back(d);  // a kind built on another declares its metrics too
+    }
+  }
+  return out;
 }
 
 std::map<std::string, WorkloadKeys> AdapterKeys() {

@@ -197,6 +197,12 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
   return out;
 }
 
+std::vector<MetricDeclaration> UnixBenchAdapter::metrics() const {
+  return {
+      {.name = "unixbench.<test>", .kind = MetricKind::kScalar, .unit = kUnitAsReported, .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "a test's result or index score (unixbench.<copies>copy.<test> for a multi-copy run)"},
+  };
+}
+
 std::unique_ptr<WorkloadAdapter> MakeUnixBenchAdapter() { return std::make_unique<UnixBenchAdapter>(); }
 
 }  // namespace perfgate

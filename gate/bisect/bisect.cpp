@@ -18,7 +18,7 @@
 #include "metrics/error.h"
 #include "metrics/json_text.h"
 #include "pipeline/pipeline.h"
-#include "report/attribution.h"
+#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 
@@ -301,9 +301,9 @@ StepMeasurement Judge(const GateOutcome& outcome) {
     bool failing = false;
     for (const CheckResult& c : s.checks) failing = failing || c.verdict == Verdict::kRegression;
     if (!failing) continue;
-    const KernelAttribution why = Attribute(s);
-    for (const KernelShift& shift : why.causes) m.why.push_back(s.name + ": " + DescribeShift(shift));
-    const std::string host = DescribeHost(why.host, why.cpu_waits, why.cpu_holders);
+    if (!s.explanation) continue;
+    for (const KernelShift& shift : s.explanation->causes) m.why.push_back(s.name + ": " + DescribeShift(shift));
+    const std::string host = DescribeHost(*s.explanation);
     if (!host.empty()) m.why.push_back(s.name + ": " + host);
   }
   if (regression) {

@@ -73,7 +73,7 @@ struct BisectStep {
   int rounds = 0;         // A/B rounds: more than 1 when the first left the step ambiguous
   std::string build_log;  // path
   std::vector<BisectCheck> checks;
-  std::vector<std::string> why;  // kernel metrics that moved with a bad commit (report/attribution.h)
+  std::vector<std::string> why;  // kernel metrics that moved with a bad commit (gate/explain/)
   std::string report_dir;        // this A/B's reports, relative to the out dir; empty when none ran
   double seconds = 0;
 };

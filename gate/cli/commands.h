@@ -88,6 +88,8 @@ int TrendCommand(const TrendOptions& options);
 // OpenMetrics to stdout, or the Prometheus text format to a Pushgateway.
 int ExportCommand(const ExportOptions& options);
 int ProbesCommand();
+// `perfgate metrics`: every declared metric (the runner's, the adapters', the probes').
+int MetricsCommand(bool markdown);
 int DoctorCommand(bool fix);
 
 // Parses argv and dispatches; the whole of main().

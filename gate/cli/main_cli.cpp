@@ -216,6 +216,11 @@ int PerfgateMain(int argc, char** argv) {
 
   auto* probes = app.add_subcommand("probes", "List the probe catalog and the attach type chosen on this kernel");
 
+  bool metrics_markdown = false;
+  auto* metrics = app.add_subcommand(
+      "metrics", "List every metric perfgate declares: kind, unit, better direction, role and how the why prices it");
+  metrics->add_flag("--markdown", metrics_markdown, "A Markdown table (the reference page's)");
+
   bool doctor_fix = false;
   auto* doctor = app.add_subcommand("doctor", "Check BTF, tracefs, privileges, cgroups and attach types");
   doctor->add_flag("--fix", doctor_fix, "Fix what can be fixed (mount tracefs)");
@@ -249,6 +254,7 @@ int PerfgateMain(int argc, char** argv) {
       return AbCommand(ab_opts);
     }
     if (*probes) return ProbesCommand();
+    if (*metrics) return MetricsCommand(metrics_markdown);
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {
     std::fprintf(stderr, "perfgate: error: %s\n", OneLine(e.what()).c_str());

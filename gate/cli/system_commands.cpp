@@ -9,11 +9,14 @@
 #include <fstream>
 #include <string>
 
+#include "adapters/adapter.h"
 #include "cli/commands.h"
+#include "metrics/quantity.h"
 #include "metrics/error.h"
 #include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
+#include "run/runner.h"
 
 namespace perfgate {
 
@@ -70,7 +73,7 @@ int ProbesCommand() {
   for (const auto& info : ProbeCatalog()) {
     std::printf("  %s — %s\n", info.name.c_str(), info.description.c_str());
     std::string metrics;
-    for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ", ") + m;
+    for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ", ") + m.name;
     std::printf("    metrics: %s\n", metrics.c_str());
     for (const auto& param : info.parameters) {
       std::printf("    parameter %s (%s): %s\n", param.name.c_str(), ToString(param.type).c_str(),
@@ -99,6 +102,49 @@ int ProbesCommand() {
         std::printf("    cannot attach: %s\n", e.what());
     }
   }
+  return 0;
+}
+
+namespace {
+
+// "events, 2 us each, within sched.offcpu_time, unless sched.switches, per CPU-second": the why's price of a metric.
+std::string DescribePrice(const MetricDeclaration& d) {
+  if (d.role != MetricRole::kKernel) return d.role == MetricRole::kHost ? "host noise, never a cause" : "outcome";
+  const MetricPrice& p = d.price;
+  std::string text = p.hidden ? "never a cause" : ToString(p.pricing);
+  if (p.pricing == Pricing::kEvents) text += ", " + FormatQuantity(p.event_s, "s") + " each";
+  if (!p.within.empty()) text += ", within " + p.within;
+  if (!p.unless.empty()) text += ", unless " + p.unless;
+  if (p.scale == PriceScale::kCpu) text += ", per CPU-second";
+  if (p.scale == PriceScale::kWall) text += ", per second of the run";
+  return text;
+}
+
+}  // namespace
+
+int MetricsCommand(bool markdown) {
+  const auto print = [&](const std::string& title, const std::vector<MetricDeclaration>& declarations) {
+    if (markdown) {
+      std::printf("### %s\n\n| metric | kind | unit | better | the why | what it is |\n", title.c_str());
+      std::printf("| --- | --- | --- | --- | --- | --- |\n");
+    } else {
+      std::printf("%s:\n", title.c_str());
+    }
+    for (const MetricDeclaration& d : declarations) {
+      const std::string unit = d.unit == kUnitAsReported ? "as reported" : d.unit;
+      if (markdown) {
+        std::printf("| `%s` | %s | %s | %s | %s | %s |\n", d.name.c_str(), ToString(d.kind).c_str(), unit.c_str(),
+                    ToString(d.better).c_str(), DescribePrice(d).c_str(), d.help.c_str());
+      } else {
+        std::printf("  %-42s %-9s %-11s %-6s %s\n    %s\n", d.name.c_str(), ToString(d.kind).c_str(), unit.c_str(),
+                    ToString(d.better).c_str(), DescribePrice(d).c_str(), d.help.c_str());
+      }
+    }
+    std::printf("\n");
+  };
+  print("every repetition", RepetitionMetricDeclarations());
+  print("workload adapters", AdapterMetricDeclarations());
+  for (const ProbeInfo& info : ProbeCatalog()) print("probe " + info.name, info.metrics);
   return 0;
 }
 

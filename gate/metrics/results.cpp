@@ -60,4 +60,17 @@ std::vector<std::string> EnvironmentMismatches(const Environment& baseline, cons
   return out;
 }
 
+std::string CheckName(const CheckResult& check) {
+  if (!check.spec.name.empty()) return check.spec.name;
+  const std::string& statistic = check.statistic.empty() ? check.spec.statistic : check.statistic;
+  return statistic.empty() ? check.spec.metric : check.spec.metric + "." + statistic;
+}
+
+const CheckResult* FindCheck(const ScenarioResult& scenario, const std::string& name) {
+  for (const CheckResult& check : scenario.checks) {
+    if (CheckName(check) == name) return &check;
+  }
+  return nullptr;
+}
+
 }  // namespace perfgate

@@ -11,6 +11,7 @@
 
 #include "metrics/cpu_holders.h"
 #include "metrics/evidence.h"
+#include "metrics/explanation.h"
 #include "metrics/metric.h"
 
 namespace perfgate {
@@ -64,6 +65,9 @@ struct CheckResult {
   };
   std::optional<Confirmation> confirmation;
 };
+
+// Testcase name of a check: the suite's name for it, else "<metric>.<statistic>".
+std::string CheckName(const CheckResult& check);
 
 struct HookChoice {
   std::string hook;         // "sched_switch"
@@ -177,10 +181,15 @@ struct ScenarioResult {
   // Stacks from the evidence repetitions (metrics/evidence.h): the candidate's,
   // and the baseline's when it was recorded with stacks or ran alongside.
   std::vector<Evidence> evidence;
+  // Why it regressed (gate/explain/): set when a check failed.
+  std::optional<Explanation> explanation;
   std::string error;  // infrastructure failure of the scenario; empty when it ran
   double duration_s = 0;
   std::string timestamp;
 };
+
+// The check of `scenario` whose CheckName is `name`; nullptr when none is.
+const CheckResult* FindCheck(const ScenarioResult& scenario, const std::string& name);
 
 struct RunResults {
   int schema_version = 1;

@@ -359,6 +359,127 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
   return e;
 }
 
+json FiniteOrNull(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+std::optional<Pricing> ParsePricing(const std::string& text) {
+  for (Pricing p : {Pricing::kWaitTime, Pricing::kEvents, Pricing::kLatencySum, Pricing::kReadBack, Pricing::kUnpriced})
+    if (ToString(p) == text) return p;
+  return std::nullopt;
+}
+
+json ToJson(const KernelShift& shift) {
+  json j = {{"metric", shift.metric},
+            {"statistic", shift.statistic},
+            {"unit", shift.unit},
+            {"baseline", FiniteOrNull(shift.baseline_median)},
+            {"candidate", FiniteOrNull(shift.candidate_median)},
+            {"change_pct", FiniteOrNull(shift.change_pct)},
+            {"effect_size", FiniteOrNull(shift.effect_size)},
+            {"pricing", ToString(shift.pricing)},
+            {"per", shift.per_op ? "op" : "repetition"}};
+  if (shift.pricing != Pricing::kUnpriced) {
+    j["accounted_s"] = FiniteOrNull(shift.accounted_s);
+    j["accounted_at_least_s"] = FiniteOrNull(shift.accounted_low_s);
+    if (shift.share) j["share_of_wall_time_change"] = FiniteOrNull(*shift.share);
+    if (shift.event_cost_s > 0) j["event_cost_s"] = FiniteOrNull(shift.event_cost_s);
+    if (!shift.excluding.empty()) j["excluding"] = shift.excluding;
+  }
+  return j;
+}
+
+KernelShift KernelShiftFromJson(const json& j, const std::string& file, const std::string& path) {
+  JsonObjectReader r(j, file, path);
+  KernelShift shift;
+  shift.metric = r.String("metric");
+  shift.statistic = r.String("statistic", "");
+  shift.unit = r.String("unit", "");
+  shift.baseline_median = r.OptionalNumber("baseline").value_or(0);
+  shift.candidate_median = r.OptionalNumber("candidate").value_or(0);
+  // null: a change from zero, +inf or -inf as the medians say.
+  shift.change_pct = r.OptionalNumber("change_pct")
+                         .value_or(std::copysign(HUGE_VAL, shift.candidate_median - shift.baseline_median));
+  shift.effect_size = r.OptionalNumber("effect_size").value_or(0);
+  const std::string pricing = r.String("pricing", "unpriced");
+  auto parsed = ParsePricing(pricing);
+  if (!parsed) r.Fail(r.At("pricing"), "unknown pricing \"" + pricing + "\"");
+  shift.pricing = *parsed;
+  shift.per_op = r.String("per", "repetition") == "op";
+  shift.accounted_s = r.OptionalNumber("accounted_s").value_or(0);
+  shift.accounted_low_s = r.OptionalNumber("accounted_at_least_s").value_or(0);
+  shift.share = r.OptionalNumber("share_of_wall_time_change");
+  shift.event_cost_s = r.OptionalNumber("event_cost_s").value_or(0);
+  const json& excluding = r.ArrayOrEmpty("excluding");
+  for (size_t i = 0; i < excluding.size(); ++i) {
+    if (!excluding[i].is_string()) r.Fail(r.At("excluding", i), "expected a string");
+    shift.excluding.push_back(excluding[i].get<std::string>());
+  }
+  return shift;
+}
+
+json ToJson(const Explanation& e) {
+  json j = {{"failing", e.failing}, {"per", e.per_op ? "op" : "repetition"}, {"causes", json::array()}};
+  if (e.wall_change_s) j["wall_time_change_s"] = FiniteOrNull(*e.wall_change_s);
+  for (const KernelShift& shift : e.causes) j["causes"].push_back(ToJson(shift));
+  if (e.user_code) {
+    j["user_code"] = {{"function", e.user_code->function},
+                      {"self_delta_pp", FiniteOrNull(e.user_code->self_delta_pp)},
+                      {"samples", e.user_code->samples},
+                      {"margin_pp", FiniteOrNull(e.user_code->margin_pp)}};
+  }
+  for (const HostShift& host : e.host) {
+    j["host_noise"].push_back({{"metric", host.metric},
+                               {"unit", host.unit},
+                               {"baseline", FiniteOrNull(host.baseline_median)},
+                               {"candidate", FiniteOrNull(host.candidate_median)},
+                               {"change_pct", FiniteOrNull(host.change_pct)},
+                               {"moved", host.moved}});
+  }
+  for (const KernelShift& wait : e.cpu_waits) j["cpu_waits_on_busy_host"].push_back(ToJson(wait));
+  for (const CpuHolder& holder : e.cpu_holders)
+    j["cpu_holders"].push_back({{"comm", holder.comm}, {"seconds", FiniteOrNull(holder.seconds)}});
+  return j;
+}
+
+Explanation ExplanationFromJson(const json& j, const std::string& file, const std::string& path) {
+  JsonObjectReader r(j, file, path);
+  Explanation e;
+  const json& failing = r.ArrayOrEmpty("failing");
+  for (size_t i = 0; i < failing.size(); ++i) {
+    if (!failing[i].is_string()) r.Fail(r.At("failing", i), "expected a string");
+    e.failing.push_back(failing[i].get<std::string>());
+  }
+  e.per_op = r.String("per", "repetition") == "op";
+  e.wall_change_s = r.OptionalNumber("wall_time_change_s");
+  const json& causes = r.ArrayOrEmpty("causes");
+  for (size_t i = 0; i < causes.size(); ++i) e.causes.push_back(KernelShiftFromJson(causes[i], file, r.At("causes", i)));
+  const json& waits = r.ArrayOrEmpty("cpu_waits_on_busy_host");
+  for (size_t i = 0; i < waits.size(); ++i)
+    e.cpu_waits.push_back(KernelShiftFromJson(waits[i], file, r.At("cpu_waits_on_busy_host", i)));
+  if (r.Has("user_code")) {
+    JsonObjectReader u(r.Get("user_code"), file, r.At("user_code"));
+    e.user_code = UserCodeGrowth{.function = u.String("function"),
+                                 .self_delta_pp = u.OptionalNumber("self_delta_pp").value_or(0),
+                                 .samples = Count(u, "samples"),
+                                 .margin_pp = u.OptionalNumber("margin_pp").value_or(0)};
+  }
+  const json& host = r.ArrayOrEmpty("host_noise");
+  for (size_t i = 0; i < host.size(); ++i) {
+    JsonObjectReader h(host[i], file, r.At("host_noise", i));
+    e.host.push_back({.metric = h.String("metric"),
+                      .unit = h.String("unit", ""),
+                      .baseline_median = h.OptionalNumber("baseline").value_or(0),
+                      .candidate_median = h.OptionalNumber("candidate").value_or(0),
+                      .change_pct = h.OptionalNumber("change_pct").value_or(0),
+                      .moved = h.Bool("moved", true)});
+  }
+  const json& holders = r.ArrayOrEmpty("cpu_holders");
+  for (size_t i = 0; i < holders.size(); ++i) {
+    JsonObjectReader h(holders[i], file, r.At("cpu_holders", i));
+    e.cpu_holders.push_back({h.String("comm"), h.OptionalNumber("seconds").value_or(0)});
+  }
+  return e;
+}
+
 }  // namespace
 
 json ToJson(const ScenarioResult& s) {
@@ -385,6 +506,7 @@ json ToJson(const ScenarioResult& s) {
     for (const auto& e : s.evidence) evidence.push_back(ToJson(e));
     j["evidence"] = evidence;
   }
+  if (s.explanation) j["explanation"] = ToJson(*s.explanation);
   return j;
 }
 
@@ -430,6 +552,7 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
   const json& checks = r.ArrayOrEmpty("checks");
   for (size_t i = 0; i < checks.size(); ++i)
     s.checks.push_back(CheckResultFromJson(checks[i], file, r.At("checks", i)));
+  if (r.Has("explanation")) s.explanation = ExplanationFromJson(r.Get("explanation"), file, r.At("explanation"));
   return s;
 }
 

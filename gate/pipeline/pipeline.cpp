@@ -13,6 +13,7 @@
 #include "compare/confirm.h"
 #include "config/credentials.h"
 #include "config/shard.h"
+#include "explain/explain.h"
 #include "history/history_baseline.h"
 #include "metrics/error.h"
 #include "metrics/merge.h"
@@ -273,6 +274,13 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
   return results;
 }
 
+// The why of the failing checks (gate/explain/), once the verdicts and the
+// evidence are in, then every report.
+void WriteExplainedReports(RunResults& results, const std::string& out_dir) {
+  ExplainFailures(results, GateMetricVocabulary());
+  WriteReports(results, out_dir);
+}
+
 // The checks against `baselines` (whose provenance is `source`), the verdict
 // and the exit code.
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
@@ -370,6 +378,13 @@ GateOutcome Outcome(RunResults results) {
 
 }  // namespace
 
+MetricVocabulary GateMetricVocabulary() {
+  MetricVocabulary v(RepetitionMetricDeclarations());
+  v.Add(AdapterMetricDeclarations());
+  v.Add(ProbeMetricDeclarations());
+  return v;
+}
+
 SuiteVocabulary GateVocabulary() {
   SuiteVocabulary v;
   for (const auto& p : ProbeCatalog()) {
@@ -393,7 +408,7 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, co);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
-  WriteReports(results, o.out_dir);
+  WriteExplainedReports(results, o.out_dir);
   GateOutcome outcome = Outcome(std::move(results));
   if (update_baseline && !outcome.results.partial)
     outcome.stored_baselines = StoreBaselines(suite, outcome.results, o.baseline_dir, false);
@@ -412,7 +427,7 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   co.fdr = o.fdr;
   Evaluate(results, {}, std::nullopt, "", o.strict, co);
   CaptureEvidence(suite, o, ro, results, {});  // `evidence: always` stores it with the baseline
-  WriteReports(results, o.out_dir);
+  WriteExplainedReports(results, o.out_dir);
   GateOutcome outcome = Outcome(std::move(results));
   if (outcome.results.partial) {
     std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
@@ -490,7 +505,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
            o.strict, co);
   if (o.confirm && !Stopped(o)) ConfirmRegressions(baseline, candidate, ro, co, run.candidate);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
-  WriteReports(run.candidate, o.out_dir);
+  WriteExplainedReports(run.candidate, o.out_dir);
   // The baseline side as a results file of its own, for `perfgate compare`.
   WriteFileAtomic((fs::path(o.out_dir) / "baseline-results.json").string(), ResultsText(run.baseline));
   GateOutcome outcome = Outcome(std::move(run.candidate));
@@ -522,7 +537,7 @@ GateOutcome CompareResultFiles(const std::string& baseline_file, const std::stri
   Evaluate(candidate, baselines, env, StoredSource(baseline_file, *env, candidate.environment), strict, co);
   // Stored results may carry evidence already: the baseline's is its side.
   AddBaselineEvidence(candidate, baselines);
-  WriteReports(candidate, out_dir);
+  WriteExplainedReports(candidate, out_dir);
   return Outcome(std::move(candidate));
 }
 
@@ -532,7 +547,7 @@ GateOutcome RerenderResults(const std::string& results_file, const std::string& 
   results.strict = strict;
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
-  WriteReports(results, out_dir);
+  WriteExplainedReports(results, out_dir);
   return Outcome(std::move(results));
 }
 
@@ -561,7 +576,7 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
     Evaluate(merged, stored.scenarios, stored.environment, stored.source, o.strict, co);
     AddBaselineEvidence(merged, stored.scenarios);
   }
-  WriteReports(merged, out_dir);
+  WriteExplainedReports(merged, out_dir);
   // WriteReports wrote results.json; another name gets its own copy.
   if (fs::path(o.output_file).filename() != "results.json") WriteFileAtomic(o.output_file, ResultsText(merged));
   return Outcome(std::move(merged));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/suite.h"
+#include "metrics/metric_declaration.h"
 #include "metrics/results.h"
 #include "probes/probe.h"
 #include "run/overhead.h"
@@ -23,6 +24,8 @@ namespace perfgate {
 // What a suite may name: the probe catalog (with each probe's parameters)
 // and the workload adapter table.
 SuiteVocabulary GateVocabulary();
+// Every metric declaration: the runner's, the adapters' and the probes'.
+MetricVocabulary GateMetricVocabulary();
 
 // How a suite is measured and judged; the flags of run, baseline record and ab.
 struct GateOptions {

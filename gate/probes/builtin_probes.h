@@ -1,4 +1,5 @@
-// Constructors of the probes the catalog knows (one per gate/probes/<name>.cpp).
+// The probes the catalog knows, each defined (its description, metrics,
+// parameters and constructor) in its own gate/probes/<name>.cpp.
 #pragma once
 
 #include <memory>
@@ -7,21 +8,21 @@
 
 namespace perfgate {
 
-std::unique_ptr<Probe> MakeRunQueueLatencyProbe();
-std::unique_ptr<Probe> MakeSyscallsProbe();
-std::unique_ptr<Probe> MakeKernelMemoryProbe();
-std::unique_ptr<Probe> MakeOffCpuProbe();
-std::unique_ptr<Probe> MakeSchedulerEventsProbe();
-std::unique_ptr<Probe> MakeLifecycleProbe();
-std::unique_ptr<Probe> MakeReclaimProbe();
-std::unique_ptr<Probe> MakePageFaultProbe();
-std::unique_ptr<Probe> MakeBlockLatencyProbe();
-std::unique_ptr<Probe> MakeIrqProbe();
-std::unique_ptr<Probe> MakeUfuncProbe();
-std::unique_ptr<Probe> MakeFutexProbe();
-std::unique_ptr<Probe> MakeMmapLockProbe();
-std::unique_ptr<Probe> MakeTcpProbe();
-std::unique_ptr<Probe> MakeProfileProbe();
-std::unique_ptr<Probe> MakeCpuCountersProbe();
+ProbeDefinition DefineRunQueueLatencyProbe();
+ProbeDefinition DefineSyscallsProbe();
+ProbeDefinition DefineKernelMemoryProbe();
+ProbeDefinition DefineOffCpuProbe();
+ProbeDefinition DefineSchedulerEventsProbe();
+ProbeDefinition DefineLifecycleProbe();
+ProbeDefinition DefineReclaimProbe();
+ProbeDefinition DefinePageFaultProbe();
+ProbeDefinition DefineBlockLatencyProbe();
+ProbeDefinition DefineIrqProbe();
+ProbeDefinition DefineUfuncProbe();
+ProbeDefinition DefineFutexProbe();
+ProbeDefinition DefineMmapLockProbe();
+ProbeDefinition DefineTcpProbe();
+ProbeDefinition DefineProfileProbe();
+ProbeDefinition DefineCpuCountersProbe();
 
 }  // namespace perfgate

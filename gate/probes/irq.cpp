@@ -59,6 +59,18 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
 
 }  // namespace
 
-std::unique_ptr<Probe> MakeIrqProbe() { return std::make_unique<IrqProbe>(); }
+ProbeDefinition DefineIrqProbe() {
+  ProbeInfo info{
+      .name = "irq",
+      .description =
+       "time per hard-IRQ handler (irq:irq_handler_entry/_exit) and per softirq (irq:softirq_entry/_exit); "
+       "system scope only",
+      .metrics = {{.name = "irq.hardirq_time", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "time per hard-IRQ handler"},
+           {.name = "irq.softirq_time", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "time per softirq"},
+           {.name = "irq.hardirqs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "irq.hardirq_time"}, .help = "hard IRQs handled"},
+           {.name = "irq.softirqs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "irq.softirq_time"}, .help = "softirqs run"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<IrqProbe>(); }};
+}
 
 }  // namespace perfgate

@@ -64,6 +64,19 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
 
 }  // namespace
 
-std::unique_ptr<Probe> MakeLifecycleProbe() { return std::make_unique<LifecycleProbe>(); }
+ProbeDefinition DefineLifecycleProbe() {
+  ProbeInfo info{
+      .name = "lifecycle",
+      .description =
+       "processes and threads created (sched:sched_process_fork), execs (sched:sched_process_exec), exits "
+       "of the processes created (sched:sched_process_exit) and their lifetime from fork to exit",
+      .metrics = {{.name = "proc.forks", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-05}, .help = "processes created"},
+           {.name = "proc.threads", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-05}, .help = "threads created"},
+           {.name = "proc.execs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 0.0003}, .help = "execs"},
+           {.name = "proc.exits", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "exits of the processes created"},
+           {.name = "proc.lifetime", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "lifetime of a created process, fork to exit"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<LifecycleProbe>(); }};
+}
 
 }  // namespace perfgate

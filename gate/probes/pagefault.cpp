@@ -101,6 +101,17 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
 
 }  // namespace
 
-std::unique_ptr<Probe> MakePageFaultProbe() { return std::make_unique<PageFaultProbe>(); }
+ProbeDefinition DefinePageFaultProbe() {
+  ProbeInfo info{
+      .name = "pagefault",
+      .description =
+       "page faults, major and minor, as the kernel counts them per thread: counters read at "
+       "sched:sched_process_fork/_exit and from /proc at the start and end of a repetition (no per-fault event)",
+      .metrics = {{.name = "mm.page_faults", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06}, .help = "page faults"},
+           {.name = "mm.page_faults.major", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-05, .within = "mm.page_faults"}, .help = "major page faults (read from disk)"},
+           {.name = "mm.page_faults.minor", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06, .within = "mm.page_faults"}, .help = "minor page faults"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<PageFaultProbe>(); }};
+}
 
 }  // namespace perfgate

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics/metric.h"
+#include "metrics/metric_declaration.h"
 #include "metrics/results.h"
 
 namespace perfgate {
@@ -91,8 +92,16 @@ std::string ToString(ProbeParameterType type);
 struct ProbeInfo {
   std::string name;
   std::string description;
-  std::vector<std::string> metrics;  // metric names the probe produces
+  // Every metric the probe emits, declared once (metrics/metric_declaration.h).
+  std::vector<MetricDeclaration> metrics;
   std::vector<ProbeParameter> parameters = {};
+};
+
+class Probe;
+// A catalog entry: what the probe is, and how to make one.
+struct ProbeDefinition {
+  ProbeInfo info;
+  std::unique_ptr<Probe> (*make)();
 };
 
 // Whether an attach type works on this kernel, and why not (doctor, `perfgate probes`).
@@ -126,5 +135,7 @@ class BpfStatsEnabler {
 const std::vector<ProbeInfo>& ProbeCatalog();
 // Creates a probe by catalog name; nullptr when the name is unknown.
 std::unique_ptr<Probe> CreateProbe(const std::string& name);
+// The metric declarations of every probe in the catalog.
+std::vector<MetricDeclaration> ProbeMetricDeclarations();
 
 }  // namespace perfgate

@@ -82,6 +82,17 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
 
 }  // namespace
 
-std::unique_ptr<Probe> MakeRunQueueLatencyProbe() { return std::make_unique<RunQueueLatencyProbe>(); }
+ProbeDefinition DefineRunQueueLatencyProbe() {
+  ProbeInfo info{
+      .name = "runqlat",
+      .description =
+       "run-queue latency: wakeup or preemption to running, per thread; in workload scope also the part of "
+       "those waits the CPU spent running other processes' tasks, and their comms",
+      .metrics = {{.name = "sched.runq_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .scale = PriceScale::kCpu}, .help = "wait from wakeup or preemption to running, per wait"},
+           {.name = "host.runq_wait_behind_others", .kind = MetricKind::kScalar, .unit = "s", .better = Better::kNone, .role = MetricRole::kHost, .price = {}, .help = "the part of the workload's run-queue waits its CPU ran other processes' tasks"},
+           {.name = "host.runq_wait_behind_others_share", .kind = MetricKind::kScalar, .unit = "fraction", .better = Better::kNone, .role = MetricRole::kHost, .price = {}, .help = "that part's share of all the workload's run-queue wait"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<RunQueueLatencyProbe>(); }};
+}
 
 }  // namespace perfgate

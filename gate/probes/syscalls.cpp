@@ -209,6 +209,23 @@ std::unique_ptr<Probe> MakeSyscallsProbe(const SyscallsProbeOptions& options) {
   return std::make_unique<SyscallsProbe>(options);
 }
 
-std::unique_ptr<Probe> MakeSyscallsProbe() { return MakeSyscallsProbe(SyscallsProbeOptions{}); }
+ProbeDefinition DefineSyscallsProbe() {
+  ProbeInfo info{
+      .name = "syscalls",
+      .description =
+       "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "
+       "(sampled, about 1 in 16 syscalls; histogram counts are of sampled calls) (raw_syscalls "
+       "sys_enter/sys_exit)",
+      .metrics = {{.name = "syscalls.count", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-07}, .help = "syscalls made (exact)"},
+           {.name = "syscalls.count.<name>", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-07, .within = "syscalls.count"}, .help = "calls of one of the `top` syscalls"},
+           {.name = "syscalls.latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "syscalls.count"}, .help = "syscall latency, sampled (about 1 in 16 calls)"}},
+      .parameters = {{"top", ProbeParameterType::kInteger,
+       "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
+       {"latency", ProbeParameterType::kBoolean,
+       "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
+       "probe's cost per syscall"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return MakeSyscallsProbe(SyscallsProbeOptions{}); }};
+}
 
 }  // namespace perfgate

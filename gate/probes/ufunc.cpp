@@ -421,6 +421,24 @@ std::unique_ptr<Probe> MakeUfuncProbe(const UfuncProbeOptions& options) {
   return std::make_unique<UfuncProbe>(options);
 }
 
-std::unique_ptr<Probe> MakeUfuncProbe() { return MakeUfuncProbe(UfuncProbeOptions{}); }
+ProbeDefinition DefineUfuncProbe() {
+  ProbeInfo info{
+      .name = "ufunc",
+      .description =
+       "latency (uprobe to uretprobe) and calls of user-space functions chosen by glob, in the workload binary "
+       "and its shared libraries",
+      .metrics = {{.name = "ufunc.<symbol>.latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "latency of a user-space function, entry to return"},
+           {.name = "ufunc.<symbol>.calls", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "calls of a user-space function"}},
+      .parameters = {{"functions", ProbeParameterType::kStrings,
+       "required: globs over demangled C++ names (with or without parameters) or C names, e.g. [\"myapp::*\", "
+       "\"compress*\"]"},
+       {"binary", ProbeParameterType::kString, "the executable to search first (default: the workload's)"},
+       {"libraries", ProbeParameterType::kStrings,
+       "more shared objects to search with every glob: paths, or names of the binary's libraries (\"libz\")"},
+       {"pid", ProbeParameterType::kInteger,
+       "trace this running process only; its executable and mapped libraries are searched"}},
+  };
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return MakeUfuncProbe(UfuncProbeOptions{}); }};
+}
 
 }  // namespace perfgate

@@ -249,15 +249,24 @@ std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const Folded
   return self;
 }
 
-std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, const FoldedProfile& candidate) {
   const std::vector<FrameGrowth> grown = GrownFrames(baseline, candidate, static_cast<size_t>(-1));
-  if (grown.empty() || !grown.front().self_grew || grown.front().kind != FrameKind::kUser) return "";
+  if (grown.empty() || !grown.front().self_grew || grown.front().kind != FrameKind::kUser) return std::nullopt;
   for (const FrameGrowth& r : grown) {
-    if (r.self_grew && r.kind == FrameKind::kKernel) return "";
+    if (r.self_grew && r.kind == FrameKind::kKernel) return std::nullopt;
   }
   const FrameGrowth& top = grown.front();
-  return "the extra cost is on-CPU in user code: " + FrameLabel(top.frame) + " self " +
-         FormatGrowth(top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp);
+  return UserCodeGrowth{FrameLabel(top.frame), top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp};
+}
+
+std::string DescribeUserCode(const UserCodeGrowth& growth) {
+  return "the extra cost is on-CPU in user code: " + growth.function + " self " +
+         FormatGrowth(growth.self_delta_pp, growth.samples, growth.margin_pp);
+}
+
+std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  const std::optional<UserCodeGrowth> growth = UserCodeGrowthOf(baseline, candidate);
+  return growth ? DescribeUserCode(*growth) : "";
 }
 
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n) {

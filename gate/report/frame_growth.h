@@ -21,10 +21,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "metrics/evidence.h"
+#include "metrics/explanation.h"
 #include "report/frames.h"
 
 namespace perfgate {
@@ -107,6 +109,10 @@ std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp);
 // beyond noise. Then "the extra cost is on-CPU in user code: NAME self
 // +6.4 pp of 2,400 samples, ±1.1", NAME not escaped; else empty.
 std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate);
+// The same as data (the why keeps it in the results); nullopt for "".
+std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, const FoldedProfile& candidate);
+// "the extra cost is on-CPU in user code: NAME self +6.4 pp of 2,400 samples, ±1.1", NAME not escaped.
+std::string DescribeUserCode(const UserCodeGrowth& growth);
 
 // One stack of a blocked-time profile (off-CPU, futex waits) with its
 // share of each side's total, 0..1.

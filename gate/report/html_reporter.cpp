@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "report/attribution.h"
+#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/flamegraph.h"
 #include "report/format.h"
@@ -163,28 +163,30 @@ std::string ShiftRow(const KernelShift& shift, double scale) {
 // metrics that grew, ranked by the time they account for: the likely
 // mechanism leads. The host's load gets a line of its own.
 std::string WhySection(const std::vector<Finding>& findings) {
-  std::vector<Explanation> explanations = Explain(findings);
-  if (explanations.empty()) return "";
+  const std::vector<Finding> explained = ExplainedScenarios(findings);
+  if (explained.empty()) return "";
   std::string body;
-  for (const Explanation& e : explanations) {
+  for (const Finding& f : explained) {
+    const Explanation& e = *f.scenario->explanation;
     std::string failing;
-    for (const CheckResult* check : e.failing) {
-      failing += (failing.empty() ? "" : ", ") + Esc(CheckName(*check));
-      if (HasBaseline(*check))
+    for (const std::string& name : e.failing) {
+      failing += (failing.empty() ? "" : ", ") + Esc(name);
+      const CheckResult* check = FindCheck(*f.scenario, name);
+      if (check && HasBaseline(*check))
         failing += " <span class=\"change\">" + Esc(FormatPercent(check->change_pct)) + "</span>";
     }
-    body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(e.scenario_index) + "\">" + Esc(e.scenario->name) +
+    body += "<div class=\"why\">\n<h3><a href=\"#" + ScenarioId(f.scenario_index) + "\">" + Esc(f.scenario->name) +
             "</a> \u00b7 " + failing + "</h3>\n";
     if (e.wall_change_s) {
       body += "<p class=\"muted\">workload.wall_time changed " + Esc(FormatAccounted(*e.wall_change_s, e.per_op)) +
               ".</p>\n";
     }
-    if (std::string host = DescribeHost(e.host, e.cpu_waits, e.cpu_holders); !host.empty())
+    if (std::string host = DescribeHost(e); !host.empty())
       body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
-    if (e.shifts.empty()) {
+    if (e.causes.empty()) {
       body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n";
-      if (!e.user_code.empty()) {
-        std::string sentence = e.user_code;
+      if (e.user_code) {
+        std::string sentence = DescribeUserCode(*e.user_code);
         sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
         body += "<p class=\"user-code\">" + Esc(sentence) + ".</p>\n";
       }
@@ -192,11 +194,11 @@ std::string WhySection(const std::vector<Finding>& findings) {
       continue;
     }
     double scale = 1e-12;
-    for (const KernelShift& shift : e.shifts) scale = std::max(scale, 100 * shift.accounted_low_s);
+    for (const KernelShift& shift : e.causes) scale = std::max(scale, 100 * shift.accounted_low_s);
     body += "<table class=\"related\">\n<thead><tr>" + Th("Kernel metric") + Th("Baseline", "num") +
             Th("Candidate", "num") + Th("Change", "num") + Th("Accounts for, at least", "num") +
             Th("Of the wall-time change", "num") + Th("") + "</tr></thead>\n<tbody>\n";
-    for (const KernelShift& shift : e.shifts) body += ShiftRow(shift, scale);
+    for (const KernelShift& shift : e.causes) body += ShiftRow(shift, scale);
     body += "</tbody>\n</table>\n</div>\n";
   }
   return "<section class=\"card\" id=\"why\">\n<h2>Why it regressed</h2>\n"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/attribution.h"
+#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/outcome.h"
@@ -141,13 +141,17 @@ std::string Detail(const CheckResult& check) {
 // passed. With --strict an inconclusive check fails the run, so it is a
 // failure here too: a red job never shows only green and skipped tests.
 // `why`: the kernel-side causes of a failed outcome check, lines for the body.
-std::string CheckOutcomeElement(const CheckResult& check, bool strict, const std::string& why) {
+std::string CheckOutcomeElement(const ScenarioResult& scenario, const CheckResult& check, bool strict,
+                                const std::string& why) {
   std::string message = OneLineSummary(check);
   switch (OutcomeOf(check)) {
     case Outcome::kRegressed:
     case Outcome::kOverBudget: {
       const char* type = OutcomeOf(check) == Outcome::kRegressed ? "PerfRegression" : "BudgetExceeded";
-      std::string detail = Detail(check) + (IsOutcomeMetric(check.spec.metric) ? why : "");
+      const std::vector<std::string>* explained = scenario.explanation ? &scenario.explanation->failing : nullptr;
+      const bool outcome =
+          explained && std::find(explained->begin(), explained->end(), CheckName(check)) != explained->end();
+      std::string detail = Detail(check) + (outcome ? why : "");
       return "      <failure" + Attr("type", type) + MessageAttr(message) + ">" +
              XmlEscape(Abbreviate(detail, kMaxDetailBytes + kMaxWhyBytes)) + "</failure>\n";
     }
@@ -174,18 +178,15 @@ std::string CheckOutcomeElement(const CheckResult& check, bool strict, const std
 // line, for the failures of the scenario's outcome checks; "" when none failed.
 std::string WhyDetail(const ScenarioResult& scenario) {
   constexpr size_t kCauses = 3;
-  const bool failed = std::any_of(scenario.checks.begin(), scenario.checks.end(), [](const CheckResult& c) {
-    return IsFailure(OutcomeOf(c)) && IsOutcomeMetric(c.spec.metric);
-  });
-  if (!failed) return "";
-  KernelAttribution attribution = Attribute(scenario, kCauses);
+  if (!scenario.explanation || scenario.explanation->failing.empty()) return "";
+  const Explanation& e = *scenario.explanation;
   std::string text;
-  for (const KernelShift& shift : attribution.causes) text += "why: " + DescribeShift(shift) + "\n";
-  if (attribution.causes.empty()) {
-    const std::string user_code = UserCodeWhy(scenario);
-    text += "why: no kernel-side metric clearly grew" + (user_code.empty() ? "" : "; " + user_code) + "\n";
+  for (size_t i = 0; i < e.causes.size() && i < kCauses; ++i) text += "why: " + DescribeShift(e.causes[i]) + "\n";
+  if (e.causes.empty()) {
+    text += "why: no kernel-side metric clearly grew" + (e.user_code ? "; " + DescribeUserCode(*e.user_code) : "") +
+            "\n";
   }
-  if (std::string host = DescribeHost(attribution.host, attribution.cpu_waits, attribution.cpu_holders); !host.empty()) text += host + "\n";
+  if (std::string host = DescribeHost(e); !host.empty()) text += host + "\n";
   return text;
 }
 
@@ -215,10 +216,11 @@ class UniqueNames {
 
 // `file`: the suite file, so that annotations point at the suite that
 // defines the check rather than at a results or baseline file.
+// `seconds`: what measuring the check's scenario took.
 std::string Testcase(const std::string& classname, const std::string& name, const std::string& file,
-                     const std::string& body) {
+                     double seconds, const std::string& body) {
   return "    <testcase" + Attr("classname", OneLineAttribute(classname)) + Attr("name", OneLineAttribute(name)) +
-         (file.empty() ? "" : Attr("file", OneLineAttribute(file))) + Attr("time", "0.000") + ">\n" + body +
+         (file.empty() ? "" : Attr("file", OneLineAttribute(file))) + Attr("time", Seconds(seconds)) + ">\n" + body +
          "    </testcase>\n";
 }
 
@@ -246,15 +248,15 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   std::string cases;
   if (!scenario.error.empty()) {
     std::string message = scenario.name + " failed to run: " + scenario.error;
-    cases += Testcase(classname, names.Take("run"), results.suite_file,
+    cases += Testcase(classname, names.Take("run"), results.suite_file, scenario.duration_s,
                       "      <error" + Attr("type", "InfrastructureError") + MessageAttr(message) + ">" +
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
   const std::string why = WhyDetail(scenario);
   for (const CheckResult& check : scenario.checks) {
     cases +=
-        Testcase(classname, names.Take(CheckName(check)), results.suite_file,
-                 PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(check, results.strict, why));
+        Testcase(classname, names.Take(CheckName(check)), results.suite_file, scenario.duration_s,
+                 PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(scenario, check, results.strict, why));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);

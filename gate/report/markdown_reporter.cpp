@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "report/attribution.h"
+#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/frame_growth.h"
@@ -133,21 +133,24 @@ std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
 std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
   constexpr size_t kShownCauses = 3;
   std::vector<std::string> items;
-  for (const Explanation& e : Explain(findings)) {
+  for (const Finding& f : ExplainedScenarios(findings)) {
+    const ScenarioResult* scenario = f.scenario;
+    const Explanation& e = *scenario->explanation;
     // The holders in a cell of their own, as on the host-load line.
-    std::string host = DescribeHost(e.host, e.cpu_waits);
+    std::string host = DescribeHost(e, false);
     std::string held = e.cpu_holders.empty() ? "" : "CPUs held by other tasks: " + DescribeCpuHolders(e.cpu_holders);
-    if (e.shifts.empty() && host.empty() && held.empty() && e.user_code.empty()) continue;
-    std::string item = "- " + Cell(e.scenario->name) + " /";
+    if (e.causes.empty() && host.empty() && held.empty() && !e.user_code) continue;
+    std::string item = "- " + Cell(scenario->name) + " /";
     for (size_t i = 0; i < e.failing.size(); ++i) {
-      item += (i ? ", " : " ") + Cell(CheckName(*e.failing[i]));
-      if (HasBaseline(*e.failing[i])) item += " " + FormatPercent(e.failing[i]->change_pct);
+      item += (i ? ", " : " ") + Cell(e.failing[i]);
+      const CheckResult* check = FindCheck(*scenario, e.failing[i]);
+      if (check && HasBaseline(*check)) item += " " + FormatPercent(check->change_pct);
     }
     item += ":";
-    if (e.shifts.empty()) item += " no kernel-side metric clearly grew";
-    if (!e.user_code.empty()) item += "; " + Cell(e.user_code);
-    for (size_t i = 0; i < e.shifts.size() && i < kShownCauses; ++i)
-      item += (i ? "; " : " ") + Cell(DescribeShift(e.shifts[i]));
+    if (e.causes.empty()) item += " no kernel-side metric clearly grew";
+    if (e.user_code) item += "; " + Cell(DescribeUserCode(*e.user_code));
+    for (size_t i = 0; i < e.causes.size() && i < kShownCauses; ++i)
+      item += (i ? "; " : " ") + Cell(DescribeShift(e.causes[i]));
     if (!host.empty()) item += ". " + Cell(host);
     if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + Cell(held);
     items.push_back(item + "\n");

@@ -62,12 +62,6 @@ bool NeedsAttention(Outcome outcome) {
   return IsFailure(outcome) || outcome == Outcome::kError || outcome == Outcome::kInconclusive;
 }
 
-std::string CheckName(const CheckResult& check) {
-  if (!check.spec.name.empty()) return check.spec.name;
-  const std::string& statistic = check.statistic.empty() ? check.spec.statistic : check.statistic;
-  return statistic.empty() ? check.spec.metric : check.spec.metric + "." + statistic;
-}
-
 void OutcomeCounts::Add(Outcome outcome) {
   switch (outcome) {
     case Outcome::kRegressed:

@@ -23,9 +23,6 @@ bool IsFailure(Outcome outcome);
 // Everything a reader must look at: failures, errors, inconclusive checks.
 bool NeedsAttention(Outcome outcome);
 
-// Testcase name of a check: the suite's name for it, else "<metric>.<statistic>".
-std::string CheckName(const CheckResult& check);
-
 struct OutcomeCounts {
   int regressed = 0;
   int over_budget = 0;

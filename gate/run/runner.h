@@ -14,6 +14,7 @@
 
 #include "adapters/adapter.h"
 #include "config/suite.h"
+#include "metrics/metric_declaration.h"
 #include "metrics/error.h"
 #include "metrics/results.h"
 #include "probes/probe.h"
@@ -38,6 +39,10 @@ struct RunOptions {
 // Scenario failures (probe attach, workload crash, timeout) are recorded in
 // ScenarioResult::error, and the run goes on with the next scenario.
 RunResults RunSuite(const Suite& suite, const RunOptions& options);
+
+// The metrics every repetition may carry whatever its probes and adapter:
+// the workload's rusage, the host's load, reclaim's read-back.
+std::vector<MetricDeclaration> RepetitionMetricDeclarations();
 
 // Metrics from the workload's rusage and wall time.
 void AddRusageMetrics(const ::rusage& usage, double wall_s, MetricSet& out);

@@ -1,4 +1,4 @@
-#include "report/attribution.h"
+#include "explain/explain.h"
 
 #include <algorithm>
 #include <array>
@@ -19,106 +19,18 @@
 namespace perfgate {
 namespace {
 
-// How each kernel-side metric is priced. Costs per event are orders of
-// magnitude for a current x86-64 or arm64 server, not measurements: they
-// rank an extra page fault (about a microsecond with the page's zeroing)
-// above an extra page allocation and below a millisecond of waiting. A
-// syscall is priced at the median syscall latency the syscalls probe sampled,
-// one price for both sides (SyscallPrice), so that only more calls per
-// operation move its time, not a busier host's slower calls.
-// What a wait is compared per (see ScaledShift): waits for a CPU per
-// CPU-second the workload ran, waits off the CPU per second of its run.
-enum class Scale { kNone, kCpu, kWall };
-
-struct PriceRule {
-  std::string_view name;  // exact, or "<prefix>.*" for every metric below the prefix
-  Pricing pricing;
-  double event_s = 0;
-  std::string_view within = {};  // the metric whose time includes this one's
-  std::string_view unless = {};  // left out when this metric is there too (it says the same, better)
-  bool hidden = false;           // never a cause (evidence-only or sampled numbers)
-  Scale scale = Scale::kNone;
-};
-
-constexpr double kUs = 1e-6;
+// How each kernel-side metric is priced is said by its declaration
+// (metrics/metric_declaration.h); a syscall is priced at the median syscall
+// latency the syscalls probe sampled, one price for both sides
+// (SyscallPrice), so that only more calls per operation move its time, not
+// a busier host's slower calls.
 
 // What a repetition read from the disk, the whole of which its I/O waits
 // (sched.offcpu.io) are for; the kinds that start in a memory cgroup, the
 // only ones with read-back pages, record it (adapters/cold_start.h).
 constexpr std::string_view kDiskReadBytes = "coldstart.disk_read_bytes";
 
-constexpr std::array<PriceRule, 46> kPriceRules = {{
-    {"sched.offcpu_time", Pricing::kWaitTime, 0, {}, {}, false, Scale::kWall},
-    {"sched.offcpu", Pricing::kLatencySum, 0, {}, "sched.offcpu_time", false, Scale::kWall},
-    {"sched.offcpu.preempted", Pricing::kLatencySum, 0, "sched.offcpu_time", {}, false, Scale::kCpu},
-    {"sched.offcpu.*", Pricing::kLatencySum, 0, "sched.offcpu_time", {}, false, Scale::kWall},
-    {"sched.runq_latency", Pricing::kLatencySum, 0, {}, {}, false, Scale::kCpu},
-    {"sched.switches", Pricing::kEvents, 2 * kUs},
-    {"sched.wakeups", Pricing::kEvents, 1 * kUs},
-    {"sched.migrations", Pricing::kEvents, 2 * kUs},
-    // Futex waits sleep (state S), mmap_lock waits do not (D).
-    {"lock.futex_wait_time", Pricing::kWaitTime, 0, "sched.offcpu.sleep", {}, false, Scale::kWall},
-    {"lock.futex_wait", Pricing::kLatencySum, 0, "sched.offcpu.sleep", "lock.futex_wait_time", false, Scale::kWall},
-    {"lock.futex_waits", Pricing::kUnpriced, 0, {}, "lock.futex_wait_time"},
-    {"lock.mmap_lock_wait_time", Pricing::kWaitTime, 0, "sched.offcpu.io"},
-    {"lock.mmap_lock_wait", Pricing::kLatencySum, 0, "sched.offcpu.io", "lock.mmap_lock_wait_time"},
-    {"lock.mmap_lock_waits", Pricing::kUnpriced, 0, {}, "lock.mmap_lock_wait_time"},
-    {"syscalls.count", Pricing::kEvents, 0.5 * kUs},
-    {"syscalls.count.*", Pricing::kEvents, 0.5 * kUs, "syscalls.count"},
-    // Sampled, and blocking calls (sleeps, futex waits, reads) dominate its
-    // mean: it prices syscalls.count instead.
-    {"syscalls.latency", Pricing::kUnpriced, 0, {}, "syscalls.count"},
-    {"mm.page_faults", Pricing::kEvents, 1 * kUs},
-    {"mm.page_faults.major", Pricing::kEvents, 50 * kUs, "mm.page_faults"},
-    {"mm.page_faults.*", Pricing::kEvents, 1 * kUs, "mm.page_faults"},
-    {"workload.page_faults", Pricing::kEvents, 1 * kUs, {}, "mm.page_faults"},
-    {"workload.context_switches", Pricing::kEvents, 2 * kUs, {}, "sched.switches"},
-    {"mm.page_alloc", Pricing::kEvents, 0.2 * kUs},
-    {"mm.page_free", Pricing::kEvents, 0.1 * kUs},
-    {"mm.kmalloc", Pricing::kEvents, 0.05 * kUs},
-    {"mm.kfree", Pricing::kEvents, 0.05 * kUs},
-    {"mm.reclaim_latency", Pricing::kLatencySum},
-    {"mm.memcg_reclaim_latency", Pricing::kLatencySum},
-    // Reclaim's cost beyond its own run: the start's pages it evicted, read
-    // back from the disk in the start's I/O waits, which it is subtracted from.
-    {kReclaimRefaultBytes, Pricing::kReadBack, 0, "sched.offcpu.io"},
-    {"mm.reclaim", Pricing::kUnpriced, 0, {}, "mm.reclaim_latency"},
-    {"mm.memcg_reclaim", Pricing::kUnpriced, 0, {}, "mm.memcg_reclaim_latency"},
-    {"block.io_latency", Pricing::kLatencySum},
-    {"block.io", Pricing::kUnpriced},
-    {"block.io_bytes", Pricing::kUnpriced},
-    {"block.*", Pricing::kUnpriced, 0, {}, "block.io_latency"},  // per disk
-    {"irq.hardirq_time", Pricing::kLatencySum},
-    {"irq.softirq_time", Pricing::kLatencySum},
-    {"irq.hardirqs", Pricing::kUnpriced, 0, {}, "irq.hardirq_time"},
-    {"irq.softirqs", Pricing::kUnpriced, 0, {}, "irq.softirq_time"},
-    {"proc.forks", Pricing::kEvents, 50 * kUs},
-    {"proc.threads", Pricing::kEvents, 10 * kUs},
-    {"proc.execs", Pricing::kEvents, 300 * kUs},
-    {"proc.lifetime", Pricing::kUnpriced},
-    {"tcp.connect_latency", Pricing::kLatencySum},
-    {"tcp.rtt", Pricing::kUnpriced},
-    {"profile.*", Pricing::kUnpriced, 0, {}, {}, true},
-}};
-
-bool Matches(std::string_view pattern, std::string_view name) {
-  if (pattern.size() >= 2 && pattern.substr(pattern.size() - 2) == ".*") {
-    std::string_view prefix = pattern.substr(0, pattern.size() - 1);  // keeps the dot
-    return name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix;
-  }
-  return name == pattern;
-}
-
-// The rule of a metric; metrics no rule names are priced by their kind and unit.
-PriceRule RuleFor(std::string_view name, const Metric& metric) {
-  for (const PriceRule& rule : kPriceRules) {
-    if (Matches(rule.name, name)) return rule;
-  }
-  PriceRule rule{{}, Pricing::kUnpriced};
-  if (IsTimeUnit(metric.unit) && metric.kind == MetricKind::kCounter) rule.pricing = Pricing::kWaitTime;
-  if (IsTimeUnit(metric.unit) && metric.kind == MetricKind::kHistogram) rule.pricing = Pricing::kLatencySum;
-  return rule;
-}
+using PriceRule = MetricPrice;
 
 double SecondsPer(const std::string& unit) {
   if (unit == "ns") return 1e-9;
@@ -193,7 +105,8 @@ std::optional<double> SyscallPrice(const ScenarioResult& scenario) {
 
 class Collector {
  public:
-  Collector(bool per_op, std::optional<double> syscall_price) : per_op_(per_op), syscall_price_(syscall_price) {}
+  Collector(const MetricVocabulary& vocabulary, bool per_op, std::optional<double> syscall_price)
+      : vocabulary_(vocabulary), per_op_(per_op), syscall_price_(syscall_price) {}
 
   void Add(const Repetition& rep, int side) {
     const double ops = per_op_ ? OpsOf(rep).value_or(1) : 1;
@@ -205,13 +118,15 @@ class Collector {
     const std::optional<double> cpu = seconds_of("workload.cpu_time"), wall = seconds_of("workload.wall_time");
     std::map<std::string, double> cost;
     for (const auto& [name, metric] : rep.metrics) {
-      if (IsHostMetric(name) && metric.kind == MetricKind::kScalar) {
+      const MetricRole role = vocabulary_.RoleOf(name);
+      if (role == MetricRole::kHost && metric.kind == MetricKind::kScalar) {
         sides_[side].host[name].push_back(metric.value);
         sides_[side].host_units[name] = metric.unit;
         continue;
       }
-      if (IsOutcomeMetric(name)) continue;
-      PriceRule rule = RuleFor(name, metric);
+      const MetricDeclaration* declared = vocabulary_.Find(name);
+      if (role != MetricRole::kKernel || declared == nullptr) continue;
+      PriceRule rule = declared->price;
       if (rule.hidden || (!rule.unless.empty() && rep.metrics.count(std::string(rule.unless)))) continue;
       if (metric.better == Better::kHigher) rule.pricing = Pricing::kUnpriced;
       std::optional<double> event_cost;
@@ -311,6 +226,7 @@ class Collector {
     return std::nullopt;
   }
 
+  const MetricVocabulary& vocabulary_;
   bool per_op_;
   std::optional<double> syscall_price_;
   std::map<std::string, MetricSamples> metrics_;
@@ -328,9 +244,9 @@ constexpr double kConfidence = 0.90;
 // off the CPU per second of its run, and the shift is priced at the
 // candidate's CPU or wall time. A wait on the critical path that grows takes
 // a larger share of the run, so this hides no such cause.
-stats::ShiftEstimate ScaledShift(const Series& b, const Series& c, Scale scale) {
-  auto per = [scale](const Series& s) -> const std::vector<double>& { return scale == Scale::kCpu ? s.cpu : s.wall; };
-  if (scale == Scale::kNone || per(b).size() != b.cost.size() || per(c).size() != c.cost.size() || c.cost.empty()) {
+stats::ShiftEstimate ScaledShift(const Series& b, const Series& c, PriceScale scale) {
+  auto per = [scale](const Series& s) -> const std::vector<double>& { return scale == PriceScale::kCpu ? s.cpu : s.wall; };
+  if (scale == PriceScale::kNone || per(b).size() != b.cost.size() || per(c).size() != c.cost.size() || c.cost.empty()) {
     return stats::HodgesLehmannShift(b.cost, c.cost, kConfidence);
   }
   auto ratios = [&](const Series& s) {
@@ -402,10 +318,10 @@ bool AllHaveOps(const std::vector<Repetition>& reps) {
   return std::all_of(reps.begin(), reps.end(), [](const Repetition& r) { return !r.measured() || OpsOf(r); });
 }
 
-KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
-  KernelAttribution out;
+Explanation FromRepetitions(const ScenarioResult& scenario, const MetricVocabulary& vocabulary) {
+  Explanation out;
   out.per_op = AllHaveOps(scenario.baseline_repetitions) && AllHaveOps(scenario.repetitions);
-  Collector collector(out.per_op, SyscallPrice(scenario));
+  Collector collector(vocabulary, out.per_op, SyscallPrice(scenario));
   for (const Repetition& rep : scenario.baseline_repetitions) {
     if (rep.measured()) collector.Add(rep, 0);
   }
@@ -425,6 +341,8 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
     host.change_pct = host.baseline_median != 0
                           ? 100 * (host.candidate_median - host.baseline_median) / std::fabs(host.baseline_median)
                           : 0;
+    const stats::ShiftEstimate shift = stats::HodgesLehmannShift(b->second, values, kConfidence);
+    host.moved = shift.low > 0 || shift.high < 0;
     out.host.push_back(host);
   }
   const bool busy_host = std::any_of(out.host.begin(), out.host.end(), [](const HostShift& h) {
@@ -453,7 +371,7 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
       if (!c.event_cost.empty()) shift->event_cost_s = stats::Median(c.event_cost);
       if (out.wall_change_s && *out.wall_change_s > 0) shift->share = time.low / *out.wall_change_s;
       shift->excluding.assign(samples.excluding.begin(), samples.excluding.end());
-      if (busy_host && samples.rule.scale == Scale::kCpu) {
+      if (busy_host && samples.rule.scale == PriceScale::kCpu) {
         out.cpu_waits.push_back(std::move(*shift));
         continue;
       }
@@ -465,10 +383,10 @@ KernelAttribution FromRepetitions(const ScenarioResult& scenario) {
 
 // A stored baseline without repetitions: the checks on kernel-side metrics,
 // unpriced (a check holds one statistic, not the counts a price needs).
-KernelAttribution FromChecks(const ScenarioResult& scenario) {
-  KernelAttribution out;
+Explanation FromChecks(const ScenarioResult& scenario, const MetricVocabulary& vocabulary) {
+  Explanation out;
   for (const CheckResult& check : scenario.checks) {
-    if (IsOutcomeMetric(check.spec.metric) || IsHostMetric(check.spec.metric) || !HasBaseline(check)) continue;
+    if (vocabulary.RoleOf(check.spec.metric) != MetricRole::kKernel || !HasBaseline(check)) continue;
     if (!ClearlyCostlier(check.baseline_values, check.candidate_values, check.better)) continue;
     auto shift = ShiftOf(check.spec.metric, check.statistic, check.unit, check.baseline_values, check.candidate_values);
     if (shift) out.causes.push_back(std::move(*shift));
@@ -476,115 +394,56 @@ KernelAttribution FromChecks(const ScenarioResult& scenario) {
   return out;
 }
 
-}  // namespace
-
-bool IsOutcomeMetric(const std::string& metric) {
-  if (metric == "workload.page_faults" || metric == "workload.context_switches") return false;
-  // Sources the probes own (docs/ARCHITECTURE.md, "Metric names") and the host's load;
-  // everything else comes from the workload or its adapter.
-  static constexpr std::array<std::string_view, 11> kKernelSources = {
-      "sched", "syscalls", "mm", "block", "irq", "ufunc", "proc", "host", "lock", "tcp", "profile"};
-  std::string_view source = std::string_view(metric).substr(0, metric.find('.'));
-  return std::find(kKernelSources.begin(), kKernelSources.end(), source) == kKernelSources.end();
+// The candidate's and the baseline's on-CPU profiles of the evidence.
+std::optional<UserCodeGrowth> UserCodeOf(const ScenarioResult& scenario) {
+  const FoldedProfile* candidate = nullptr;
+  const FoldedProfile* baseline = nullptr;
+  for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, "on-cpu");
+  if (candidate == nullptr || baseline == nullptr) return std::nullopt;
+  return UserCodeGrowthOf(*baseline, *candidate);
 }
 
-bool IsHostMetric(const std::string& metric) { return metric.rfind("host.", 0) == 0; }
+}  // namespace
 
-KernelAttribution Attribute(const ScenarioResult& scenario, size_t limit) {
-  KernelAttribution out = scenario.baseline_repetitions.empty() ? FromChecks(scenario) : FromRepetitions(scenario);
+Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit) {
+  Explanation out = scenario.baseline_repetitions.empty() ? FromChecks(scenario, vocabulary)
+                                                           : FromRepetitions(scenario, vocabulary);
   out.cpu_holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
   Rank(out.causes);
   Rank(out.cpu_waits);
   if (out.causes.size() > limit) out.causes.resize(limit);
+  // Nothing the kernel did explains it: the samples say whose code ran longer.
+  if (out.causes.empty()) out.user_code = UserCodeOf(scenario);
   return out;
 }
 
-std::vector<KernelShift> KernelShifts(const ScenarioResult& scenario, size_t limit) {
-  return Attribute(scenario, limit).causes;
-}
-
-std::vector<Explanation> Explain(const std::vector<Finding>& findings) {
-  std::vector<Explanation> out;
-  for (const Finding& f : findings) {
-    if (!f.check || !IsFailure(f.outcome) || !IsOutcomeMetric(f.check->spec.metric)) continue;
-    auto same = std::find_if(out.begin(), out.end(), [&](const Explanation& e) { return e.scenario == f.scenario; });
-    if (same != out.end()) {
-      same->failing.push_back(f.check);
-      continue;
+void ExplainFailures(RunResults& results, const MetricVocabulary& vocabulary) {
+  // The failing checks, regressions before budgets, then in suite order.
+  struct Failing {
+    size_t scenario;
+    const CheckResult* check;
+  };
+  std::vector<Failing> failing;
+  for (size_t i = 0; i < results.scenarios.size(); ++i) {
+    results.scenarios[i].explanation.reset();
+    for (const CheckResult& check : results.scenarios[i].checks) {
+      if (check.verdict == Verdict::kRegression) failing.push_back({i, &check});
     }
-    if (out.size() == kMaxExplainedFailures) continue;
-    KernelAttribution a = Attribute(*f.scenario);
-    // Nothing the kernel did explains it: the samples say whose code ran longer.
-    std::string user_code = a.causes.empty() ? UserCodeWhy(*f.scenario) : "";
-    out.push_back({f.scenario,
-                   f.scenario_index,
-                   {f.check},
-                   std::move(a.causes),
-                   std::move(a.host),
-                   std::move(a.cpu_waits),
-                   a.wall_change_s,
-                   a.per_op,
-                   std::move(user_code),
-                   std::move(a.cpu_holders)});
   }
-  return out;
-}
-
-std::string UserCodeWhy(const ScenarioResult& scenario) {
-  const FoldedProfile* candidate = nullptr;
-  const FoldedProfile* baseline = nullptr;
-  for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, "on-cpu");
-  if (candidate == nullptr || baseline == nullptr) return "";
-  return UserCodeGrowthLine(*baseline, *candidate);
-}
-
-std::string FormatShiftValue(double value, const std::string& unit) {
-  const std::string suffix = "/op";
-  if (unit.size() > suffix.size() && unit.compare(unit.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    const std::string base = unit.substr(0, unit.size() - suffix.size());
-    if (IsTimeUnit(base)) return FormatQuantity(value * SecondsPer(base), "s") + suffix;
+  std::stable_sort(failing.begin(), failing.end(), [](const Failing& a, const Failing& b) {
+    return a.check->spec.type == CheckSpec::Type::kRegression && b.check->spec.type == CheckSpec::Type::kBudget;
+  });
+  size_t explained = 0;
+  for (const Failing& f : failing) {
+    ScenarioResult& scenario = results.scenarios[f.scenario];
+    if (!scenario.explanation) {
+      if (explained == kMaxExplainedFailures) continue;
+      ++explained;
+      scenario.explanation = Attribute(scenario, vocabulary);
+    }
+    if (vocabulary.RoleOf(f.check->spec.metric) == MetricRole::kOutcome)
+      scenario.explanation->failing.push_back(CheckName(*f.check));
   }
-  return FormatQuantity(value, unit);
-}
-
-std::string FormatAccounted(double seconds, bool per_op) {
-  if (!std::isfinite(seconds)) return "n/a";
-  return (seconds >= 0 ? "+" : "-") + FormatQuantity(std::fabs(seconds), "s") + (per_op ? "/op" : "/rep");
-}
-
-std::string DescribeShift(const KernelShift& shift) {
-  std::string text = shift.metric + "." + shift.statistic + " " + FormatPercent(shift.change_pct) + " (" +
-                     FormatShiftValue(shift.baseline_median, shift.unit) + " \u2192 " +
-                     FormatShiftValue(shift.candidate_median, shift.unit) + ")";
-  if (shift.pricing == Pricing::kUnpriced) return text + ", not priced";
-  text += ", at least " + FormatAccounted(shift.accounted_low_s, shift.per_op);
-  if (shift.share) text += " (" + FormatNumber(100 * *shift.share) + " % of the wall-time change)";
-  if (!shift.excluding.empty()) {
-    text += " beyond ";
-    for (size_t i = 0; i < shift.excluding.size(); ++i) text += (i ? ", " : "") + shift.excluding[i];
-  }
-  return text;
-}
-
-std::string DescribeHost(const std::vector<HostShift>& host, const std::vector<KernelShift>& cpu_waits,
-                         const std::vector<CpuHolder>& cpu_holders) {
-  std::string text;
-  for (const HostShift& h : host) {
-    text += (text.empty() ? "host noise (not a cause): " : "; ") + h.metric + " " +
-            FormatQuantity(h.baseline_median, h.unit) + " \u2192 " + FormatQuantity(h.candidate_median, h.unit) + " (" +
-            FormatPercent(h.change_pct) + ")";
-  }
-  for (size_t i = 0; i < cpu_waits.size(); ++i) {
-    if (i == 0)
-      text += (text.empty() ? "host noise (not a cause): " : "; ") + std::string("waits for a CPU on the busy host: ");
-    text +=
-        (i ? ", " : "") + cpu_waits[i].metric + " " + FormatAccounted(cpu_waits[i].accounted_s, cpu_waits[i].per_op);
-  }
-  if (!cpu_holders.empty()) {
-    text += (text.empty() ? "host noise (not a cause): " : "; ") + std::string("CPUs held by other tasks: ") +
-            DescribeCpuHolders(cpu_holders);
-  }
-  return text;
 }
 
 }  // namespace perfgate

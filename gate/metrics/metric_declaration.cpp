@@ -1,0 +1,182 @@
+#include "metrics/metric_declaration.h"
+
+#include <algorithm>
+#include <set>
+
+namespace perfgate {
+namespace {
+
+// The text of a declared name outside its placeholders: the more of it, the
+// more specific the declaration.
+size_t LiteralLength(std::string_view declared) {
+  size_t length = 0;
+  bool inside = false;
+  for (char c : declared) {
+    if (c == '<') inside = true;
+    if (!inside) ++length;
+    if (c == '>') inside = false;
+  }
+  return length;
+}
+
+bool MatchesFrom(std::string_view declared, std::string_view name) {
+  if (declared.empty()) return name.empty();
+  if (declared.front() != '<') {
+    return !name.empty() && name.front() == declared.front() && MatchesFrom(declared.substr(1), name.substr(1));
+  }
+  const size_t close = declared.find('>');
+  if (close == std::string_view::npos) return declared == name;
+  const std::string_view rest = declared.substr(close + 1);
+  // A placeholder takes at least one character; the rest of the pattern has
+  // few placeholders, so trying every split stays cheap.
+  for (size_t taken = 1; taken <= name.size(); ++taken) {
+    if (MatchesFrom(rest, name.substr(taken))) return true;
+  }
+  return false;
+}
+
+bool IsPattern(std::string_view declared) { return declared.find('<') != std::string_view::npos; }
+
+}  // namespace
+
+std::string ToString(MetricRole role) {
+  switch (role) {
+    case MetricRole::kOutcome:
+      return "outcome";
+    case MetricRole::kKernel:
+      return "kernel";
+    case MetricRole::kHost:
+      return "host";
+  }
+  return "outcome";
+}
+
+std::string ToString(Pricing pricing) {
+  switch (pricing) {
+    case Pricing::kWaitTime:
+      return "wait_time";
+    case Pricing::kEvents:
+      return "events";
+    case Pricing::kLatencySum:
+      return "latency_sum";
+    case Pricing::kReadBack:
+      return "read_back";
+    case Pricing::kUnpriced:
+      break;
+  }
+  return "unpriced";
+}
+
+bool DeclarationMatches(std::string_view declared, std::string_view name) {
+  if (!IsPattern(declared)) return declared == name;
+  return MatchesFrom(declared, name);
+}
+
+MetricVocabulary::MetricVocabulary(std::vector<MetricDeclaration> declarations)
+    : declarations_(std::move(declarations)) {}
+
+void MetricVocabulary::Add(const std::vector<MetricDeclaration>& declarations) {
+  declarations_.insert(declarations_.end(), declarations.begin(), declarations.end());
+}
+
+const MetricDeclaration* MetricVocabulary::Find(std::string_view name) const {
+  const MetricDeclaration* best = nullptr;
+  for (const MetricDeclaration& d : declarations_) {
+    if (!IsPattern(d.name)) {
+      if (d.name == name) return &d;
+      continue;
+    }
+    if (!DeclarationMatches(d.name, name)) continue;
+    if (best == nullptr || LiteralLength(d.name) > LiteralLength(best->name)) best = &d;
+  }
+  return best;
+}
+
+MetricRole MetricVocabulary::RoleOf(std::string_view name) const {
+  const MetricDeclaration* d = Find(name);
+  return d ? d->role : MetricRole::kOutcome;
+}
+
+std::vector<std::string> DeclarationProblems(const std::vector<MetricDeclaration>& declarations) {
+  std::vector<std::string> problems;
+  std::set<std::string> names;
+  for (const MetricDeclaration& d : declarations) names.insert(d.name);
+  std::set<std::string> seen;
+  auto declared = [&](const std::string& name) {
+    return std::any_of(declarations.begin(), declarations.end(),
+                       [&](const MetricDeclaration& other) { return DeclarationMatches(other.name, name); });
+  };
+  for (const MetricDeclaration& d : declarations) {
+    const std::string at = "metric " + d.name + ": ";
+    // Placeholders are text, not segments: check the name with them filled in.
+    std::string filled;
+    bool inside = false;
+    for (char c : d.name) {
+      if (c == '<') {
+        inside = true;
+        filled += "x";
+      }
+      if (!inside) filled += c;
+      if (c == '>') inside = false;
+    }
+    if (!IsMetricName(filled)) problems.push_back(at + "not a metric name (<source>.<name>, lower case)");
+    if (!seen.insert(d.name).second) problems.push_back(at + "declared twice");
+    if (d.unit.empty()) problems.push_back(at + "no unit");
+    const MetricPrice& p = d.price;
+    if (d.role != MetricRole::kKernel && p.pricing != Pricing::kUnpriced)
+      problems.push_back(at + "only kernel-side metrics are priced, this one is " + ToString(d.role));
+    switch (p.pricing) {
+      case Pricing::kWaitTime:
+        if (d.kind != MetricKind::kCounter || !IsTimeUnit(d.unit))
+          problems.push_back(at + "wait_time prices a counter of time, not a " + ToString(d.kind) + " of " + d.unit);
+        break;
+      case Pricing::kLatencySum:
+        if (d.kind != MetricKind::kHistogram || !IsTimeUnit(d.unit))
+          problems.push_back(at + "latency_sum prices a histogram of times, not a " + ToString(d.kind) + " of " +
+                             d.unit);
+        break;
+      case Pricing::kEvents:
+        if (d.kind != MetricKind::kCounter) problems.push_back(at + "events prices a counter");
+        if (!(p.event_s > 0)) problems.push_back(at + "events priced without a cost per event");
+        break;
+      case Pricing::kReadBack:
+        if (d.kind != MetricKind::kCounter || d.unit != "bytes")
+          problems.push_back(at + "read_back prices a counter of bytes");
+        if (p.within.empty()) problems.push_back(at + "read_back needs the I/O waits it is within");
+        break;
+      case Pricing::kUnpriced:
+        if (p.event_s != 0 || p.scale != PriceScale::kNone)
+          problems.push_back(at + "a cost or a scale on a metric the why does not price");
+        break;
+    }
+    if (!p.within.empty() && !declared(p.within)) problems.push_back(at + "within " + p.within + ", not declared");
+    if (!p.unless.empty() && !declared(p.unless)) problems.push_back(at + "unless " + p.unless + ", not declared");
+    if (p.hidden && p.pricing != Pricing::kUnpriced) problems.push_back(at + "hidden, yet priced");
+  }
+  return problems;
+}
+
+std::vector<std::string> UndeclaredMetrics(const std::string& who, const std::vector<MetricDeclaration>& declared,
+                                           const MetricSet& emitted) {
+  const MetricVocabulary vocabulary(declared);
+  std::vector<std::string> problems;
+  for (const auto& [name, metric] : emitted) {
+    const MetricDeclaration* d = vocabulary.Find(name);
+    if (d == nullptr) {
+      problems.push_back(who + " emits " + name + ", which it does not declare");
+      continue;
+    }
+    if (d->kind != metric.kind)
+      problems.push_back(who + " emits " + name + " as a " + ToString(metric.kind) + ", declared a " +
+                         ToString(d->kind));
+    if (d->unit == kUnitAsReported) continue;
+    if (d->unit != metric.unit)
+      problems.push_back(who + " emits " + name + " in " + metric.unit + ", declared in " + d->unit);
+    if (d->better != metric.better)
+      problems.push_back(who + " emits " + name + " with better " + ToString(metric.better) + ", declared " +
+                         ToString(d->better));
+  }
+  return problems;
+}
+
+}  // namespace perfgate
