@@ -197,11 +197,13 @@ TEST_F(ColdStartTest, PlantedDelayFailsAbAndTheWhyNamesNothingKernelSide) {
                        "--candidate-set", "COLDSTART_EXTRA_DELAY_MS=100", "--out", dir_ / "ab", "--quiet"});
   ASSERT_EQ(run.exit_code, 1) << run.output;
   const json results = json::parse(std::ifstream(dir_ / "ab/results.json"));
-  ASSERT_TRUE(results.contains("why")) << run.output;
-  for (const auto& item : results["why"]) {
-    if (item["scenario"] != "pg-ready") continue;
-    EXPECT_TRUE(item["causes"].empty()) << item.dump(2);
+  bool explained = false;
+  for (const auto& scenario : results["scenarios"]) {
+    if (scenario["name"] != "pg-ready" || !scenario.contains("explanation")) continue;
+    explained = true;
+    EXPECT_TRUE(scenario["explanation"]["causes"].empty()) << scenario["explanation"].dump(2);
   }
+  EXPECT_TRUE(explained) << run.output;
 }
 
 // Memory cgroups perfgate made for workloads and left behind.

@@ -89,6 +89,11 @@ TEST(UfuncProbe, CountsAndTimesEveryCallOfANamespacedFunction) {
   EXPECT_EQ(latency.unit, "ns");
   EXPECT_GT(latency.hist.Quantile(0.5), 0);
   EXPECT_EQ(run.metrics.at("ufunc.pgtest::Work.calls").kind, MetricKind::kCounter);
+  for (const ProbeInfo& info : ProbeCatalog()) {
+    if (info.name != "ufunc") continue;
+    for (const std::string& problem : UndeclaredMetrics("probe ufunc", info.metrics, run.metrics))
+      ADD_FAILURE() << problem;
+  }
 
   ASSERT_EQ(run.report.hooks.size(), 1u);
   EXPECT_EQ(run.report.hooks[0].hook, "ufunc:1 function");

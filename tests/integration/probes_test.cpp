@@ -355,6 +355,34 @@ TEST(ProbeCatalog, EveryEntryCanBeCreated) {
   EXPECT_EQ(CreateProbe("no-such-probe"), nullptr);
 }
 
+// Every probe, attached around work that fires its hooks, emits only the
+// metrics its definition declares, with the declared kind, unit and
+// direction (ufunc, which needs functions to trace, in UfuncProbe.*).
+TEST(ProbeMetrics, EveryProbeEmitsOnlyWhatItDeclares) {
+  PERFGATE_REQUIRE_ROOT();
+  for (const ProbeInfo& info : ProbeCatalog()) {
+    if (info.name == "ufunc") continue;
+    SCOPED_TRACE(info.name);
+    auto probe = CreateProbe(info.name);
+    ProbeOptions options;
+    options.scope = ProbeScope::kSystem;
+    probe->Attach(options, nullptr);
+    probe->Reset();
+    HeldChild child([] {
+      std::thread worker([] { CallGetppid(100); });
+      worker.join();
+      TouchAndUnmap(1 << 20);
+    });
+    EXPECT_TRUE(child.RunToCompletion());
+    MetricSet emitted;
+    probe->Collect(0.1, emitted);
+    probe->Detach();
+    EXPECT_FALSE(emitted.empty());
+    for (const std::string& problem : UndeclaredMetrics("probe " + info.name, info.metrics, emitted))
+      ADD_FAILURE() << problem;
+  }
+}
+
 TEST(AttachSupportTable, ListsEveryAttachTypeAndExplainsRefusals) {
   PERFGATE_REQUIRE_ROOT();
   std::set<uint32_t> before = LoadedProgramIds();

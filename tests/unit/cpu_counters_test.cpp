@@ -43,7 +43,8 @@ TEST(CpuCounters, CatalogListsEveryMetricOfBothSets) {
     if (info.name == "cpu") cpu = &info;
   }
   ASSERT_NE(cpu, nullptr);
-  const std::set<std::string> listed(cpu->metrics.begin(), cpu->metrics.end());
+  std::set<std::string> listed;
+  for (const MetricDeclaration& d : cpu->metrics) listed.insert(d.name);
   for (CpuCounterSet set : {CpuCounterSet::kHardware, CpuCounterSet::kSoftware}) {
     for (const auto& c : CpuCounters(set)) EXPECT_TRUE(listed.count(c.metric)) << c.metric;
   }

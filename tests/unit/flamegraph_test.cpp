@@ -1,6 +1,8 @@
 // Evidence in the reports: flame graphs (plain and differential) of folded
 // stacks, the table of frames by growth, the folded files next to the
 // reports, all over synthetic profiles with hostile frame and scenario names.
+#include "explain/explain.h"
+#include "pipeline/pipeline.h"
 #include "report/flamegraph.h"
 
 #include <gtest/gtest.h>
@@ -634,6 +636,7 @@ std::string WhyLine(const std::string& md) {
 
 TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   RunResults r = EvidenceResults();
+  ExplainFailures(r, GateMetricVocabulary());
   const std::string growth = UserCodeGrowthLine(GrowthBaseline(), GrowthCandidate());
   ASSERT_EQ(growth.rfind("the extra cost is on-CPU in user code: hash self +26.8 pp of 460 samples, \u00b1", 0), 0u)
       << growth;
@@ -651,7 +654,10 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
             std::string::npos)
       << section;
   const nlohmann::json json = nlohmann::json::parse(JsonReporter().Render(r));
-  EXPECT_EQ(json["why"][0]["user_code"], growth);
+  const nlohmann::json& user_code = json["scenarios"][0]["explanation"]["user_code"];
+  EXPECT_EQ(user_code["function"], "hash");
+  EXPECT_NEAR(user_code["self_delta_pp"].get<double>(), 26.8, 0.05);
+  EXPECT_EQ(user_code["samples"], 460);
   const std::string xml = JUnitReporter().Render(r);
   EXPECT_NE(xml.find("why: no kernel-side metric clearly grew; the extra cost is on-CPU in user code: hash self +26.8"),
             std::string::npos)
@@ -660,10 +666,12 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   // Without the baseline's samples there is no growth to name.
   RunResults one_side = r;
   one_side.scenarios[0].evidence.pop_back();
+  ExplainFailures(one_side, GateMetricVocabulary());
   EXPECT_EQ(WhyLine(MarkdownReporter().Render(one_side)).find("user code"), std::string::npos);
   // Nor when the growth is within sampling noise.
   RunResults noise = r;
   noise.scenarios[0].evidence[0].profiles[0] = GrowthBaseline();
+  ExplainFailures(noise, GateMetricVocabulary());
   EXPECT_EQ(WhyLine(MarkdownReporter().Render(noise)).find("user code"), std::string::npos);
   // Nor when a kernel-side metric grew: that leads the why.
   RunResults kernel = r;
@@ -674,6 +682,7 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   syscalls.candidate_median = 48;
   syscalls.change_pct = 200;
   kernel.scenarios[0].checks.push_back(syscalls);
+  ExplainFailures(kernel, GateMetricVocabulary());
   const std::string kernel_line = WhyLine(MarkdownReporter().Render(kernel));
   EXPECT_NE(kernel_line.find("syscalls.count"), std::string::npos) << kernel_line;
   EXPECT_EQ(kernel_line.find("user code"), std::string::npos) << kernel_line;

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "report/attribution.h"
+#include "probes/probe.h"
 
 namespace perfgate {
 namespace {
@@ -57,9 +57,10 @@ TEST(MostContendedFutexes, WithoutStacksTheIdStaysNegative) {
 
 // The lock probes' metrics explain a regression; they are not its outcome.
 TEST(LockMetrics, AreKernelMetricsNotOutcomes) {
-  EXPECT_FALSE(IsOutcomeMetric("lock.futex_wait"));
-  EXPECT_FALSE(IsOutcomeMetric("lock.mmap_lock_wait_time"));
-  EXPECT_TRUE(IsOutcomeMetric("locks.mutex_wait_time"));  // pg-locks' own number
+  const MetricVocabulary probes(ProbeMetricDeclarations());
+  EXPECT_EQ(probes.RoleOf("lock.futex_wait"), MetricRole::kKernel);
+  EXPECT_EQ(probes.RoleOf("lock.mmap_lock_wait_time"), MetricRole::kKernel);
+  EXPECT_EQ(probes.RoleOf("locks.mutex_wait_time"), MetricRole::kOutcome);  // pg-locks' own number
 }
 
 }  // namespace

@@ -23,7 +23,9 @@
 #include "metrics/error.h"
 #include "metrics/results.h"
 #include "metrics/results_json.h"
-#include "report/attribution.h"
+#include "explain/explain.h"
+#include "pipeline/pipeline.h"
+#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/html_reporter.h"
@@ -39,6 +41,23 @@ namespace {
 using testing::CheckWithValues;
 
 const std::string kScript = "<script>alert(1)</script>";
+
+// What the pipeline gives the why: every metric perfgate declares.
+const MetricVocabulary& Vocabulary() {
+  static const MetricVocabulary vocabulary = GateMetricVocabulary();
+  return vocabulary;
+}
+Explanation Attribute(const ScenarioResult& scenario) { return perfgate::Attribute(scenario, Vocabulary()); }
+std::vector<KernelShift> KernelShifts(const ScenarioResult& scenario, size_t limit = kMaxCauses) {
+  return perfgate::Attribute(scenario, Vocabulary(), limit).causes;
+}
+bool IsOutcomeMetric(const std::string& metric) { return Vocabulary().RoleOf(metric) == MetricRole::kOutcome; }
+bool IsHostMetric(const std::string& metric) { return Vocabulary().RoleOf(metric) == MetricRole::kHost; }
+// The results as the pipeline hands them to the reporters: explained.
+RunResults Explained(RunResults results) {
+  ExplainFailures(results, Vocabulary());
+  return results;
+}
 
 CheckResult MakeCheck(const std::string& metric, const std::string& statistic, Verdict verdict,
                       std::vector<double> baseline, std::vector<double> candidate, double change_pct) {
@@ -186,7 +205,7 @@ using testing::ToolAvailable;
 
 class ReportTest : public ::testing::Test {
  protected:
-  RunResults results_ = HostileResults();
+  RunResults results_ = Explained(HostileResults());
 };
 
 // ---- escaping ----
@@ -382,7 +401,7 @@ ScenarioResult MoreGetppidCalls() {
 
 TEST(Attribution, MoreCallsPerOperationLeadAnImprovedLatencyAndHostLoadAreNotCauses) {
   ScenarioResult s = MoreGetppidCalls();
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   ASSERT_FALSE(a.causes.empty());
   EXPECT_EQ(a.causes[0].metric, "syscalls.count.getppid");
   EXPECT_EQ(a.causes[0].statistic, "per_op");
@@ -443,7 +462,7 @@ TEST(Attribution, EventsArePricedPerEventAndWaitsAsMeasured) {
     m["sched.runq_latency"] =
         HistogramMetric("sched.runq_latency", "ns", Latencies({{1000, candidate ? 3000 : 1000}}), 1);
   });
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   ASSERT_EQ(a.causes.size(), 4u);
   EXPECT_EQ(a.causes[0].metric, "mm.page_faults");
   EXPECT_EQ(a.causes[0].pricing, Pricing::kEvents);
@@ -479,7 +498,7 @@ TEST(Attribution, ALockWaitIsNotCountedAgainAsTheSleepItIsPartOf) {
         "sched.offcpu.sleep", "ns",
         Latencies({{1000000, static_cast<uint64_t>(std::llround((futex_ns + other_sleep_ns) / 1e6))}}), 1);
   });
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   ASSERT_FALSE(a.causes.empty());
   EXPECT_EQ(a.causes[0].metric, "lock.futex_wait_time");
   // Per second of the run, 10 % -> 28 %, of the candidate's 250 us per op.
@@ -506,7 +525,7 @@ TEST(Attribution, PagesReadBackAfterReclaimTakeTheirShareOfTheIoWaits) {
     const auto waits = static_cast<uint64_t>(std::llround((candidate ? 450 : 200) * j));
     m["sched.offcpu.io"] = HistogramMetric("sched.offcpu.io", "ns", Latencies({{1000000, waits}}), 1);
   });
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   ASSERT_FALSE(a.causes.empty());
   EXPECT_EQ(a.causes[0].metric, kReclaimRefaultBytes);
   EXPECT_EQ(a.causes[0].pricing, Pricing::kReadBack);
@@ -544,7 +563,7 @@ TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
           "sched.runq_latency", "ns", Latencies({{10000, static_cast<uint64_t>(std::llround(cpu * 1e9 / 4e4))}}), 1);
     });
   };
-  KernelAttribution quiet = Attribute(run(0.1));
+  Explanation quiet = Attribute(run(0.1));
   ASSERT_EQ(quiet.causes.size(), 1u);
   EXPECT_EQ(quiet.causes[0].metric, "mm.page_faults");
   EXPECT_TRUE(quiet.cpu_waits.empty());
@@ -554,18 +573,18 @@ TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
   for (Repetition& rep : busy.repetitions) {
     rep.metrics["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", Latencies({{10000, 8000}}), 1);
   }
-  KernelAttribution a = Attribute(busy);
+  Explanation a = Attribute(busy);
   ASSERT_EQ(a.causes.size(), 1u);
   EXPECT_EQ(a.causes[0].metric, "mm.page_faults");
   ASSERT_EQ(a.cpu_waits.size(), 1u);
   EXPECT_EQ(a.cpu_waits[0].metric, "sched.runq_latency");
-  EXPECT_NE(DescribeHost(a.host, a.cpu_waits).find("waits for a CPU on the busy host: sched.runq_latency +"),
+  EXPECT_NE(DescribeHost(a, false).find("waits for a CPU on the busy host: sched.runq_latency +"),
             std::string::npos);
   // On a quiet host the same growth is a cause.
   for (auto* reps : {&busy.repetitions, &busy.baseline_repetitions}) {
     for (Repetition& rep : *reps) rep.metrics["host.other_cpus"].value = 0.1;
   }
-  KernelAttribution calm = Attribute(busy);
+  Explanation calm = Attribute(busy);
   ASSERT_EQ(calm.causes.size(), 2u);
   EXPECT_EQ(calm.causes[1].metric, "sched.runq_latency");
 }
@@ -583,7 +602,7 @@ TEST(Attribution, ASleepIsNotChargedWithTheWaitForACpuAfterItsWakeUp) {
     m["sched.runq_latency"] =
         HistogramMetric("sched.runq_latency", "ns", Latencies({{candidate ? 1000000u : 1000u, 100}}), 1);
   });
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   for (const KernelShift& shift : a.causes) EXPECT_NE(shift.metric, "sched.offcpu.sleep");
   ASSERT_EQ(a.cpu_waits.size(), 1u);  // the host was busy: its noise
   EXPECT_EQ(a.cpu_waits[0].metric, "sched.runq_latency");
@@ -598,7 +617,7 @@ TEST(Attribution, WithoutOperationsTimeIsPerRepetition) {
   for (auto* reps : {&s.repetitions, &s.baseline_repetitions}) {
     for (Repetition& rep : *reps) rep.metrics["lock.mmap_lock_wait_time"].ops.reset();
   }
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   EXPECT_FALSE(a.per_op);
   ASSERT_EQ(a.causes.size(), 1u);
   EXPECT_EQ(a.causes[0].statistic, "count");
@@ -639,7 +658,7 @@ RunResults GetppidRegression() {
 }
 
 TEST(Why, EveryReportLeadsWithTheCauseAndKeepsHostNoiseOnItsOwnLine) {
-  RunResults r = GetppidRegression();
+  RunResults r = Explained(GetppidRegression());
   std::string md = MarkdownReporter().Render(r);
   size_t why = md.find("**Why it regressed**");
   ASSERT_NE(why, std::string::npos) << md;
@@ -674,12 +693,13 @@ TEST(Why, EveryReportLeadsWithTheCauseAndKeepsHostNoiseOnItsOwnLine) {
 }
 
 TEST(Why, ResultsJsonCarriesTheRankedCausesAndStillReadsBack) {
-  RunResults r = GetppidRegression();
+  RunResults r = Explained(GetppidRegression());
   std::string text = JsonReporter().Render(r);
   nlohmann::json j = nlohmann::json::parse(text);
-  ASSERT_EQ(j["why"].size(), 1u);
-  const nlohmann::json& why = j["why"][0];
-  EXPECT_EQ(why["scenario"], "loop " + kScript);
+  ASSERT_EQ(j["scenarios"].size(), 1u);
+  ASSERT_TRUE(j["scenarios"][0].contains("explanation"));
+  const nlohmann::json& why = j["scenarios"][0]["explanation"];
+  EXPECT_EQ(j["scenarios"][0]["name"], "loop " + kScript);
   EXPECT_EQ(why["per"], "op");
   EXPECT_EQ(why["failing"], nlohmann::json::array({"workload.wall_time.value"}));
   EXPECT_EQ(why["causes"][0]["metric"], "syscalls.count.getppid");
@@ -688,11 +708,19 @@ TEST(Why, ResultsJsonCarriesTheRankedCausesAndStillReadsBack) {
   EXPECT_EQ(why["host_noise"][0]["metric"], "host.other_cpus");
   EXPECT_EQ(text.find("<script>"), std::string::npos);
   RunResults back = ResultsFromJson(j, "results.json");
-  EXPECT_EQ(back.scenarios.size(), 1u);
-  // A run that passed has no "why".
-  RunResults passed;
-  passed.suite = "s";
-  EXPECT_FALSE(nlohmann::json::parse(JsonReporter().Render(passed)).contains("why"));
+  ASSERT_EQ(back.scenarios.size(), 1u);
+  ASSERT_TRUE(back.scenarios[0].explanation);
+  // Read back, it renders as it was written: the reporters only render it.
+  EXPECT_EQ(JsonReporter().Render(back), text);
+  EXPECT_EQ(MarkdownReporter().Render(back), MarkdownReporter().Render(r));
+  // A run that passed has no explanation.
+  RunResults passed = Explained(HostileResults());
+  for (ScenarioResult& s : passed.scenarios) {
+    for (CheckResult& c : s.checks) c.verdict = Verdict::kPass;
+  }
+  ExplainFailures(passed, Vocabulary());
+  for (const auto& s : nlohmann::json::parse(JsonReporter().Render(passed))["scenarios"])
+    EXPECT_FALSE(s.contains("explanation"));
 }
 
 // Who held the workload's CPUs: host noise on the "why" and host-load lines
@@ -709,13 +737,16 @@ TEST(Why, CpuHoldersAreHostNoiseAndTheirCommsAreEscaped) {
       rep.cpu_holders = {{comm, 0.04}, {"cc1plus", 0.01}};
     }
   }
+  r = Explained(std::move(r));
   const ScenarioResult& s = r.scenarios[0];
-  KernelAttribution a = Attribute(s);
+  Explanation a = Attribute(s);
   for (const KernelShift& cause : a.causes) EXPECT_FALSE(IsHostMetric(cause.metric)) << cause.metric;
   ASSERT_EQ(a.cpu_holders.size(), 2u);
   EXPECT_EQ(a.cpu_holders[0].comm, comm);
-  const std::string host = DescribeHost(a.host, a.cpu_waits, a.cpu_holders);
-  EXPECT_NE(host.find("host.runq_wait_behind_others "), std::string::npos) << host;
+  const std::string host = DescribeHost(a);
+  // The same on both sides: not noise worth a word. The busier host is.
+  EXPECT_EQ(host.find("host.runq_wait_behind_others "), std::string::npos) << host;
+  EXPECT_NE(host.find("host.other_cpus "), std::string::npos) << host;
   EXPECT_NE(host.find("; CPUs held by other tasks: " + comm + " "), std::string::npos) << host;
   const std::string held = FormatCpuHolders(s);
   EXPECT_NE(held.find("per repetition for CPUs running other tasks ("), std::string::npos) << held;
@@ -742,7 +773,7 @@ TEST(Why, CpuHoldersAreHostNoiseAndTheirCommsAreEscaped) {
   EXPECT_NE(xml.find("CPUs held by other tasks: &lt;b&gt;burn|er*&lt;/b&gt;"), std::string::npos);
 
   const nlohmann::json j = nlohmann::json::parse(JsonReporter().Render(r));
-  EXPECT_EQ(j["why"][0]["cpu_holders"][0]["comm"], comm);
+  EXPECT_EQ(j["scenarios"][0]["explanation"]["cpu_holders"][0]["comm"], comm);
 }
 
 // ---- JUnit ----
@@ -995,6 +1026,7 @@ TEST(Html, ShowsBaselineAndCandidateDistributionsAndRanksKernelMetrics) {
   r.scenarios.push_back(ScenarioWithBaselineRepetitions());
   CheckResult wall = MakeCheck("workload.wall_time", "value", Verdict::kRegression, {1, 1, 1}, {1.3, 1.3, 1.3}, 30);
   r.scenarios[0].checks.push_back(wall);
+  r = Explained(std::move(r));
   std::string html = HtmlReporter().Render(r);
   EXPECT_NE(html.find("sched.runq_latency: baseline vs candidate"), std::string::npos);
   EXPECT_NE(html.find("aria-label=\"distribution of sched.runq_latency\""), std::string::npos);
