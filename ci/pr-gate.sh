@@ -134,7 +134,9 @@ suite_file=$work/base/$suite
 [ -f "$suite_file" ] || suite_file=$work/head/$suite
 [ -f "$suite_file" ] || die "no suite $suite at the merge base or the head"
 
-args=(ab "$suite_file" --out "$out"
+# Reports name the suite by its path in the repository (JUnit file=, where
+# annotations point), not by the temporary worktree it was read from.
+args=(ab "$suite_file" --out "$out" --suite-path "$suite"
   --baseline-set "$dir_var=$work/base/$build_dir" --candidate-set "$dir_var=$work/head/$build_dir"
   --baseline-label "merge base ${merge_base:0:12}" --candidate-label "head ${head_sha:0:12}")
 [ -z "$reps" ] || args+=(--reps "$reps")
@@ -146,12 +148,18 @@ code=$?
 set -e
 
 # One comment per pull request, found again by its marker; the step summary.
+# The summary says what it compared against (the labels above); the
+# provenance stands in for it only when perfgate wrote none.
 provenance="Compared against the merge base \`${merge_base:0:12}\`, built with the same command and run interleaved with the head \`${head_sha:0:12}\` on this host."
 {
   echo "<!-- perfgate-pr-gate -->"
-  echo "$provenance"
-  echo
-  if [ -f "$out/summary.md" ]; then head -c 60000 "$out/summary.md"; else echo "perfgate wrote no summary (exit code $code)."; fi
+  if [ -f "$out/summary.md" ]; then
+    head -c 60000 "$out/summary.md"
+  else
+    echo "$provenance"
+    echo
+    echo "perfgate wrote no summary (exit code $code)."
+  fi
 } >"$out/pr-comment.md"
 echo "$code" >"$out/exit-code"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$out/pr-comment.md" >>"$GITHUB_STEP_SUMMARY"; fi

@@ -17,6 +17,7 @@
 #include "metrics/atomic_file.h"
 #include "metrics/error.h"
 #include "metrics/json_text.h"
+#include "metrics/log.h"
 #include "pipeline/pipeline.h"
 #include "report/why_text.h"
 #include "report/escape.h"
@@ -219,7 +220,7 @@ class BuildCache {
     fs::remove(b.log, ec);
     repo_.AddWorktree(sha, tree.string());
     if (as_) ChownTree(tree);
-    if (!o_.quiet) std::fprintf(stderr, "perfgate: bisect: building %s\n", Short(sha).c_str());
+    if (!o_.quiet) log::Progress("bisect: building %s\n", Short(sha).c_str());
     b.status = RunLogged({"bash", "-c", o_.build_cmd}, tree.string(), b.log, as_ ? &*as_ : nullptr);
     b.ok = b.status == 0;
     WriteFileAtomic(status_file.string(), (b.ok ? "ok 0" : "failed " + std::to_string(b.status)) + "\n" + o_.build_cmd);
@@ -446,7 +447,7 @@ BisectResult RunBisect(const BisectOptions& o) {
       if (m.verdict != StepVerdict::kSkipped || m.infra_error || Stopped(o) || used >= most) break;
       g.repetitions = std::min(most, 2 * used);
       if (!o.quiet)
-        std::fprintf(stderr, "perfgate: bisect: %s is ambiguous after %d repetitions; again with %d\n",
+        log::Progress("bisect: %s is ambiguous after %d repetitions; again with %d\n",
                      Short(commit.sha).c_str(), used, *g.repetitions);
     }
     step.verdict = m.verdict;

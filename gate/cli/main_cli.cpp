@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "metrics/version.h"
 #include "run/process.h"
 
@@ -33,6 +34,9 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
       ->delimiter(',');
   cmd->add_option("--run-as", o.gate.run_as, "Run every workload as this user (probes stay root; overrides run_as)");
   cmd->add_option("--shard", o.gate.shard, "Run only shard K of N (K/N): scenarios go round-robin in suite order");
+  cmd->add_option("--suite-path", o.gate.suite_path_in_reports,
+                  "The suite's path as reports name it (JUnit file=), e.g. relative to the repository root when the "
+                  "suite is read from a checkout elsewhere");
 }
 
 // ... and of those that compare with stored baselines.
@@ -234,10 +238,12 @@ int PerfgateMain(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "perfgate: %s (see perfgate --help)\n", OneLine(e.what()).c_str());
+    log::Notice("%s (see perfgate --help)\n", OneLine(e.what()).c_str());
     return static_cast<int>(ExitCode::kBadInput);
   }
 
+  log::SetQuiet(run_opts.gate.quiet || record_opts.gate.quiet || ab_opts.run.gate.quiet || bo.quiet ||
+                overhead_opts.quiet);
   try {
     if (*run) return RunCommand(run_opts);
     if (*record) return BaselineRecordCommand(record_opts);
@@ -257,10 +263,10 @@ int PerfgateMain(int argc, char** argv) {
     if (*metrics) return MetricsCommand(metrics_markdown);
     if (*doctor) return DoctorCommand(doctor_fix);
   } catch (const Error& e) {
-    std::fprintf(stderr, "perfgate: error: %s\n", OneLine(e.what()).c_str());
+    log::Error("%s\n", OneLine(e.what()).c_str());
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "perfgate: internal error: %s\n", OneLine(e.what()).c_str());
+    log::Notice("internal error: %s\n", OneLine(e.what()).c_str());
     return static_cast<int>(ExitCode::kInfra);
   }
   return static_cast<int>(ExitCode::kBadInput);

@@ -11,6 +11,7 @@
 #include "bisect/bisect_report.h"
 #include "cli/commands.h"
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "metrics/results_json.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
@@ -78,10 +79,10 @@ GateOptions GateOptionsOf(const RunCommandOptions& o) {
 void PrintSummary(const RunResults& r, const std::string& out_dir) {
   const OutcomeCounts counts = CountOutcomes(r);
   for (const auto& s : r.scenarios) {
-    if (!s.error.empty()) std::fprintf(stderr, "perfgate: error: %s\n", OneLine(s.error).c_str());
+    if (!s.error.empty()) log::Error("%s\n", OneLine(s.error).c_str());
     for (const auto& c : s.checks) {
       if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
-        std::fprintf(stderr, "perfgate: %s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
+        log::Notice("%s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
                      OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
       }
     }

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "metrics/error.h"
+#include "metrics/log.h"
 
 namespace perfgate {
 
@@ -85,7 +86,7 @@ DirectoryLock::DirectoryLock(const std::string& dir, Mode mode, const std::strin
     throw InfraError(option + " " + dir + ": " + who +
                      " is writing its results there; wait for it or give this run another " + option);
   }
-  std::fprintf(stderr, "perfgate: %s %s: waiting for %s to finish %s the baselines\n", option.c_str(), dir.c_str(),
+  log::Notice("%s %s: waiting for %s to finish %s the baselines\n", option.c_str(), dir.c_str(),
                Holder(fd_).c_str(), mode == Mode::kReadBaselines ? "writing" : "using");
   if (flock(fd_, op) != 0) {
     // EINTR: SIGINT or SIGTERM while waiting, which stops perfgate.

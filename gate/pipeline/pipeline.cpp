@@ -16,6 +16,7 @@
 #include "explain/explain.h"
 #include "history/history_baseline.h"
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "metrics/merge.h"
 #include "metrics/results_json.h"
 #include "pipeline/dir_lock.h"
@@ -179,7 +180,7 @@ void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, B
     if (what.empty()) continue;
     const std::string file = BaselinePath(o.baseline_dir, suite.name, scenario);
     if (o.require_same_env) throw InputError(file + ": recorded on a different machine: " + what);
-    std::fprintf(stderr, "perfgate: warning: %s: recorded on a different machine: %s; %s\n", file.c_str(), what.c_str(),
+    log::Warning("%s: recorded on a different machine: %s; %s\n", file.c_str(), what.c_str(),
                  o.allow_other_host ? "compared anyway (--allow-other-host)"
                                     : "its regression checks are inconclusive (--allow-other-host compares anyway)");
   }
@@ -220,7 +221,7 @@ StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
     throw InputError(o.history_db + ": no passing run of " + suite.name + "/" + scenario +
                      " recorded on a host like this one; the newest is of a different machine: " + difference);
   }
-  for (const std::string& warning : history.warnings) std::fprintf(stderr, "perfgate: warning: %s\n", warning.c_str());
+  for (const std::string& warning : history.warnings) log::Warning("%s\n", warning.c_str());
   for (const auto& [scenario, difference] : history.foreign) {
     std::fprintf(stderr,
                  "perfgate: warning: %s: no passing run of %s/%s on a host like this one; the newest is of "
@@ -281,6 +282,12 @@ void WriteExplainedReports(RunResults& results, const std::string& out_dir) {
   WriteReports(results, out_dir);
 }
 
+// ... naming the suite as the reports should.
+void WriteExplainedReports(RunResults& results, const GateOptions& o) {
+  if (!o.suite_path_in_reports.empty()) results.suite_file = o.suite_path_in_reports;
+  WriteExplainedReports(results, o.out_dir);
+}
+
 // The checks against `baselines` (whose provenance is `source`), the verdict
 // and the exit code.
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
@@ -320,7 +327,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
     const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario);
     if (!reason) continue;
     if (!o.quiet)
-      std::fprintf(stderr, "perfgate: %s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
+      log::Progress("%s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
     try {
       // An interleaved run's sides take their evidence repetitions in turns.
       std::vector<EvidenceSide> sides = {
@@ -339,7 +346,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
         scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;
-      std::fprintf(stderr, "perfgate: warning: scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());
+      log::Warning("scenario \"%s\": no evidence: %s\n", scenario.name.c_str(), e.what());
     }
   }
   AddBaselineEvidence(results, stored);
@@ -352,7 +359,7 @@ std::vector<std::pair<std::string, size_t>> StoreBaselines(const Suite& suite, c
   std::vector<std::pair<std::string, Baseline>> files;
   for (const auto& s : results.scenarios) {
     if (!s.error.empty()) {
-      if (say_skipped) std::fprintf(stderr, "perfgate: error: %s (baseline not written)\n", s.error.c_str());
+      if (say_skipped) log::Error("%s (baseline not written)\n", s.error.c_str());
       continue;
     }
     files.push_back({BaselinePath(baseline_dir, suite.name, s.name), {suite.name, results.environment, s}});
@@ -408,7 +415,7 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, co);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
-  WriteExplainedReports(results, o.out_dir);
+  WriteExplainedReports(results, o);
   GateOutcome outcome = Outcome(std::move(results));
   if (update_baseline && !outcome.results.partial)
     outcome.stored_baselines = StoreBaselines(suite, outcome.results, o.baseline_dir, false);
@@ -427,10 +434,10 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   co.fdr = o.fdr;
   Evaluate(results, {}, std::nullopt, "", o.strict, co);
   CaptureEvidence(suite, o, ro, results, {});  // `evidence: always` stores it with the baseline
-  WriteExplainedReports(results, o.out_dir);
+  WriteExplainedReports(results, o);
   GateOutcome outcome = Outcome(std::move(results));
   if (outcome.results.partial) {
-    std::fprintf(stderr, "perfgate: interrupted; no baseline written\n");
+    log::Notice("interrupted; no baseline written\n");
     outcome.exit_code = static_cast<int>(ExitCode::kInfra);
     return outcome;
   }
@@ -461,7 +468,7 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
     fresh.repetitions = static_cast<int>(first->repetitions.size());
     fresh.on_scenario_done = nullptr;
     if (!ro.quiet)
-      std::fprintf(stderr, "perfgate: %s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(),
+      log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(),
                    checks.size(), checks.size() == 1 ? "" : "s", *fresh.repetitions);
     const double t0 = MonotonicSeconds();
     InterleavedRun run = RunInterleaved(baseline, candidate, fresh, nullptr);
@@ -505,7 +512,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
            o.strict, co);
   if (o.confirm && !Stopped(o)) ConfirmRegressions(baseline, candidate, ro, co, run.candidate);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
-  WriteExplainedReports(run.candidate, o.out_dir);
+  WriteExplainedReports(run.candidate, o);
   // The baseline side as a results file of its own, for `perfgate compare`.
   WriteFileAtomic((fs::path(o.out_dir) / "baseline-results.json").string(), ResultsText(run.baseline));
   GateOutcome outcome = Outcome(std::move(run.candidate));

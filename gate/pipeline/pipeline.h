@@ -30,6 +30,10 @@ MetricVocabulary GateMetricVocabulary();
 // How a suite is measured and judged; the flags of run, baseline record and ab.
 struct GateOptions {
   std::string suite_file;
+  // The suite's path as reports name it (JUnit file=): its path in the
+  // project's repository, where the file read is a checkout elsewhere (the
+  // pull-request gate's worktree). Empty: the path it was read from.
+  std::string suite_path_in_reports;
   // What ${suite_dir} names; empty: the suite file's directory (bisect runs a
   // derived copy of the suite from its output directory, for the original's).
   std::string suite_dir;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "report/perfetto_writer.h"
 #include "run/trace_run.h"
 
@@ -15,7 +16,7 @@ void TraceWorstScenario(const Suite& suite, const RunOptions& options, double mi
                         RunResults& results) {
   const std::optional<TraceTarget> target = WorstScenario(results);
   if (!target) {
-    std::fprintf(stderr, "perfgate: warning: --trace: no scenario ran, so there is nothing to trace\n");
+    log::Warning("--trace: no scenario ran, so there is nothing to trace\n");
     return;
   }
   ScenarioResult& scenario = results.scenarios[target->scenario];
@@ -32,7 +33,7 @@ void TraceWorstScenario(const Suite& suite, const RunOptions& options, double mi
   const std::string name = "trace.perfetto-trace";
   const std::string file = (fs::path(out_dir) / name).string();
   if (!options.quiet)
-    std::fprintf(stderr, "perfgate: %s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
+    log::Progress("%s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
   try {
     const TraceCapture capture = TraceRepetition(*spec, options, settings);
     fs::create_directories(out_dir);
@@ -50,7 +51,7 @@ void TraceWorstScenario(const Suite& suite, const RunOptions& options, double mi
                 static_cast<unsigned long long>(summary.received), static_cast<unsigned long long>(summary.dropped));
   } catch (const Error& e) {
     if (e.code() == ExitCode::kBadInput) throw;
-    std::fprintf(stderr, "perfgate: error: --trace: scenario \"%s\": %s\n", scenario.name.c_str(), e.what());
+    log::Error("--trace: scenario \"%s\": %s\n", scenario.name.c_str(), e.what());
     results.exit_code = static_cast<int>(ExitCode::kInfra);
   }
 }

@@ -122,4 +122,8 @@ std::string FormatHostLoad(const ScenarioResult& scenario) {
   return text;
 }
 
+std::string Plural(size_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
+}
+
 }  // namespace perfgate

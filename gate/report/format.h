@@ -14,6 +14,8 @@ namespace perfgate {
 
 // Signed percentage: "+30.0%", "-2.5%".
 std::string FormatPercent(double pct);
+// "1 scenario", "3 scenarios": a count with its noun in the right number.
+std::string Plural(size_t n, const std::string& singular, const std::string& plural);
 // "[+25.1%, +35.2%]", or "" when either bound is missing.
 std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high);
 // "0.0012", "<0.0001", "" when missing.

@@ -87,8 +87,8 @@ std::string Banner(const RunResults& results) {
   html += "<h1>" + Esc(results.suite.empty() ? "suite" : results.suite) + "</h1>\n";
   html += "<p class=\"summary\">" + Esc(DescribeCounts(counts)) + "</p>\n";
 
-  std::vector<std::string> meta = {std::to_string(results.scenarios.size()) + " scenarios",
-                                   std::to_string(counts.total()) + " checks"};
+  std::vector<std::string> meta = {Plural(results.scenarios.size(), "scenario", "scenarios"),
+                                   Plural(counts.total(), "check", "checks")};
   if (!results.environment.git_commit.empty()) meta.push_back("commit " + results.environment.git_commit);
   if (!results.environment.timestamp.empty()) meta.push_back(results.environment.timestamp);
   std::string joined;
@@ -288,7 +288,7 @@ std::string QuantileLine(const char* side, const MergedHistogram& m) {
   return std::string(side) + ": p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
          FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
          FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
-         FormatQuantity(m.histogram.Max(), m.unit) + " (" + std::to_string(m.repetitions) + " repetitions merged)";
+         FormatQuantity(m.histogram.Max(), m.unit) + " (" + Plural(m.repetitions, "repetition", "repetitions") + " merged)";
 }
 
 // Per latency metric, baseline against candidate: histogram overlay and CDF.

@@ -20,6 +20,25 @@ constexpr size_t kTailReserve = 1024;
 
 std::string Cell(const std::string& text) { return MarkdownEscape(Abbreviate(text, kMaxCellBytes)); }
 
+// A line of "; "-separated phrases (the host's noise) as a cell: whole
+// phrases only, so that no value is cut in two; those left out are counted.
+std::string PhrasesCell(const std::string& text) {
+  std::vector<std::string> phrases;
+  for (size_t begin = 0; begin <= text.size();) {
+    const size_t end = std::min(text.find("; ", begin), text.size());
+    phrases.push_back(text.substr(begin, end - begin));
+    begin = end + 2;
+  }
+  std::string out;
+  size_t kept = 0;
+  for (; kept < phrases.size(); ++kept) {
+    if (kept > 0 && out.size() + 2 + phrases[kept].size() > kMaxCellBytes) break;
+    out += (kept ? "; " : "") + phrases[kept];
+  }
+  if (kept < phrases.size()) out += "; " + std::to_string(phrases.size() - kept) + " more in the HTML report";
+  return MarkdownEscape(out);
+}
+
 // A Markdown document with a byte budget. Appends that would not leave room
 // for the tail are refused, so a truncated summary still closes its
 // <details> and says what it left out.
@@ -81,8 +100,8 @@ std::string VerdictLine(const RunResults& results) {
 std::string Header(const RunResults& results) {
   OutcomeCounts counts = CountOutcomes(results);
   std::string text = VerdictLine(results);
-  text += "Suite " + Cell(results.suite) + ": " + std::to_string(results.scenarios.size()) + " scenarios, " +
-          std::to_string(counts.total()) + " checks";
+  text += "Suite " + Cell(results.suite) + ": " + Plural(results.scenarios.size(), "scenario", "scenarios") + ", " +
+          Plural(counts.total(), "check", "checks");
   if (!results.environment.git_commit.empty()) text += ", commit " + Cell(results.environment.git_commit);
   if (results.baseline_environment && !results.baseline_environment->git_commit.empty() &&
       results.baseline_environment->git_commit != results.environment.git_commit) {
@@ -151,8 +170,8 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
     if (e.user_code) item += "; " + Cell(DescribeUserCode(*e.user_code));
     for (size_t i = 0; i < e.causes.size() && i < kShownCauses; ++i)
       item += (i ? "; " : " ") + Cell(DescribeShift(e.causes[i]));
-    if (!host.empty()) item += ". " + Cell(host);
-    if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + Cell(held);
+    if (!host.empty()) item += ". " + PhrasesCell(host);
+    if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + PhrasesCell(held);
     items.push_back(item + "\n");
   }
   return items;
@@ -175,7 +194,14 @@ std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile*
   const std::string stacks = profile.kind == "preempted" ? "stacks waiting for a CPU" : "blocking stacks";
   std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) +
                      (base ? ", " + stacks + " vs baseline:" : ", heaviest " + stacks + ":");
-  const std::vector<StackGrowth> rows = TopStackGrowth(base, profile, kGrowthItems);
+  std::vector<StackGrowth> rows = TopStackGrowth(base, profile, kGrowthItems);
+  // Against a baseline, only stacks that grew by a point or more: blocked
+  // time has no sampling interval, and smaller moves are a run's jitter.
+  if (base) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const StackGrowth& r) { return r.DeltaPp() < kMinGrowthPp; }),
+               rows.end());
+    if (rows.empty()) return item + " no stack's share grew by " + FormatNumber(kMinGrowthPp) + " pp or more\n";
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const StackGrowth& r = rows[i];
     std::string stack = r.frames.empty() ? "(kernel thread)" : "";
@@ -304,7 +330,7 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
     for (const CheckResult& check : scenario.checks) all_rows.push_back(CheckRow(scenario, check));
   }
   if (!all_rows.empty() &&
-      doc.Append("<details><summary>All " + std::to_string(all_rows.size()) + " checks</summary>\n\n" + kTableHeader)) {
+      doc.Append("<details><summary>All " + Plural(all_rows.size(), "check", "checks") + "</summary>\n\n" + kTableHeader)) {
     omitted += AppendRows(doc, all_rows);
     doc.AppendTail("\n</details>\n");
   } else {

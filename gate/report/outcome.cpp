@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "report/format.h"
+
 namespace perfgate {
 
 Outcome OutcomeOf(const CheckResult& check) {
@@ -107,10 +109,6 @@ OutcomeCounts CountOutcomes(const RunResults& results) {
 }
 
 namespace {
-
-std::string Plural(int n, const std::string& singular, const std::string& plural) {
-  return std::to_string(n) + " " + (n == 1 ? singular : plural);
-}
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "run/process.h"
 
 namespace perfgate {
@@ -311,7 +312,7 @@ MemoryAntagonist::MemoryAntagonist(const MemoryCgroup& cgroup) {
   const long long deadline = MonotonicMs() + 30000;
   while (cgroup.UsageBytes() < target) {
     if (MonotonicMs() > deadline) {
-      std::fprintf(stderr, "perfgate: warning: the memory antagonist did not fill %s within 30 s\n",
+      log::Warning("the memory antagonist did not fill %s within 30 s\n",
                    cgroup.path().c_str());
       break;
     }

@@ -12,6 +12,7 @@
 
 #include "adapters/tool_output.h"
 #include "metrics/error.h"
+#include "metrics/log.h"
 #include "run/host_load.h"
 #include "run/memory_pressure.h"
 #include "run/process.h"
@@ -81,7 +82,7 @@ ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<Probe
       report.name = p.name;
       report.scope = p.scope;
       report.not_attached = e.what();
-      std::fprintf(stderr, "perfgate: warning: scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
+      log::Warning("scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
                    spec.name.c_str(), p.name.c_str(), e.what());
       not_attached_.push_back(std::move(report));
       continue;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "adapters/adapter.h"
+#include "metrics/log.h"
 #include "run/environment.h"
 #include "run/host_load.h"
 #include "run/repetition.h"
@@ -72,11 +73,11 @@ Repetition RunArmRepetition(const Schedule& schedule, Arm& arm, int round, Scena
     // Said once per arm, even with --quiet: a metric may be missing.
     for (const auto& warning : rep.warnings) {
       if (arm.warned.insert(warning).second)
-        std::fprintf(stderr, "perfgate: warning: %s: %s: %s\n", spec.name.c_str(), label.c_str(), warning.c_str());
+        log::Warning("%s: %s: %s\n", spec.name.c_str(), label.c_str(), warning.c_str());
     }
     if (!options.quiet) {
       auto wall = rep.metrics.find("workload.wall_time");
-      std::fprintf(stderr, "perfgate: %s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),
+      log::Progress("%s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),
                    wall == rep.metrics.end() ? 0.0 : wall->second.value);
     }
   }
@@ -145,7 +146,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       ++retakes;
       ++round_retakes;
       if (!options.quiet)
-        std::fprintf(stderr, "perfgate: %s: measuring round %d again (retake %d of at most %d): %s\n",
+        log::Progress("%s: measuring round %d again (retake %d of at most %d): %s\n",
                      arms.back().plan.spec->name.c_str(), round + 1, retakes, schedule.max_retakes, taint.c_str());
       for (size_t a = 0; a < arms.size(); ++a) {
         if (measured[a].tainted.empty()) measured[a].tainted = "retaken with its round: " + taint;
@@ -162,7 +163,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
     if (round >= 0 && adaptive && schedule.more && round + 1 >= schedule.min_rounds && round + 1 < schedule.rounds &&
         !schedule.more(results)) {
       if (!options.quiet)
-        std::fprintf(stderr, "perfgate: %s: stopped after %d of at most %d repetitions: no check can still regress\n",
+        log::Progress("%s: stopped after %d of at most %d repetitions: no check can still regress\n",
                      arms.back().plan.spec->name.c_str(), round + 1, schedule.rounds);
       break;
     }

@@ -1,0 +1,60 @@
+#include "metrics/log.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+namespace perfgate::log {
+namespace {
+
+std::atomic<bool> quiet{false};
+
+// One write per line, so that lines of the threads that log stay whole.
+void Line(const char* kind, const char* format, va_list args) {
+  va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, again);
+  va_end(again);
+  std::string message(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  if (size > 0) std::vsnprintf(message.data(), message.size() + 1, format, args);
+  std::string line = std::string("perfgate: ") + kind + message;
+  if (line.empty() || line.back() != '\n') line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace
+
+void SetQuiet(bool on) { quiet = on; }
+bool Quiet() { return quiet; }
+
+void Progress(const char* format, ...) {
+  if (quiet) return;
+  va_list args;
+  va_start(args, format);
+  Line("", format, args);
+  va_end(args);
+}
+
+void Warning(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  Line("warning: ", format, args);
+  va_end(args);
+}
+
+void Error(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  Line("error: ", format, args);
+  va_end(args);
+}
+
+void Notice(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  Line("", format, args);
+  va_end(args);
+}
+
+}  // namespace perfgate::log
