@@ -47,8 +47,10 @@ std::map<std::string, StageLinks> LinkGraph() {
     std::string dep;
     while (std::getline(deps, dep, ';')) {
       if (dep.empty()) continue;
-      if (dep.rfind("pg_", 0) == 0) links.stages.insert(dep.substr(3));
-      else links.libraries.insert(dep);
+      if (dep.rfind("pg_", 0) == 0)
+        links.stages.insert(dep.substr(3));
+      else
+        links.libraries.insert(dep);
     }
   }
   return graph;
