@@ -78,7 +78,8 @@ section_exit_codes() {
   echo "| --- | --- |"
   "$perfgate" --help | awk '
     /^Exit codes:/ { s = 1; next }
-    s && /^  [0-9] / { code = $1; sub(/^  [0-9]  */, ""); print "| " code " | " $0 " |" }'
+    s && /^  [0-9] / { code = $1; sub(/^  [0-9]  */, ""); print "| " code " | " $0 " |"; n++ }
+    END { if (!n) { print "no \"Exit codes:\" in perfgate --help" > "/dev/stderr"; exit 1 } }'
 }
 
 # From the probe catalog: the lines perfgate probes prints whatever the
@@ -109,7 +110,7 @@ section_metrics() {
       return out
     }
     function flush() {
-      if (name != "") print "| `" name "` | " cell(desc) " | " metrics " | " params " |"
+      if (name != "") { print "| `" name "` | " cell(desc) " | " metrics " | " params " |"; probes++ }
       name = ""; desc = ""; metrics = ""; params = ""
     }
     /^probes:/ { s = 1; next }
@@ -132,7 +133,10 @@ section_metrics() {
       params = params (params == "" ? "" : "<br>") "`" substr(line, 1, i - 1) "` " cell(substr(line, i + 1))
       next
     }
-    END { flush() }'
+    END {
+      flush()
+      if (!probes) { print "no probe catalog in perfgate probes" > "/dev/stderr"; exit 1 }
+    }'
 }
 
 generate() {
