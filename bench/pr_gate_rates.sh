@@ -5,7 +5,7 @@
 # the pull request whose hot function does a fifth more work (each pass or
 # inconclusive is a missed regression), alternating, on this host. Prints
 # the counts and rates, and the median time of one gate.
-#   bench/pr_gate_rates.sh BUILD_DIR [RUNS]    (RUNS >= 40 for the README's numbers)
+#   bench/pr_gate_rates.sh BUILD_DIR [RUNS]    (RUNS >= 40 for the numbers of docs/benchmarks.md)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"

@@ -13,7 +13,10 @@ commands() {
 }
 for command in $(commands); do
   subcommands=$(commands "$command")
-  for path in ${subcommands:+$(for s in $subcommands; do echo "$command:$s"; done)} ${subcommands:-$command}; do
+  # A command with subcommands ("baseline") is documented by theirs alone.
+  paths=$command
+  [ -z "$subcommands" ] || paths=$(for s in $subcommands; do echo "$command:$s"; done)
+  for path in $paths; do
     words=${path//:/ }
     echo ".SS \"perfgate $words\""
     echo ".nf"

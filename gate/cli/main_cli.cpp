@@ -229,6 +229,16 @@ int PerfgateMain(int argc, char** argv) {
   auto* doctor = app.add_subcommand("doctor", "Check BTF, tracefs, privileges, cgroups and attach types");
   doctor->add_flag("--fix", doctor_fix, "Fix what can be fixed (mount tracefs)");
 
+  // After the subcommands, which would otherwise inherit it; the reference
+  // page (docs/generate-reference.sh) and the man page read it from here.
+  app.footer(
+      "Exit codes:\n"
+      "  0  pass: no check failed (improvements included; inconclusive checks too, unless --strict)\n"
+      "  1  a check failed: a regression or a budget exceeded\n"
+      "  2  bad input: usage, suite, baseline or results file (the message names the file and the JSON path)\n"
+      "  3  infrastructure: a probe could not attach, a workload crashed or timed out, not enough privilege, "
+      "interrupted");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -143,7 +143,7 @@ TEST(FindChangePoints, AnExactStepInANoiselessSeriesIsFound) {
 }
 
 // The operating characteristic of the change-point search that
-// stats/edivisive.h and the README quote: for each p threshold, the share of
+// stats/edivisive.h and docs/ci.md quote: for each p threshold, the share of
 // pure-noise series given a spurious change point and the share of series
 // whose one step is found at its exact index (2,000 series per cell, 1 %
 // noise, fixed seeds). Heavy-tailed noise is Student's t with 3 degrees of

@@ -1,7 +1,7 @@
 // The verdict engine (compare/compare.h) on thousands of synthetic suites of
 // 20 checks with realistic noise, fixed seeds: how often an A/A run raises a
 // false alarm, and how often a real shift is caught. Prints the operating
-// characteristic (OC) table that the README quotes.
+// characteristic (OC) table that docs/verdicts.md quotes.
 //
 // Noise, per check (the check index picks one; the CV is the spread of a
 // repetition's value):
