@@ -85,6 +85,19 @@ section_exit_codes() {
 # From the probe catalog: the lines perfgate probes prints whatever the
 # host (a probe, its metrics, its parameters), never the attach types it
 # found or the hooks it chose here.
+# Every metric as its emitter declares it (perfgate metrics): kind, unit,
+# better direction, and how the why prices it.
+section_declarations() {
+  echo "## Metric declarations"
+  echo
+  echo "Every metric perfgate emits, as the runner, the workload kinds and the probes declare it"
+  echo "(\`perfgate metrics\`). *The why* says how [the why](verdicts.md#why-it-regressed) prices a"
+  echo "kernel-side metric that grew; outcomes are what it explains, host metrics are noise beside it."
+  echo "Names with \`<placeholders>\` stand for a family (one metric per syscall, job, benchmark, ...)."
+  echo
+  "$perfgate" metrics --markdown | sed 's/^### /### /'
+}
+
 section_metrics() {
   echo "## Metrics"
   echo
@@ -153,6 +166,7 @@ generate() {
   section_exit_codes
   echo
   section_metrics
+  section_declarations
 }
 
 if ! $check; then

@@ -16,6 +16,7 @@
 #include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
+#include "report/escape.h"
 #include "run/runner.h"
 
 namespace perfgate {
@@ -133,8 +134,9 @@ int MetricsCommand(bool markdown) {
     for (const MetricDeclaration& d : declarations) {
       const std::string unit = d.unit == kUnitAsReported ? "as reported" : d.unit;
       if (markdown) {
-        std::printf("| `%s` | %s | %s | %s | %s | %s |\n", d.name.c_str(), ToString(d.kind).c_str(), unit.c_str(),
-                    ToString(d.better).c_str(), DescribePrice(d).c_str(), d.help.c_str());
+        std::printf("| `%s` | %s | %s | %s | %s | %s |\n", d.name.c_str(), ToString(d.kind).c_str(),
+                    MarkdownEscape(unit).c_str(), ToString(d.better).c_str(), MarkdownEscape(DescribePrice(d)).c_str(),
+                    MarkdownEscape(d.help).c_str());
       } else {
         std::printf("  %-42s %-9s %-11s %-6s %s\n    %s\n", d.name.c_str(), ToString(d.kind).c_str(), unit.c_str(),
                     ToString(d.better).c_str(), DescribePrice(d).c_str(), d.help.c_str());
