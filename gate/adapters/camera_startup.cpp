@@ -52,10 +52,13 @@ WorkloadOutput CameraStartupAdapter::ParseOutput(const std::string& stdout_text,
 
 std::vector<MetricDeclaration> CameraStartupAdapter::metrics() const {
   std::vector<MetricDeclaration> out = ColdStartAdapter::metrics();
-  out.insert(out.end(), {
-      {.name = "camera.time_to_first_frame", .kind = MetricKind::kScalar, .unit = "ms", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "exec to the first frame shown"},
-      {.name = "camera.<metric>", .kind = MetricKind::kScalar, .unit = kUnitAsReported, .better = Better::kLower, .role = MetricRole::kOutcome, .help = "what the camera app reports of itself: its phases (camera.phase.<phase>), frame intervals, dropped frames"},
-  });
+  out.insert(out.end(),
+             {
+                 OutcomeScalar("camera.time_to_first_frame", "ms", Better::kLower, "exec to the first frame shown"),
+                 OutcomeScalar("camera.<metric>", kUnitAsReported, Better::kLower,
+                               "what the camera app reports of itself: its phases (camera.phase.<phase>), frame "
+                               "intervals, dropped frames"),
+             });
   return out;
 }
 

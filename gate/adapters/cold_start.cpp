@@ -244,10 +244,13 @@ void ColdStartAdapter::AddStartMetrics(double ready_s, const ::rusage& usage, co
 
 std::vector<MetricDeclaration> ColdStartAdapter::metrics() const {
   return {
-      {.name = "coldstart.time_to_ready", .kind = MetricKind::kScalar, .unit = "ms", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "exec to the readiness marker"},
-      {.name = "coldstart.phase.<phase>", .kind = MetricKind::kScalar, .unit = "ms", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "a phase the app reported of its start"},
-      {.name = "coldstart.major_faults", .kind = MetricKind::kScalar, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .help = "major page faults of the start's process tree (rusage)"},
-      {.name = "coldstart.disk_read_bytes", .kind = MetricKind::kScalar, .unit = "bytes", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.hidden = true}, .help = "what the start read from the disk (rusage): the whole its I/O waits are for, which prices reclaim's read-back"},
+      OutcomeScalar("coldstart.time_to_ready", "ms", Better::kLower, "exec to the readiness marker"),
+      OutcomeScalar("coldstart.phase.<phase>", "ms", Better::kLower, "a phase the app reported of its start"),
+      KernelScalar("coldstart.major_faults", "count", Unpriced(),
+                   "major page faults of the start's process tree (rusage)"),
+      KernelScalar("coldstart.disk_read_bytes", "bytes", NeverACause(),
+                   "what the start read from the disk (rusage): the whole its I/O waits are for, which prices "
+                   "reclaim's read-back"),
   };
 }
 

@@ -202,10 +202,13 @@ WorkloadOutput ParseFioJson(const std::string& text, const std::string& source) 
 
 std::vector<MetricDeclaration> FioAdapter::metrics() const {
   return {
-      {.name = "fio.<job>.<direction>.iops", .kind = MetricKind::kScalar, .unit = "ops/s", .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "I/O operations per second of a job in one direction (read, write, trim)"},
-      {.name = "fio.<job>.<direction>.bw", .kind = MetricKind::kScalar, .unit = "bytes/s", .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "bandwidth of a job in one direction"},
-      {.name = "fio.<job>.<direction>.clat_<statistic>", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "completion latency: mean, or a percentile (p50, p99, p99.9, ...)"},
-      {.name = "fio.<job>.<direction>.lat_<statistic>", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "total latency, submission to completion: mean, or a percentile"},
+      OutcomeScalar("fio.<job>.<direction>.iops", "ops/s", Better::kHigher,
+                    "I/O operations per second of a job in one direction (read, write, trim)"),
+      OutcomeScalar("fio.<job>.<direction>.bw", "bytes/s", Better::kHigher, "bandwidth of a job in one direction"),
+      OutcomeScalar("fio.<job>.<direction>.clat_<statistic>", "ns", Better::kLower,
+                    "completion latency: mean, or a percentile (p50, p99, p99.9, ...)"),
+      OutcomeScalar("fio.<job>.<direction>.lat_<statistic>", "ns", Better::kLower,
+                    "total latency, submission to completion: mean, or a percentile"),
   };
 }
 

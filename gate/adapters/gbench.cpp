@@ -211,9 +211,12 @@ WorkloadOutput ParseGbenchJson(const std::string& text, const std::string& sourc
 
 std::vector<MetricDeclaration> GbenchAdapter::metrics() const {
   return {
-      {.name = "gbench.<benchmark>.real_time", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "wall time per iteration, the median over the process's repetitions"},
-      {.name = "gbench.<benchmark>.cpu_time", .kind = MetricKind::kScalar, .unit = "ns", .better = Better::kLower, .role = MetricRole::kOutcome, .help = "CPU time per iteration, likewise"},
-      {.name = "gbench.<benchmark>.<counter>", .kind = MetricKind::kScalar, .unit = kUnitAsReported, .better = Better::kNone, .role = MetricRole::kOutcome, .help = "a counter the benchmark reports (items_per_second, bytes_per_second, its own), its unit and direction as Google Benchmark defines them"},
+      OutcomeScalar("gbench.<benchmark>.real_time", "ns", Better::kLower,
+                    "wall time per iteration, the median over the process's repetitions"),
+      OutcomeScalar("gbench.<benchmark>.cpu_time", "ns", Better::kLower, "CPU time per iteration, likewise"),
+      OutcomeScalar("gbench.<benchmark>.<counter>", kUnitAsReported, Better::kNone,
+                    "a counter the benchmark reports (items_per_second, bytes_per_second, its own), its unit and "
+                    "direction as Google Benchmark defines them"),
   };
 }
 

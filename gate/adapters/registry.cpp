@@ -51,7 +51,8 @@ std::vector<MetricDeclaration> AdapterMetricDeclarations() {
   std::vector<MetricDeclaration> out;
   for (const auto& a : Adapters()) {
     for (const MetricDeclaration& d : a->metrics()) {
-      const bool again = std::any_of(out.begin(), out.end(), [&](const MetricDeclaration& o) { return o.name == d.name; });
+      const bool again =
+          std::any_of(out.begin(), out.end(), [&](const MetricDeclaration& o) { return o.name == d.name; });
       if (!again) out.push_back(d);  // a kind built on another declares its metrics too
     }
   }

@@ -199,7 +199,8 @@ WorkloadOutput ParseUnixBenchText(const std::string& text, const std::string& so
 
 std::vector<MetricDeclaration> UnixBenchAdapter::metrics() const {
   return {
-      {.name = "unixbench.<test>", .kind = MetricKind::kScalar, .unit = kUnitAsReported, .better = Better::kHigher, .role = MetricRole::kOutcome, .help = "a test's result or index score (unixbench.<copies>copy.<test> for a multi-copy run)"},
+      OutcomeScalar("unixbench.<test>", kUnitAsReported, Better::kHigher,
+                    "a test's result or index score (unixbench.<copies>copy.<test> for a multi-copy run)"),
   };
 }
 

@@ -11,8 +11,8 @@
 
 #include "adapters/adapter.h"
 #include "cli/commands.h"
-#include "metrics/quantity.h"
 #include "metrics/error.h"
+#include "metrics/quantity.h"
 #include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
@@ -42,7 +42,9 @@ bool HasCapability(int cap) {
   return false;
 }
 
-bool Privileged() { return geteuid() == 0 || HasCapability(kCapSysAdmin) || (HasCapability(kCapBpf) && HasCapability(kCapPerfmon)); }
+bool Privileged() {
+  return geteuid() == 0 || HasCapability(kCapSysAdmin) || (HasCapability(kCapBpf) && HasCapability(kCapPerfmon));
+}
 
 // Mounted, not mounted, or unknown: tracefs is mode 0700, so a user without
 // root cannot even tell.
@@ -154,8 +156,7 @@ int DoctorCommand(bool fix) {
   bool essential_ok = true;
   // Every probe is a CO-RE program: without the kernel's BTF none loads.
   const Feature btf = KernelBtf();
-  Line(btf.supported, "BTF",
-       btf.supported ? "kernel BTF found" : btf.reason + "; no probe can load without it");
+  Line(btf.supported, "BTF", btf.supported ? "kernel BTF found" : btf.reason + "; no probe can load without it");
   essential_ok &= btf.supported;
 
   bool privileged = Privileged();
@@ -184,8 +185,9 @@ int DoctorCommand(bool fix) {
 
   bool cgroup2 = fs::exists("/sys/fs/cgroup/cgroup.controllers") || fs::exists("/sys/fs/cgroup/unified/cgroup.procs");
   Line(cgroup2, "cgroup v2",
-       cgroup2 ? (fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified (hybrid)")
-               : "no cgroup v2 hierarchy: mount -t cgroup2 none /sys/fs/cgroup/unified");
+       cgroup2
+           ? (fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified (hybrid)")
+           : "no cgroup v2 hierarchy: mount -t cgroup2 none /sys/fs/cgroup/unified");
   bool memcg = fs::exists("/sys/fs/cgroup/memory") || fs::exists("/sys/fs/cgroup/cgroup.controllers");
   Line(memcg, "memory cgroup", memcg ? "available" : "no memory controller: memory-limited scenarios cannot run");
 
@@ -219,8 +221,9 @@ int DoctorCommand(bool fix) {
     return 3;
   }
   if (!tracefs && raw_tracepoints) {
-    std::printf("perfgate can run here: hooks attach as raw tracepoints; without tracefs only the tracepoint "
-                "fallback is unavailable\n");
+    std::printf(
+        "perfgate can run here: hooks attach as raw tracepoints; without tracefs only the tracepoint "
+        "fallback is unavailable\n");
   } else {
     std::printf("perfgate can run here\n");
   }

@@ -245,8 +245,11 @@ constexpr double kConfidence = 0.90;
 // candidate's CPU or wall time. A wait on the critical path that grows takes
 // a larger share of the run, so this hides no such cause.
 stats::ShiftEstimate ScaledShift(const Series& b, const Series& c, PriceScale scale) {
-  auto per = [scale](const Series& s) -> const std::vector<double>& { return scale == PriceScale::kCpu ? s.cpu : s.wall; };
-  if (scale == PriceScale::kNone || per(b).size() != b.cost.size() || per(c).size() != c.cost.size() || c.cost.empty()) {
+  auto per = [scale](const Series& s) -> const std::vector<double>& {
+    return scale == PriceScale::kCpu ? s.cpu : s.wall;
+  };
+  if (scale == PriceScale::kNone || per(b).size() != b.cost.size() || per(c).size() != c.cost.size() ||
+      c.cost.empty()) {
     return stats::HodgesLehmannShift(b.cost, c.cost, kConfidence);
   }
   auto ratios = [&](const Series& s) {
@@ -406,8 +409,8 @@ std::optional<UserCodeGrowth> UserCodeOf(const ScenarioResult& scenario) {
 }  // namespace
 
 Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit) {
-  Explanation out = scenario.baseline_repetitions.empty() ? FromChecks(scenario, vocabulary)
-                                                           : FromRepetitions(scenario, vocabulary);
+  Explanation out =
+      scenario.baseline_repetitions.empty() ? FromChecks(scenario, vocabulary) : FromRepetitions(scenario, vocabulary);
   out.cpu_holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
   Rank(out.causes);
   Rank(out.cpu_waits);

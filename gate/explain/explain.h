@@ -36,8 +36,7 @@ inline constexpr size_t kMaxCauses = 5;
 // candidate's repetitions when the results carry the baseline's, else from
 // the checks on kernel-side metrics (their values, unpriced). At most
 // `limit` causes. `failing` is left empty.
-Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary,
-                      size_t limit = kMaxCauses);
+Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit = kMaxCauses);
 
 // Sets the explanation of every scenario with a failing check (regressed or
 // over budget), most severe first, at most kMaxExplainedFailures of them;

@@ -28,33 +28,24 @@ void Line(const char* kind, const char* format, va_list args) {
 void SetQuiet(bool on) { quiet = on; }
 bool Quiet() { return quiet; }
 
+// The body of each variadic function below: its arguments to Line.
+#define PERFGATE_LOG_LINE(kind) \
+  va_list args;                 \
+  va_start(args, format);       \
+  Line(kind, format, args);     \
+  va_end(args)
+
 void Progress(const char* format, ...) {
   if (quiet) return;
-  va_list args;
-  va_start(args, format);
-  Line("", format, args);
-  va_end(args);
+  PERFGATE_LOG_LINE("");
 }
 
-void Warning(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  Line("warning: ", format, args);
-  va_end(args);
-}
+void Warning(const char* format, ...) { PERFGATE_LOG_LINE("warning: "); }
 
-void Error(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  Line("error: ", format, args);
-  va_end(args);
-}
+void Error(const char* format, ...) { PERFGATE_LOG_LINE("error: "); }
 
-void Notice(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  Line("", format, args);
-  va_end(args);
-}
+void Notice(const char* format, ...) { PERFGATE_LOG_LINE(""); }
+
+#undef PERFGATE_LOG_LINE
 
 }  // namespace perfgate::log

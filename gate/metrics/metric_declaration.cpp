@@ -40,31 +40,73 @@ bool IsPattern(std::string_view declared) { return declared.find('<') != std::st
 }  // namespace
 
 std::string ToString(MetricRole role) {
-  switch (role) {
-    case MetricRole::kOutcome:
-      return "outcome";
-    case MetricRole::kKernel:
-      return "kernel";
-    case MetricRole::kHost:
-      return "host";
-  }
-  return "outcome";
+  static constexpr const char* kNames[] = {"outcome", "kernel", "host"};  // in MetricRole's order
+  return kNames[static_cast<int>(role)];
 }
 
 std::string ToString(Pricing pricing) {
-  switch (pricing) {
-    case Pricing::kWaitTime:
-      return "wait_time";
-    case Pricing::kEvents:
-      return "events";
-    case Pricing::kLatencySum:
-      return "latency_sum";
-    case Pricing::kReadBack:
-      return "read_back";
-    case Pricing::kUnpriced:
-      break;
-  }
-  return "unpriced";
+  static constexpr const char* kNames[] = {"wait_time", "events", "latency_sum", "read_back", "unpriced"};
+  return kNames[static_cast<int>(pricing)];
+}
+
+MetricPrice PerEvent(double seconds, std::string within, std::string unless) {
+  return {.pricing = Pricing::kEvents, .event_s = seconds, .within = std::move(within), .unless = std::move(unless)};
+}
+
+MetricPrice LatencySum(PriceScale scale, std::string within, std::string unless) {
+  return {.pricing = Pricing::kLatencySum, .within = std::move(within), .unless = std::move(unless), .scale = scale};
+}
+
+MetricPrice WaitTime(PriceScale scale, std::string within) {
+  return {.pricing = Pricing::kWaitTime, .within = std::move(within), .scale = scale};
+}
+
+MetricPrice Unpriced(std::string unless) { return {.unless = std::move(unless)}; }
+
+MetricPrice NeverACause() { return {.hidden = true}; }
+
+namespace {
+
+MetricDeclaration Kernel(std::string name, MetricKind kind, std::string unit, MetricPrice price, std::string help) {
+  return {.name = std::move(name),
+          .kind = kind,
+          .unit = std::move(unit),
+          .better = Better::kLower,
+          .role = MetricRole::kKernel,
+          .price = std::move(price),
+          .help = std::move(help)};
+}
+
+}  // namespace
+
+MetricDeclaration KernelCounter(std::string name, std::string unit, MetricPrice price, std::string help) {
+  return Kernel(std::move(name), MetricKind::kCounter, std::move(unit), std::move(price), std::move(help));
+}
+
+MetricDeclaration KernelHistogram(std::string name, std::string unit, MetricPrice price, std::string help) {
+  return Kernel(std::move(name), MetricKind::kHistogram, std::move(unit), std::move(price), std::move(help));
+}
+
+MetricDeclaration KernelScalar(std::string name, std::string unit, MetricPrice price, std::string help) {
+  return Kernel(std::move(name), MetricKind::kScalar, std::move(unit), std::move(price), std::move(help));
+}
+
+MetricDeclaration OutcomeScalar(std::string name, std::string unit, Better better, std::string help) {
+  return {.name = std::move(name),
+          .kind = MetricKind::kScalar,
+          .unit = std::move(unit),
+          .better = better,
+          .role = MetricRole::kOutcome,
+          .help = std::move(help)};
+}
+
+MetricDeclaration HostMetric(std::string name, std::string unit, std::string help) {
+  return {.name = std::move(name),
+          .kind = MetricKind::kScalar,
+          .unit = std::move(unit),
+          .better = Better::kNone,
+          .role = MetricRole::kHost,
+          .help = std::move(help)};
 }
 
 bool DeclarationMatches(std::string_view declared, std::string_view name) {

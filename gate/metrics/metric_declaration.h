@@ -63,6 +63,23 @@ struct MetricDeclaration {
 
 inline constexpr const char* kUnitAsReported = "*";
 
+// The prices of the declarations' tables: a cost per event, the time a
+// histogram of latencies sums to, a counter of time, no price (a cause
+// ranked by relative change), or never a cause. `within`: the metric whose
+// time includes this one's; `unless`: left out beside that metric.
+MetricPrice PerEvent(double seconds, std::string within = {}, std::string unless = {});
+MetricPrice LatencySum(PriceScale scale = PriceScale::kNone, std::string within = {}, std::string unless = {});
+MetricPrice WaitTime(PriceScale scale = PriceScale::kNone, std::string within = {});
+MetricPrice Unpriced(std::string unless = {});
+MetricPrice NeverACause();
+// Kernel-side metrics (lower is better) and host metrics (no direction), as probes declare them.
+MetricDeclaration KernelCounter(std::string name, std::string unit, MetricPrice price, std::string help);
+MetricDeclaration KernelHistogram(std::string name, std::string unit, MetricPrice price, std::string help);
+MetricDeclaration KernelScalar(std::string name, std::string unit, MetricPrice price, std::string help);
+MetricDeclaration HostMetric(std::string name, std::string unit, std::string help);
+// What the workload's output or its run says of it (adapters, the runner).
+MetricDeclaration OutcomeScalar(std::string name, std::string unit, Better better, std::string help);
+
 std::string ToString(MetricRole role);
 std::string ToString(Pricing pricing);
 

@@ -37,9 +37,12 @@ CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::s
   JsonObjectReader r(j, file, path);
   CheckSpec s;
   std::string type = r.String("type");
-  if (type == "budget") s.type = CheckSpec::Type::kBudget;
-  else if (type == "regression") s.type = CheckSpec::Type::kRegression;
-  else r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
+  if (type == "budget")
+    s.type = CheckSpec::Type::kBudget;
+  else if (type == "regression")
+    s.type = CheckSpec::Type::kRegression;
+  else
+    r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
   s.metric = r.String("metric");
   s.statistic = r.String("statistic", "");
   s.name = r.String("name", s.metric);
@@ -51,21 +54,21 @@ CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::s
 
 json ToJson(const CheckResult& c) {
   json j = {{"spec", ToJson(c.spec)},
-          {"statistic", c.statistic},
-          {"unit", c.unit},
-          {"better", ToString(c.better)},
-          {"verdict", ToString(c.verdict)},
-          {"baseline_values", c.baseline_values},
-          {"candidate_values", c.candidate_values},
-          {"baseline_median", c.baseline_median},
-          {"candidate_median", c.candidate_median},
-          {"change_pct", c.change_pct},
-          {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
-          {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
-          {"p_value", OptionalToJson(c.p_value)},
-          {"p_adjusted", OptionalToJson(c.p_adjusted)},
-          {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
-          {"message", c.message}};
+            {"statistic", c.statistic},
+            {"unit", c.unit},
+            {"better", ToString(c.better)},
+            {"verdict", ToString(c.verdict)},
+            {"baseline_values", c.baseline_values},
+            {"candidate_values", c.candidate_values},
+            {"baseline_median", c.baseline_median},
+            {"candidate_median", c.candidate_median},
+            {"change_pct", c.change_pct},
+            {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
+            {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
+            {"p_value", OptionalToJson(c.p_value)},
+            {"p_adjusted", OptionalToJson(c.p_adjusted)},
+            {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
+            {"message", c.message}};
   if (c.pairs > 0) j["pairs"] = c.pairs;
   if (c.confirmation) {
     j["confirmation"] = {{"confirmed", c.confirmation->confirmed},
@@ -117,9 +120,14 @@ json ToJson(const ProbeReport& p) {
   for (const auto& h : p.hooks) {
     hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
   }
-  return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
-          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
-          {"workload_cpu_ns", p.workload_cpu_ns}, {"not_attached", p.not_attached}};
+  return {{"name", p.name},
+          {"scope", p.scope},
+          {"hooks", hooks},
+          {"run_count", p.run_count},
+          {"run_time_ns", p.run_time_ns},
+          {"drops", p.drops},
+          {"workload_cpu_ns", p.workload_cpu_ns},
+          {"not_attached", p.not_attached}};
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -206,12 +214,9 @@ Metric MetricFromJson(const json& j, const std::string& file, const std::string&
 }
 
 json ToJson(const Environment& e) {
-  return {{"kernel", e.kernel},
-          {"cpu_model", e.cpu_model},
-          {"cpu_count", e.cpu_count},
-          {"perfgate_version", e.perfgate_version},
-          {"git_commit", e.git_commit},
-          {"hostname", e.hostname},
+  return {{"kernel", e.kernel},         {"cpu_model", e.cpu_model},
+          {"cpu_count", e.cpu_count},   {"perfgate_version", e.perfgate_version},
+          {"git_commit", e.git_commit}, {"hostname", e.hostname},
           {"timestamp", e.timestamp}};
 }
 
@@ -295,7 +300,7 @@ json ToJson(const Evidence& e) {
     if (!p.file.empty()) pj["file"] = p.file;
     profiles.push_back(std::move(pj));
   }
-  return {{"side", e.side},   {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
+  return {{"side", e.side},         {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
           {"slowdown", e.slowdown}, {"notes", e.notes},   {"profiles", profiles}};
 }
 
@@ -342,7 +347,8 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
       const json& stacks = pr.Get("stacks");
       if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");
       for (const auto& [stack, weight] : stacks.items()) {
-        if (!weight.is_number_unsigned()) pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
+        if (!weight.is_number_unsigned())
+          pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
         p.stacks[stack] = weight.get<uint64_t>();
       }
     }
@@ -396,8 +402,8 @@ KernelShift KernelShiftFromJson(const json& j, const std::string& file, const st
   shift.baseline_median = r.OptionalNumber("baseline").value_or(0);
   shift.candidate_median = r.OptionalNumber("candidate").value_or(0);
   // null: a change from zero, +inf or -inf as the medians say.
-  shift.change_pct = r.OptionalNumber("change_pct")
-                         .value_or(std::copysign(HUGE_VAL, shift.candidate_median - shift.baseline_median));
+  shift.change_pct =
+      r.OptionalNumber("change_pct").value_or(std::copysign(HUGE_VAL, shift.candidate_median - shift.baseline_median));
   shift.effect_size = r.OptionalNumber("effect_size").value_or(0);
   const std::string pricing = r.String("pricing", "unpriced");
   auto parsed = ParsePricing(pricing);
@@ -451,7 +457,8 @@ Explanation ExplanationFromJson(const json& j, const std::string& file, const st
   e.per_op = r.String("per", "repetition") == "op";
   e.wall_change_s = r.OptionalNumber("wall_time_change_s");
   const json& causes = r.ArrayOrEmpty("causes");
-  for (size_t i = 0; i < causes.size(); ++i) e.causes.push_back(KernelShiftFromJson(causes[i], file, r.At("causes", i)));
+  for (size_t i = 0; i < causes.size(); ++i)
+    e.causes.push_back(KernelShiftFromJson(causes[i], file, r.At("causes", i)));
   const json& waits = r.ArrayOrEmpty("cpu_waits_on_busy_host");
   for (size_t i = 0; i < waits.size(); ++i)
     e.cpu_waits.push_back(KernelShiftFromJson(waits[i], file, r.At("cpu_waits_on_busy_host", i)));
@@ -488,17 +495,19 @@ json ToJson(const ScenarioResult& s) {
   for (const auto& p : s.probes) probes.push_back(ToJson(p));
   json checks = json::array();
   for (const auto& c : s.checks) checks.push_back(ToJson(c));
-  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
-            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
-            {"timestamp", s.timestamp}};
+  json j = {{"name", s.name},   {"workload_kind", s.workload_kind}, {"repetitions", reps},     {"probes", probes},
+            {"checks", checks}, {"duration_s", s.duration_s},       {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (!s.retaken.empty()) j["retaken_repetitions"] = ToJson(s.retaken);
   if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
   if (s.trace) {
-    j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
-                  {"produced", s.trace->produced}, {"received", s.trace->received},
-                  {"dropped", s.trace->dropped},   {"buffer_bytes", s.trace->buffer_bytes},
+    j["trace"] = {{"file", s.trace->file},
+                  {"reason", s.trace->reason},
+                  {"produced", s.trace->produced},
+                  {"received", s.trace->received},
+                  {"dropped", s.trace->dropped},
+                  {"buffer_bytes", s.trace->buffer_bytes},
                   {"expected_rate", s.trace->expected_rate}};
   }
   if (!s.evidence.empty()) {
@@ -559,14 +568,9 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
 json ToJson(const RunResults& res) {
   json scenarios = json::array();
   for (const auto& s : res.scenarios) scenarios.push_back(ToJson(s));
-  json j = {{"schema_version", res.schema_version},
-            {"suite", res.suite},
-            {"suite_file", res.suite_file},
-            {"environment", ToJson(res.environment)},
-            {"scenarios", scenarios},
-            {"partial", res.partial},
-            {"verdict", ToString(res.verdict)},
-            {"exit_code", res.exit_code}};
+  json j = {{"schema_version", res.schema_version},   {"suite", res.suite},        {"suite_file", res.suite_file},
+            {"environment", ToJson(res.environment)}, {"scenarios", scenarios},    {"partial", res.partial},
+            {"verdict", ToString(res.verdict)},       {"exit_code", res.exit_code}};
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;

@@ -326,8 +326,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
     if (spec == nullptr || Stopped(o)) continue;
     const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario);
     if (!reason) continue;
-    if (!o.quiet)
-      log::Progress("%s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
+    if (!o.quiet) log::Progress("%s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
     try {
       // An interleaved run's sides take their evidence repetitions in turns.
       std::vector<EvidenceSide> sides = {
@@ -468,8 +467,8 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
     fresh.repetitions = static_cast<int>(first->repetitions.size());
     fresh.on_scenario_done = nullptr;
     if (!ro.quiet)
-      log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(),
-                   checks.size(), checks.size() == 1 ? "" : "s", *fresh.repetitions);
+      log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(), checks.size(),
+                    checks.size() == 1 ? "" : "s", *fresh.repetitions);
     const double t0 = MonotonicSeconds();
     InterleavedRun run = RunInterleaved(baseline, candidate, fresh, nullptr);
     seconds[name] = MonotonicSeconds() - t0;

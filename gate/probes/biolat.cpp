@@ -112,17 +112,15 @@ class BlockLatencyProbe final : public BpfProbe<biolat_bpf> {
 }  // namespace
 
 ProbeDefinition DefineBlockLatencyProbe() {
-  ProbeInfo info{
-      .name = "biolat",
-      .description =
+  return DefineProbe<BlockLatencyProbe>(
+      {"biolat",
        "block request latency from block:block_rq_issue to block:block_rq_complete, in total and per disk; "
        "workload scope counts requests its threads insert (block:block_rq_insert) or issue",
-      .metrics = {{.name = "block.io_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "block request latency, issue to completion"},
-           {.name = "block.io", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "block requests"},
-           {.name = "block.io_bytes", .kind = MetricKind::kCounter, .unit = "bytes", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "bytes of the block requests"},
-           {.name = "block.<disk>.io_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "block.io_latency"}, .help = "block request latency on one disk"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<BlockLatencyProbe>(); }};
+       {KernelHistogram("block.io_latency", "ns", LatencySum(), "block request latency, issue to completion"),
+        KernelCounter("block.io", "count", Unpriced(), "block requests"),
+        KernelCounter("block.io_bytes", "bytes", Unpriced(), "bytes of the block requests"),
+        KernelHistogram("block.<disk>.io_latency", "ns", Unpriced("block.io_latency"),
+                        "block request latency on one disk")}});
 }
 
 }  // namespace perfgate

@@ -9,22 +9,10 @@ namespace {
 
 const std::vector<ProbeDefinition>& Entries() {
   static const std::vector<ProbeDefinition> entries = {
-      DefineRunQueueLatencyProbe(),
-      DefineSyscallsProbe(),
-      DefineKernelMemoryProbe(),
-      DefineOffCpuProbe(),
-      DefineSchedulerEventsProbe(),
-      DefineLifecycleProbe(),
-      DefineReclaimProbe(),
-      DefinePageFaultProbe(),
-      DefineBlockLatencyProbe(),
-      DefineIrqProbe(),
-      DefineUfuncProbe(),
-      DefineFutexProbe(),
-      DefineMmapLockProbe(),
-      DefineTcpProbe(),
-      DefineProfileProbe(),
-      DefineCpuCountersProbe(),
+      DefineRunQueueLatencyProbe(), DefineSyscallsProbe(),  DefineKernelMemoryProbe(), DefineOffCpuProbe(),
+      DefineSchedulerEventsProbe(), DefineLifecycleProbe(), DefineReclaimProbe(),      DefinePageFaultProbe(),
+      DefineBlockLatencyProbe(),    DefineIrqProbe(),       DefineUfuncProbe(),        DefineFutexProbe(),
+      DefineMmapLockProbe(),        DefineTcpProbe(),       DefineProfileProbe(),      DefineCpuCountersProbe(),
   };
   return entries;
 }

@@ -283,27 +283,26 @@ class CpuCountersProbe final : public Probe {
 }  // namespace
 
 ProbeDefinition DefineCpuCountersProbe() {
-  ProbeInfo info{
-      .name = "cpu",
-      .description =
+  return DefineProbe<CpuCountersProbe>(
+      {"cpu",
        "CPU counters of the workload's process tree (perf_event, counting mode, inherited by every process and "
        "thread from the workload's exec; no BPF), read once per repetition: hardware instructions, cycles, branch "
        "and cache misses where the host has a PMU, else software task-clock, context switches, page faults and CPU "
        "migrations; counts the PMU multiplexed are scaled to the whole time and cpu.running_fraction says so",
-      .metrics = {{.name = "cpu.instructions", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "instructions retired (hardware)"},
-           {.name = "cpu.cycles", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "CPU cycles (hardware)"},
-           {.name = "cpu.branch_misses", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "branch mispredictions (hardware)"},
-           {.name = "cpu.cache_misses", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "cache misses (hardware)"},
-           {.name = "cpu.task_clock", .kind = MetricKind::kCounter, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "time on a CPU (software task-clock)"},
-           {.name = "cpu.context_switches", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 2e-06, .unless = "workload.context_switches"}, .help = "context switches (software)"},
-           {.name = "cpu.page_faults", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06, .unless = "workload.page_faults"}, .help = "page faults (software)"},
-           {.name = "cpu.migrations", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 2e-06, .unless = "sched.migrations"}, .help = "CPU migrations (software)"},
-           {.name = "cpu.running_fraction", .kind = MetricKind::kScalar, .unit = "fraction", .better = Better::kNone, .role = MetricRole::kKernel, .price = {.hidden = true}, .help = "the least share of its enabled time a counter ran (multiplexing)"}},
-      .parameters = {{"counters", ProbeParameterType::kString,
-       "\"auto\" (default: hardware where the host has a PMU, else software), \"hardware\" (fails without a PMU) "
-       "or \"software\" (the same metrics on every host)"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<CpuCountersProbe>(); }};
+       {KernelCounter("cpu.instructions", "count", Unpriced(), "instructions retired (hardware)"),
+        KernelCounter("cpu.cycles", "count", Unpriced(), "CPU cycles (hardware)"),
+        KernelCounter("cpu.branch_misses", "count", Unpriced(), "branch mispredictions (hardware)"),
+        KernelCounter("cpu.cache_misses", "count", Unpriced(), "cache misses (hardware)"),
+        KernelCounter("cpu.task_clock", "ns", Unpriced(), "time on a CPU (software task-clock)"),
+        KernelCounter("cpu.context_switches", "count", PerEvent(2e-6, {}, "workload.context_switches"),
+                      "context switches (software)"),
+        KernelCounter("cpu.page_faults", "count", PerEvent(1e-6, {}, "workload.page_faults"), "page faults (software)"),
+        KernelCounter("cpu.migrations", "count", PerEvent(2e-6, {}, "sched.migrations"), "CPU migrations (software)"),
+        {.name = kCpuRunningFraction, .unit = "fraction", .better = Better::kNone, .role = MetricRole::kKernel,
+         .price = NeverACause(), .help = "the least share of its enabled time a counter ran (multiplexing)"}},
+       {{"counters", ProbeParameterType::kString,
+         "\"auto\" (default: hardware where the host has a PMU, else software), \"hardware\" (fails without a PMU) "
+         "or \"software\" (the same metrics on every host)"}}});
 }
 
 }  // namespace perfgate

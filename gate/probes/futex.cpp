@@ -164,21 +164,21 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
 }  // namespace
 
 ProbeDefinition DefineFutexProbe() {
-  ProbeInfo info{
-      .name = "futex",
-      .description =
+  return DefineProbe<FutexProbe>(
+      {"futex",
        "user lock waits: time in a futex wait, from sys_enter to sys_exit of futex(FUTEX_WAIT, "
        "_WAIT_BITSET, _LOCK_PI, _LOCK_PI2, _WAIT_REQUEUE_PI), futex_wait and futex_waitv (mutexes, condition "
        "variables, semaphores, joins); waits that fail at once with EAGAIN do not count. The time is also summed "
        "per futex word, for the most contended addresses. Hooks the futex syscalls' own tracepoints "
        "(syscalls:sys_enter_futex, ...), so other syscalls run no program; raw_syscalls where they are missing",
-      .metrics = {{.name = "lock.futex_wait", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .within = "sched.offcpu.sleep", .unless = "lock.futex_wait_time", .scale = PriceScale::kWall}, .help = "time per futex wait"},
-           {.name = "lock.futex_waits", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "lock.futex_wait_time"}, .help = "futex waits"},
-           {.name = "lock.futex_wait_time", .kind = MetricKind::kCounter, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kWaitTime, .within = "sched.offcpu.sleep", .scale = PriceScale::kWall}, .help = "time in futex waits in total"}},
-      .parameters = {{"stacks", ProbeParameterType::kBoolean,
-       "also keep the waiting user stack of each contended address, for reports (costs a stack walk per wait)"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<FutexProbe>(); }};
+       {KernelHistogram("lock.futex_wait", "ns",
+                        LatencySum(PriceScale::kWall, "sched.offcpu.sleep", "lock.futex_wait_time"),
+                        "time per futex wait"),
+        KernelCounter("lock.futex_waits", "count", Unpriced("lock.futex_wait_time"), "futex waits"),
+        KernelCounter("lock.futex_wait_time", "ns", WaitTime(PriceScale::kWall, "sched.offcpu.sleep"),
+                      "time in futex waits in total")},
+       {{"stacks", ProbeParameterType::kBoolean,
+         "also keep the waiting user stack of each contended address, for reports (costs a stack walk per wait)"}}});
 }
 
 }  // namespace perfgate

@@ -60,17 +60,14 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
 }  // namespace
 
 ProbeDefinition DefineIrqProbe() {
-  ProbeInfo info{
-      .name = "irq",
-      .description =
+  return DefineProbe<IrqProbe>(
+      {"irq",
        "time per hard-IRQ handler (irq:irq_handler_entry/_exit) and per softirq (irq:softirq_entry/_exit); "
        "system scope only",
-      .metrics = {{.name = "irq.hardirq_time", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "time per hard-IRQ handler"},
-           {.name = "irq.softirq_time", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "time per softirq"},
-           {.name = "irq.hardirqs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "irq.hardirq_time"}, .help = "hard IRQs handled"},
-           {.name = "irq.softirqs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "irq.softirq_time"}, .help = "softirqs run"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<IrqProbe>(); }};
+       {KernelHistogram("irq.hardirq_time", "ns", LatencySum(), "time per hard-IRQ handler"),
+        KernelHistogram("irq.softirq_time", "ns", LatencySum(), "time per softirq"),
+        KernelCounter("irq.hardirqs", "count", Unpriced("irq.hardirq_time"), "hard IRQs handled"),
+        KernelCounter("irq.softirqs", "count", Unpriced("irq.softirq_time"), "softirqs run")}});
 }
 
 }  // namespace perfgate

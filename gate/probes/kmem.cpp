@@ -58,19 +58,16 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
 }  // namespace
 
 ProbeDefinition DefineKernelMemoryProbe() {
-  ProbeInfo info{
-      .name = "kmem",
-      .description =
+  return DefineProbe<KernelMemoryProbe>(
+      {"kmem",
        "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc); "
        "with frees, pages freed (kmem:mm_page_free) and slab frees (kmem:kfree, kmem:kmem_cache_free)",
-      .metrics = {{.name = "mm.page_alloc", .kind = MetricKind::kCounter, .unit = "pages", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 2e-07}, .help = "pages allocated"},
-           {.name = "mm.kmalloc", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-08}, .help = "slab allocations"},
-           {.name = "mm.page_free", .kind = MetricKind::kCounter, .unit = "pages", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-07}, .help = "pages freed (with frees)"},
-           {.name = "mm.kfree", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-08}, .help = "slab frees (with frees)"}},
-      .parameters = {{"frees", ProbeParameterType::kBoolean,
-       "also count page and slab frees, mm.page_free and mm.kfree (default false: about twice the events)"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<KernelMemoryProbe>(); }};
+       {KernelCounter("mm.page_alloc", "pages", PerEvent(0.2e-6), "pages allocated"),
+        KernelCounter("mm.kmalloc", "count", PerEvent(0.05e-6), "slab allocations"),
+        KernelCounter("mm.page_free", "pages", PerEvent(0.1e-6), "pages freed (with frees)"),
+        KernelCounter("mm.kfree", "count", PerEvent(0.05e-6), "slab frees (with frees)")},
+       {{"frees", ProbeParameterType::kBoolean,
+         "also count page and slab frees, mm.page_free and mm.kfree (default false: about twice the events)"}}});
 }
 
 }  // namespace perfgate

@@ -59,24 +59,20 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.lifecycle_stats); }
-
 };
 
 }  // namespace
 
 ProbeDefinition DefineLifecycleProbe() {
-  ProbeInfo info{
-      .name = "lifecycle",
-      .description =
+  return DefineProbe<LifecycleProbe>(
+      {"lifecycle",
        "processes and threads created (sched:sched_process_fork), execs (sched:sched_process_exec), exits "
        "of the processes created (sched:sched_process_exit) and their lifetime from fork to exit",
-      .metrics = {{.name = "proc.forks", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-05}, .help = "processes created"},
-           {.name = "proc.threads", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-05}, .help = "threads created"},
-           {.name = "proc.execs", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 0.0003}, .help = "execs"},
-           {.name = "proc.exits", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "exits of the processes created"},
-           {.name = "proc.lifetime", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "lifetime of a created process, fork to exit"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<LifecycleProbe>(); }};
+       {KernelCounter("proc.forks", "count", PerEvent(50e-6), "processes created"),
+        KernelCounter("proc.threads", "count", PerEvent(10e-6), "threads created"),
+        KernelCounter("proc.execs", "count", PerEvent(300e-6), "execs"),
+        KernelCounter("proc.exits", "count", Unpriced(), "exits of the processes created"),
+        KernelHistogram("proc.lifetime", "ns", Unpriced(), "lifetime of a created process, fork to exit")}});
 }
 
 }  // namespace perfgate

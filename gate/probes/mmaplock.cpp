@@ -51,23 +51,21 @@ class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
 
  private:
   int StatsFd() const { return bpf_map__fd(skel().maps.mmaplock_stats); }
-
 };
 
 }  // namespace
 
 ProbeDefinition DefineMmapLockProbe() {
-  ProbeInfo info{
-      .name = "mmaplock",
-      .description =
+  return DefineProbe<MmapLockProbe>(
+      {"mmaplock",
        "mm lock waits: time to acquire the process's mmap_lock, read or write, from "
        "mmap_lock:mmap_lock_start_locking to mmap_lock:mmap_lock_acquire_returned (every acquisition, "
        "contended or not)",
-      .metrics = {{.name = "lock.mmap_lock_wait", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .within = "sched.offcpu.io", .unless = "lock.mmap_lock_wait_time"}, .help = "time per mmap_lock acquisition"},
-           {.name = "lock.mmap_lock_waits", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "lock.mmap_lock_wait_time"}, .help = "mmap_lock acquisitions"},
-           {.name = "lock.mmap_lock_wait_time", .kind = MetricKind::kCounter, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kWaitTime, .within = "sched.offcpu.io"}, .help = "time acquiring the mmap_lock in total"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<MmapLockProbe>(); }};
+       {KernelHistogram("lock.mmap_lock_wait", "ns", LatencySum({}, "sched.offcpu.io", "lock.mmap_lock_wait_time"),
+                        "time per mmap_lock acquisition"),
+        KernelCounter("lock.mmap_lock_waits", "count", Unpriced("lock.mmap_lock_wait_time"), "mmap_lock acquisitions"),
+        KernelCounter("lock.mmap_lock_wait_time", "ns", WaitTime({}, "sched.offcpu.io"),
+                      "time acquiring the mmap_lock in total")}});
 }
 
 }  // namespace perfgate

@@ -160,20 +160,21 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
 }  // namespace
 
 ProbeDefinition DefineOffCpuProbe() {
-  ProbeInfo info{
-      .name = "offcpu",
-      .description =
+  return DefineProbe<OffCpuProbe>(
+      {"offcpu",
        "off-CPU time per wait, from a thread leaving the CPU to running again (sched:sched_switch), in total "
        "and by its state when it left: sleep (S), io (D or in iowait), preempted (still runnable)",
-      .metrics = {{.name = "sched.offcpu", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .unless = "sched.offcpu_time", .scale = PriceScale::kWall}, .help = "off-CPU time per wait"},
-           {.name = "sched.offcpu.sleep", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .within = "sched.offcpu_time", .scale = PriceScale::kWall}, .help = "off-CPU waits that left in state S"},
-           {.name = "sched.offcpu.io", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .within = "sched.offcpu_time", .scale = PriceScale::kWall}, .help = "off-CPU waits that left in state D or in iowait"},
-           {.name = "sched.offcpu.preempted", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .within = "sched.offcpu_time", .scale = PriceScale::kCpu}, .help = "off-CPU waits of threads preempted while runnable"},
-           {.name = "sched.offcpu_time", .kind = MetricKind::kCounter, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kWaitTime, .scale = PriceScale::kWall}, .help = "off-CPU time in total"}},
-      .parameters = {{"stacks", ProbeParameterType::kBoolean,
-       "also sum off-CPU time per kernel and user stack, for reports (costs a stack walk per switch)"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<OffCpuProbe>(); }};
+       {KernelHistogram("sched.offcpu", "ns", LatencySum(PriceScale::kWall, {}, "sched.offcpu_time"),
+                        "off-CPU time per wait"),
+        KernelHistogram("sched.offcpu.sleep", "ns", LatencySum(PriceScale::kWall, "sched.offcpu_time"),
+                        "off-CPU waits that left in state S"),
+        KernelHistogram("sched.offcpu.io", "ns", LatencySum(PriceScale::kWall, "sched.offcpu_time"),
+                        "off-CPU waits that left in state D or in iowait"),
+        KernelHistogram("sched.offcpu.preempted", "ns", LatencySum(PriceScale::kCpu, "sched.offcpu_time"),
+                        "off-CPU waits of threads preempted while runnable"),
+        KernelCounter("sched.offcpu_time", "ns", WaitTime(PriceScale::kWall), "off-CPU time in total")},
+       {{"stacks", ProbeParameterType::kBoolean,
+         "also sum off-CPU time per kernel and user stack, for reports (costs a stack walk per switch)"}}});
 }
 
 }  // namespace perfgate

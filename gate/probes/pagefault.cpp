@@ -102,16 +102,14 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
 }  // namespace
 
 ProbeDefinition DefinePageFaultProbe() {
-  ProbeInfo info{
-      .name = "pagefault",
-      .description =
+  return DefineProbe<PageFaultProbe>(
+      {"pagefault",
        "page faults, major and minor, as the kernel counts them per thread: counters read at "
        "sched:sched_process_fork/_exit and from /proc at the start and end of a repetition (no per-fault event)",
-      .metrics = {{.name = "mm.page_faults", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06}, .help = "page faults"},
-           {.name = "mm.page_faults.major", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-05, .within = "mm.page_faults"}, .help = "major page faults (read from disk)"},
-           {.name = "mm.page_faults.minor", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06, .within = "mm.page_faults"}, .help = "minor page faults"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<PageFaultProbe>(); }};
+       {KernelCounter("mm.page_faults", "count", PerEvent(1e-6), "page faults"),
+        KernelCounter("mm.page_faults.major", "count", PerEvent(50e-6, "mm.page_faults"),
+                      "major page faults (read from disk)"),
+        KernelCounter("mm.page_faults.minor", "count", PerEvent(1e-6, "mm.page_faults"), "minor page faults")}});
 }
 
 }  // namespace perfgate

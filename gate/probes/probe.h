@@ -104,6 +104,12 @@ struct ProbeDefinition {
   std::unique_ptr<Probe> (*make)();
 };
 
+// The definition of probe class P, made by its default constructor.
+template <typename P>
+ProbeDefinition DefineProbe(ProbeInfo info) {
+  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<P>(); }};
+}
+
 // Whether an attach type works on this kernel, and why not (doctor, `perfgate probes`).
 struct AttachSupport {
   AttachType type;

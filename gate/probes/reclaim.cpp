@@ -73,19 +73,16 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
 }  // namespace
 
 ProbeDefinition DefineReclaimProbe() {
-  ProbeInfo info{
-      .name = "reclaim",
-      .description =
+  return DefineProbe<ReclaimProbe>(
+      {"reclaim",
        "direct reclaim (vmscan:mm_vmscan_direct_reclaim_begin/_end) and memory-cgroup reclaim "
        "(vmscan:mm_vmscan_memcg_reclaim_begin/_end, and mm_vmscan_memcg_softlimit_reclaim_begin/_end where the "
        "kernel has them): latency per reclaim, reclaims, pages reclaimed",
-      .metrics = {{.name = "mm.reclaim_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "direct reclaim, per reclaim"},
-           {.name = "mm.memcg_reclaim_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "memory-cgroup reclaim, per reclaim"},
-           {.name = "mm.reclaim", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "mm.reclaim_latency"}, .help = "direct reclaims"},
-           {.name = "mm.memcg_reclaim", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "mm.memcg_reclaim_latency"}, .help = "memory-cgroup reclaims"},
-           {.name = "mm.reclaim_pages", .kind = MetricKind::kCounter, .unit = "pages", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "pages reclaimed"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<ReclaimProbe>(); }};
+       {KernelHistogram("mm.reclaim_latency", "ns", LatencySum(), "direct reclaim, per reclaim"),
+        KernelHistogram("mm.memcg_reclaim_latency", "ns", LatencySum(), "memory-cgroup reclaim, per reclaim"),
+        KernelCounter("mm.reclaim", "count", Unpriced("mm.reclaim_latency"), "direct reclaims"),
+        KernelCounter("mm.memcg_reclaim", "count", Unpriced("mm.memcg_reclaim_latency"), "memory-cgroup reclaims"),
+        KernelCounter("mm.reclaim_pages", "pages", Unpriced(), "pages reclaimed")}});
 }
 
 }  // namespace perfgate

@@ -2,6 +2,8 @@
 // scope also "who held the CPU": host.runq_wait_behind_others, the part of
 // those waits the CPU spent running other processes' tasks, its share of
 // the wait, and the holders by comm.
+#include "runqlat.h"
+
 #include <map>
 #include <memory>
 #include <vector>
@@ -13,7 +15,6 @@
 #include "probes/hist_read.h"
 #include "probes/map_keys.h"
 #include "probes/percpu.h"
-#include "runqlat.h"
 #include "runqlat.skel.h"
 #include "stats.h"
 
@@ -83,16 +84,16 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
 }  // namespace
 
 ProbeDefinition DefineRunQueueLatencyProbe() {
-  ProbeInfo info{
-      .name = "runqlat",
-      .description =
+  return DefineProbe<RunQueueLatencyProbe>(
+      {"runqlat",
        "run-queue latency: wakeup or preemption to running, per thread; in workload scope also the part of "
        "those waits the CPU spent running other processes' tasks, and their comms",
-      .metrics = {{.name = "sched.runq_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum, .scale = PriceScale::kCpu}, .help = "wait from wakeup or preemption to running, per wait"},
-           {.name = "host.runq_wait_behind_others", .kind = MetricKind::kScalar, .unit = "s", .better = Better::kNone, .role = MetricRole::kHost, .price = {}, .help = "the part of the workload's run-queue waits its CPU ran other processes' tasks"},
-           {.name = "host.runq_wait_behind_others_share", .kind = MetricKind::kScalar, .unit = "fraction", .better = Better::kNone, .role = MetricRole::kHost, .price = {}, .help = "that part's share of all the workload's run-queue wait"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<RunQueueLatencyProbe>(); }};
+       {KernelHistogram("sched.runq_latency", "ns", LatencySum(PriceScale::kCpu),
+                        "wait from wakeup or preemption to running, per wait"),
+        HostMetric("host.runq_wait_behind_others", "s",
+                   "the part of the workload's run-queue waits its CPU ran other processes' tasks"),
+        HostMetric("host.runq_wait_behind_others_share", "fraction",
+                   "that part's share of all the workload's run-queue wait")}});
 }
 
 }  // namespace perfgate

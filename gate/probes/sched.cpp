@@ -41,16 +41,13 @@ class SchedulerEventsProbe final : public BpfProbe<sched_bpf> {
 }  // namespace
 
 ProbeDefinition DefineSchedulerEventsProbe() {
-  ProbeInfo info{
-      .name = "sched",
-      .description =
+  return DefineProbe<SchedulerEventsProbe>(
+      {"sched",
        "context switches (sched:sched_switch, the thread leaving), wakeups (sched:sched_wakeup) and "
        "migrations between CPUs (sched:sched_migrate_task)",
-      .metrics = {{.name = "sched.switches", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 2e-06}, .help = "context switches (the thread leaving)"},
-           {.name = "sched.wakeups", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 1e-06}, .help = "wakeups"},
-           {.name = "sched.migrations", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 2e-06}, .help = "migrations between CPUs"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<SchedulerEventsProbe>(); }};
+       {KernelCounter("sched.switches", "count", PerEvent(2e-6), "context switches (the thread leaving)"),
+        KernelCounter("sched.wakeups", "count", PerEvent(1e-6), "wakeups"),
+        KernelCounter("sched.migrations", "count", PerEvent(2e-6), "migrations between CPUs")}});
 }
 
 }  // namespace perfgate

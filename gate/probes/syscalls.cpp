@@ -1,7 +1,6 @@
 // syscalls.count (exact), syscalls.count.<name> (exact, the `top` syscalls
 // with the most calls) and syscalls.latency (sampled) from raw_syscalls
 // sys_enter/sys_exit; see bpf/syscalls.bpf.c for the in-kernel side.
-#include "metrics/metric.h"
 #include "probes/syscalls.h"
 
 #include <bpf/bpf.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
@@ -210,22 +210,21 @@ std::unique_ptr<Probe> MakeSyscallsProbe(const SyscallsProbeOptions& options) {
 }
 
 ProbeDefinition DefineSyscallsProbe() {
-  ProbeInfo info{
-      .name = "syscalls",
-      .description =
-       "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "
-       "(sampled, about 1 in 16 syscalls; histogram counts are of sampled calls) (raw_syscalls "
-       "sys_enter/sys_exit)",
-      .metrics = {{.name = "syscalls.count", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-07}, .help = "syscalls made (exact)"},
-           {.name = "syscalls.count.<name>", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kEvents, .event_s = 5e-07, .within = "syscalls.count"}, .help = "calls of one of the `top` syscalls"},
-           {.name = "syscalls.latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.unless = "syscalls.count"}, .help = "syscall latency, sampled (about 1 in 16 calls)"}},
-      .parameters = {{"top", ProbeParameterType::kInteger,
-       "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
-       {"latency", ProbeParameterType::kBoolean,
-       "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
-       "probe's cost per syscall"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return MakeSyscallsProbe(SyscallsProbeOptions{}); }};
+  return {{"syscalls",
+           "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "
+           "(sampled, about 1 in 16 syscalls; histogram counts are of sampled calls) (raw_syscalls "
+           "sys_enter/sys_exit)",
+           {KernelCounter("syscalls.count", "count", PerEvent(0.5e-6), "syscalls made (exact)"),
+            KernelCounter("syscalls.count.<name>", "count", PerEvent(0.5e-6, "syscalls.count"),
+                          "calls of one of the `top` syscalls"),
+            KernelHistogram("syscalls.latency", "ns", Unpriced("syscalls.count"),
+                            "syscall latency, sampled (about 1 in 16 calls)")},
+           {{"top", ProbeParameterType::kInteger,
+             "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
+            {"latency", ProbeParameterType::kBoolean,
+             "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
+             "probe's cost per syscall"}}},
+          []() -> std::unique_ptr<Probe> { return MakeSyscallsProbe(SyscallsProbeOptions{}); }};
 }
 
 }  // namespace perfgate

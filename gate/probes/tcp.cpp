@@ -95,21 +95,18 @@ class TcpProbe final : public BpfProbe<tcp_bpf> {
 }  // namespace
 
 ProbeDefinition DefineTcpProbe() {
-  ProbeInfo info{
-      .name = "tcp",
-      .description =
+  return DefineProbe<TcpProbe>(
+      {"tcp",
        "TCP sockets of the workload (those it connects, and those accepted from its listeners): segments "
        "retransmitted (tcp:tcp_retransmit_skb), the kernel's smoothed RTT at each packet received while data is "
        "in flight (tcp:tcp_probe), connect latency from SYN sent to established and socket ownership "
        "(sock:inet_sock_set_state), resets sent and received (tcp:tcp_send_reset, tcp:tcp_receive_reset)",
-      .metrics = {{.name = "tcp.retransmits", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "segments retransmitted"},
-           {.name = "tcp.rtt", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "smoothed RTT at each packet received with data in flight"},
-           {.name = "tcp.connect_latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "connect latency, SYN sent to established"},
-           {.name = "tcp.resets", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "resets sent and received"},
-           {.name = "tcp.resets.sent", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "resets sent"},
-           {.name = "tcp.resets.received", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "resets received"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return std::make_unique<TcpProbe>(); }};
+       {KernelCounter("tcp.retransmits", "count", Unpriced(), "segments retransmitted"),
+        KernelHistogram("tcp.rtt", "ns", Unpriced(), "smoothed RTT at each packet received with data in flight"),
+        KernelHistogram("tcp.connect_latency", "ns", LatencySum(), "connect latency, SYN sent to established"),
+        KernelCounter("tcp.resets", "count", Unpriced(), "resets sent and received"),
+        KernelCounter("tcp.resets.sent", "count", Unpriced(), "resets sent"),
+        KernelCounter("tcp.resets.received", "count", Unpriced(), "resets received")}});
 }
 
 }  // namespace perfgate

@@ -383,7 +383,6 @@ class UfuncProbe final : public Probe {
     return text;
   }
 
-
   // (function, bucket) -> count, sorted, so buckets reach each histogram in order.
   static std::vector<std::pair<pg_ufunc_bucket, uint64_t>> ReadHistogramEntries(int map_fd) {
     std::vector<std::pair<pg_ufunc_bucket, uint64_t>> entries;
@@ -422,23 +421,21 @@ std::unique_ptr<Probe> MakeUfuncProbe(const UfuncProbeOptions& options) {
 }
 
 ProbeDefinition DefineUfuncProbe() {
-  ProbeInfo info{
-      .name = "ufunc",
-      .description =
-       "latency (uprobe to uretprobe) and calls of user-space functions chosen by glob, in the workload binary "
-       "and its shared libraries",
-      .metrics = {{.name = "ufunc.<symbol>.latency", .kind = MetricKind::kHistogram, .unit = "ns", .better = Better::kLower, .role = MetricRole::kKernel, .price = {.pricing = Pricing::kLatencySum}, .help = "latency of a user-space function, entry to return"},
-           {.name = "ufunc.<symbol>.calls", .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower, .role = MetricRole::kKernel, .price = {}, .help = "calls of a user-space function"}},
-      .parameters = {{"functions", ProbeParameterType::kStrings,
-       "required: globs over demangled C++ names (with or without parameters) or C names, e.g. [\"myapp::*\", "
-       "\"compress*\"]"},
-       {"binary", ProbeParameterType::kString, "the executable to search first (default: the workload's)"},
-       {"libraries", ProbeParameterType::kStrings,
-       "more shared objects to search with every glob: paths, or names of the binary's libraries (\"libz\")"},
-       {"pid", ProbeParameterType::kInteger,
-       "trace this running process only; its executable and mapped libraries are searched"}},
-  };
-  return {std::move(info), []() -> std::unique_ptr<Probe> { return MakeUfuncProbe(UfuncProbeOptions{}); }};
+  return {{"ufunc",
+           "latency (uprobe to uretprobe) and calls of user-space functions chosen by glob, in the workload binary "
+           "and its shared libraries",
+           {KernelHistogram("ufunc.<symbol>.latency", "ns", LatencySum(),
+                            "latency of a user-space function, entry to return"),
+            KernelCounter("ufunc.<symbol>.calls", "count", Unpriced(), "calls of a user-space function")},
+           {{"functions", ProbeParameterType::kStrings,
+             "required: globs over demangled C++ names (with or without parameters) or C names, e.g. [\"myapp::*\", "
+             "\"compress*\"]"},
+            {"binary", ProbeParameterType::kString, "the executable to search first (default: the workload's)"},
+            {"libraries", ProbeParameterType::kStrings,
+             "more shared objects to search with every glob: paths, or names of the binary's libraries (\"libz\")"},
+            {"pid", ProbeParameterType::kInteger,
+             "trace this running process only; its executable and mapped libraries are searched"}}},
+          []() -> std::unique_ptr<Probe> { return MakeUfuncProbe(UfuncProbeOptions{}); }};
 }
 
 }  // namespace perfgate

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/flamegraph.h"
 #include "report/format.h"
 #include "report/frame_growth.h"
 #include "report/outcome.h"
 #include "report/svg_charts.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
@@ -288,7 +288,8 @@ std::string QuantileLine(const char* side, const MergedHistogram& m) {
   return std::string(side) + ": p50 " + FormatQuantity(m.histogram.Quantile(0.5), m.unit) + " \u00b7 p90 " +
          FormatQuantity(m.histogram.Quantile(0.9), m.unit) + " \u00b7 p99 " +
          FormatQuantity(m.histogram.Quantile(0.99), m.unit) + " \u00b7 max " +
-         FormatQuantity(m.histogram.Max(), m.unit) + " (" + Plural(m.repetitions, "repetition", "repetitions") + " merged)";
+         FormatQuantity(m.histogram.Max(), m.unit) + " (" + Plural(m.repetitions, "repetition", "repetitions") +
+         " merged)";
 }
 
 // Per latency metric, baseline against candidate: histogram overlay and CDF.
@@ -313,7 +314,8 @@ std::string Distributions(const ScenarioResult& scenario) {
 
 std::string HooksCell(const ProbeReport& probe) {
   std::string html;
-  if (!probe.not_attached.empty()) html += "<div class=\"warnings\">not attached: " + Esc(probe.not_attached) + "</div>";
+  if (!probe.not_attached.empty())
+    html += "<div class=\"warnings\">not attached: " + Esc(probe.not_attached) + "</div>";
   for (const HookChoice& hook : probe.hooks) {
     html += "<div>" + Esc(hook.hook) + " <span class=\"attach\">" + Esc(hook.attach_type) + "</span>";
     if (!hook.target.empty()) html += " <span class=\"sub-inline\">" + Esc(hook.target) + "</span>";
@@ -332,8 +334,8 @@ std::string CpuShareText(const ProbeReport& probe) {
 std::string ProbesTable(const ScenarioResult& scenario) {
   if (scenario.probes.empty()) return "";
   std::string html = "<h3>Probes</h3>\n<table class=\"probes\">\n<thead><tr>" + Th("Probe") + Th("Scope") +
-                     Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("CPU share", "num") + Th("Drops", "num") +
-                     "</tr></thead>\n<tbody>\n";
+                     Th("Hooks (attach type)") + Th("Events", "num") + Th("ns/event", "num") + Th("CPU share", "num") +
+                     Th("Drops", "num") + "</tr></thead>\n<tbody>\n";
   for (const ProbeReport& p : scenario.probes) {
     std::string per_event =
         p.run_count > 0 ? FormatNumber(static_cast<double>(p.run_time_ns) / static_cast<double>(p.run_count)) : "";
@@ -374,8 +376,7 @@ std::string SourceNote(const FoldedProfile& profile, const std::string& frame) {
   auto it = profile.sources.find(frame);
   if (it == profile.sources.end()) return "";
   const std::string path = Abbreviate(SanitizeText(it->second), 1000);
-  return " <span class=\"sub-inline\" title=\"" + XmlAttributeEscape(path) + "\">" + Esc(ShortSource(path)) +
-         "</span>";
+  return " <span class=\"sub-inline\" title=\"" + XmlAttributeEscape(path) + "\">" + Esc(ShortSource(path)) + "</span>";
 }
 
 std::string FunctionCell(const FrameGrowth& row, const FoldedProfile& profile) {

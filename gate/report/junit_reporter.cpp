@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/outcome.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
@@ -183,8 +183,8 @@ std::string WhyDetail(const ScenarioResult& scenario) {
   std::string text;
   for (size_t i = 0; i < e.causes.size() && i < kCauses; ++i) text += "why: " + DescribeShift(e.causes[i]) + "\n";
   if (e.causes.empty()) {
-    text += "why: no kernel-side metric clearly grew" + (e.user_code ? "; " + DescribeUserCode(*e.user_code) : "") +
-            "\n";
+    text +=
+        "why: no kernel-side metric clearly grew" + (e.user_code ? "; " + DescribeUserCode(*e.user_code) : "") + "\n";
   }
   if (std::string host = DescribeHost(e); !host.empty()) text += host + "\n";
   return text;
@@ -217,8 +217,8 @@ class UniqueNames {
 // `file`: the suite file, so that annotations point at the suite that
 // defines the check rather than at a results or baseline file.
 // `seconds`: what measuring the check's scenario took.
-std::string Testcase(const std::string& classname, const std::string& name, const std::string& file,
-                     double seconds, const std::string& body) {
+std::string Testcase(const std::string& classname, const std::string& name, const std::string& file, double seconds,
+                     const std::string& body) {
   return "    <testcase" + Attr("classname", OneLineAttribute(classname)) + Attr("name", OneLineAttribute(name)) +
          (file.empty() ? "" : Attr("file", OneLineAttribute(file))) + Attr("time", Seconds(seconds)) + ">\n" + body +
          "    </testcase>\n";
@@ -254,9 +254,9 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   }
   const std::string why = WhyDetail(scenario);
   for (const CheckResult& check : scenario.checks) {
-    cases +=
-        Testcase(classname, names.Take(CheckName(check)), results.suite_file, scenario.duration_s,
-                 PropertiesElement(CheckProperties(check), "      ") + CheckOutcomeElement(scenario, check, results.strict, why));
+    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file, scenario.duration_s,
+                      PropertiesElement(CheckProperties(check), "      ") +
+                          CheckOutcomeElement(scenario, check, results.strict, why));
   }
 
   OutcomeCounts counts = CountOutcomes(scenario);

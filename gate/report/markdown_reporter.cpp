@@ -4,11 +4,11 @@
 #include <cmath>
 #include <vector>
 
-#include "report/why_text.h"
 #include "report/escape.h"
 #include "report/format.h"
 #include "report/frame_growth.h"
 #include "report/outcome.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
@@ -198,8 +198,9 @@ std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile*
   // Against a baseline, only stacks that grew by a point or more: blocked
   // time has no sampling interval, and smaller moves are a run's jitter.
   if (base) {
-    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const StackGrowth& r) { return r.DeltaPp() < kMinGrowthPp; }),
-               rows.end());
+    rows.erase(
+        std::remove_if(rows.begin(), rows.end(), [](const StackGrowth& r) { return r.DeltaPp() < kMinGrowthPp; }),
+        rows.end());
     if (rows.empty()) return item + " no stack's share grew by " + FormatNumber(kMinGrowthPp) + " pp or more\n";
   }
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -329,8 +330,8 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
     if (!scenario.error.empty()) all_rows.push_back(RunErrorRow(scenario));
     for (const CheckResult& check : scenario.checks) all_rows.push_back(CheckRow(scenario, check));
   }
-  if (!all_rows.empty() &&
-      doc.Append("<details><summary>All " + Plural(all_rows.size(), "check", "checks") + "</summary>\n\n" + kTableHeader)) {
+  if (!all_rows.empty() && doc.Append("<details><summary>All " + Plural(all_rows.size(), "check", "checks") +
+                                      "</summary>\n\n" + kTableHeader)) {
     omitted += AppendRows(doc, all_rows);
     doc.AppendTail("\n</details>\n");
   } else {

@@ -82,8 +82,8 @@ ScenarioProbes::ScenarioProbes(const ScenarioSpec& spec, const std::vector<Probe
       report.name = p.name;
       report.scope = p.scope;
       report.not_attached = e.what();
-      log::Warning("scenario %s: optional probe %s not attached, the run goes on without it: %s\n",
-                   spec.name.c_str(), p.name.c_str(), e.what());
+      log::Warning("scenario %s: optional probe %s not attached, the run goes on without it: %s\n", spec.name.c_str(),
+                   p.name.c_str(), e.what());
       not_attached_.push_back(std::move(report));
       continue;
     }
@@ -233,31 +233,23 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
 }
 
 std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
-  const auto host = [](const char* name, const char* unit, const char* help) {
-    return MetricDeclaration{.name = name, .kind = MetricKind::kScalar, .unit = unit, .better = Better::kNone,
-                             .role = MetricRole::kHost, .help = help};
-  };
-  const auto events = [](const char* name, double event_s, const char* unless, const char* help) {
-    return MetricDeclaration{.name = name, .kind = MetricKind::kCounter, .unit = "count", .better = Better::kLower,
-                             .role = MetricRole::kKernel,
-                             .price = {.pricing = Pricing::kEvents, .event_s = event_s, .unless = unless}, .help = help};
-  };
   return {
-      {.name = "workload.wall_time", .kind = MetricKind::kScalar, .unit = "s", .help = "exec to exit (or readiness)"},
-      {.name = "workload.cpu_time", .kind = MetricKind::kScalar, .unit = "s",
-       .help = "user and system CPU time of the process tree (rusage)"},
-      {.name = "workload.max_rss", .kind = MetricKind::kScalar, .unit = "bytes",
-       .help = "the largest resident set of a process of the tree (rusage)"},
-      events("workload.page_faults", 1e-6, "mm.page_faults", "page faults of the process tree (rusage)"),
-      events("workload.context_switches", 2e-6, "sched.switches", "context switches of the process tree (rusage)"),
-      host(kHostOtherCpus, "cpus", "CPUs' worth of other work on the host during the repetition"),
-      host(kHostStealCpus, "cpus", "CPUs' worth of time the hypervisor stole"),
-      host(kHostCpuPressure, "fraction", "share of the wall time some task waited for a CPU (PSI)"),
-      host(kHostMemoryPressure, "fraction", "share of the wall time some task waited for memory (PSI)"),
-      host(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
-      {.name = kReclaimRefaultBytes, .kind = MetricKind::kCounter, .unit = "bytes", .role = MetricRole::kKernel,
-       .price = {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},
-       .help = "file pages of a start in a memory cgroup that reclaim evicted and it read back (workingset refaults)"},
+      OutcomeScalar("workload.wall_time", "s", Better::kLower, "exec to exit (or readiness)"),
+      OutcomeScalar("workload.cpu_time", "s", Better::kLower, "user and system CPU time of the process tree (rusage)"),
+      OutcomeScalar("workload.max_rss", "bytes", Better::kLower,
+                    "the largest resident set of a process of the tree (rusage)"),
+      KernelCounter("workload.page_faults", "count", PerEvent(1e-6, {}, "mm.page_faults"),
+                    "page faults of the process tree (rusage)"),
+      KernelCounter("workload.context_switches", "count", PerEvent(2e-6, {}, "sched.switches"),
+                    "context switches of the process tree (rusage)"),
+      HostMetric(kHostOtherCpus, "cpus", "CPUs' worth of other work on the host during the repetition"),
+      HostMetric(kHostStealCpus, "cpus", "CPUs' worth of time the hypervisor stole"),
+      HostMetric(kHostCpuPressure, "fraction", "share of the wall time some task waited for a CPU (PSI)"),
+      HostMetric(kHostMemoryPressure, "fraction", "share of the wall time some task waited for memory (PSI)"),
+      HostMetric(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
+      KernelCounter(kReclaimRefaultBytes, "bytes", {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},
+                    "file pages of a start in a memory cgroup that reclaim evicted and it read back (workingset "
+                    "refaults)"),
   };
 }
 

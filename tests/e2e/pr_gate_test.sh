@@ -61,14 +61,27 @@ code=0; gate slow slow || code=$?
 [ $code -eq 1 ] || fail "the slower pull request exited $code, not 1"
 # Markdown escapes the underscore.
 grep -qE 'workload\.cpu(\\)?_time' "$scratch/slow-out/pr-comment.md" || fail "the PR comment does not name the check"
-grep -q "merge base \`$(git rev-parse --short=12 main)\`" "$scratch/slow-out/pr-comment.md" ||
+grep -q "Compared against: merge base $(git rev-parse --short=12 main)" "$scratch/slow-out/pr-comment.md" ||
   fail "the PR comment does not say it compared with the merge base"
+[ "$(grep -o 'Compared against' "$scratch/slow-out/pr-comment.md" | wc -l)" -eq 1 ] ||
+  fail "the PR comment says what it compared against more than once"
 grep -q '<!-- perfgate-pr-gate -->' "$scratch/slow-summary.md" || fail "no job summary"
 /usr/bin/python3 - "$scratch/slow-out/junit.xml" <<'PY' || fail "JUnit does not fail the check"
 import sys, xml.etree.ElementTree as ET
 cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
 failed = [c.get("name") for c in cases if c.find("failure") is not None]
 sys.exit(0 if any("workload.cpu_time" in n for n in failed) else 1)
+PY
+# Annotations point at the suite in the repository, not at the gate's
+# worktree; every testcase takes its scenario's measured time.
+/usr/bin/python3 - "$scratch/slow-out/junit.xml" "$repo" <<'PY' || fail "JUnit file= or time is not usable"
+import os, sys, xml.etree.ElementTree as ET
+junit, repo = sys.argv[1:]
+cases = list(ET.parse(junit).getroot().iter("testcase"))
+files = {c.get("file") for c in cases}
+assert files == {"perf/suite.json"}, files
+assert all(os.path.isfile(os.path.join(repo, f)) for f in files), files
+assert all(float(c.get("time")) > 0 for c in cases), [c.get("time") for c in cases]
 PY
 [ "$(cat "$scratch/slow-work/base/build/built-by-uid")" != 0 ] || fail "the build ran as root"
 

@@ -44,14 +44,29 @@ TEST(MetricDeclarations, EveryProbeDeclaresItsMetricsUnderItsOwnNames) {
 
 TEST(MetricDeclarations, AWhyThatCannotPriceADeclarationNamesIt) {
   std::vector<MetricDeclaration> broken = {
-      {.name = "sched.waits", .kind = MetricKind::kCounter, .unit = "count", .role = MetricRole::kKernel,
-       .price = {.pricing = Pricing::kWaitTime}, .help = "a count priced as time"},
-      {.name = "mm.things", .kind = MetricKind::kCounter, .unit = "count", .role = MetricRole::kKernel,
-       .price = {.pricing = Pricing::kEvents}, .help = "events without a cost"},
-      {.name = "mm.inner", .kind = MetricKind::kCounter, .unit = "count", .role = MetricRole::kKernel,
-       .price = {.pricing = Pricing::kEvents, .event_s = 1e-6, .within = "mm.outer"}, .help = "within nothing"},
-      {.name = "app.latency", .kind = MetricKind::kScalar, .unit = "ms",
-       .price = {.pricing = Pricing::kEvents, .event_s = 1e-6}, .help = "a priced outcome"},
+      {.name = "sched.waits",
+       .kind = MetricKind::kCounter,
+       .unit = "count",
+       .role = MetricRole::kKernel,
+       .price = {.pricing = Pricing::kWaitTime},
+       .help = "a count priced as time"},
+      {.name = "mm.things",
+       .kind = MetricKind::kCounter,
+       .unit = "count",
+       .role = MetricRole::kKernel,
+       .price = {.pricing = Pricing::kEvents},
+       .help = "events without a cost"},
+      {.name = "mm.inner",
+       .kind = MetricKind::kCounter,
+       .unit = "count",
+       .role = MetricRole::kKernel,
+       .price = {.pricing = Pricing::kEvents, .event_s = 1e-6, .within = "mm.outer"},
+       .help = "within nothing"},
+      {.name = "app.latency",
+       .kind = MetricKind::kScalar,
+       .unit = "ms",
+       .price = {.pricing = Pricing::kEvents, .event_s = 1e-6},
+       .help = "a priced outcome"},
   };
   const std::string problems = Lines(DeclarationProblems(broken));
   EXPECT_NE(problems.find("metric sched.waits: wait_time prices a counter of time"), std::string::npos) << problems;
@@ -121,8 +136,8 @@ TEST(MetricDeclarations, AdaptersDeclareEveryMetricTheyParse) {
     EXPECT_TRUE(problems.empty()) << Lines(problems);
   }
   for (const char* file : {"partial-1copy.txt", "partial-2copy.txt"}) {
-    const auto problems = UndeclaredMetrics("unixbench", UnixBenchAdapter().metrics(),
-                                            ParseUnixBenchText(unixbench(file), file).metrics);
+    const auto problems =
+        UndeclaredMetrics("unixbench", UnixBenchAdapter().metrics(), ParseUnixBenchText(unixbench(file), file).metrics);
     EXPECT_TRUE(problems.empty()) << Lines(problems);
   }
   WorkloadSpec spec;
