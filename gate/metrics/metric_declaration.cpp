@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "metrics/json_reader.h"
+
 namespace perfgate {
 namespace {
 
@@ -53,14 +55,6 @@ MetricPrice PerEvent(double seconds, std::string within, std::string unless) {
   return {.pricing = Pricing::kEvents, .event_s = seconds, .within = std::move(within), .unless = std::move(unless)};
 }
 
-MetricPrice LatencySum(PriceScale scale, std::string within, std::string unless) {
-  return {.pricing = Pricing::kLatencySum, .within = std::move(within), .unless = std::move(unless), .scale = scale};
-}
-
-MetricPrice WaitTime(PriceScale scale, std::string within) {
-  return {.pricing = Pricing::kWaitTime, .within = std::move(within), .scale = scale};
-}
-
 MetricPrice Unpriced(std::string unless) { return {.unless = std::move(unless)}; }
 
 MetricPrice NeverACause() { return {.hidden = true}; }
@@ -81,10 +75,6 @@ MetricDeclaration Kernel(std::string name, MetricKind kind, std::string unit, Me
 
 MetricDeclaration KernelCounter(std::string name, std::string unit, MetricPrice price, std::string help) {
   return Kernel(std::move(name), MetricKind::kCounter, std::move(unit), std::move(price), std::move(help));
-}
-
-MetricDeclaration KernelHistogram(std::string name, std::string unit, MetricPrice price, std::string help) {
-  return Kernel(std::move(name), MetricKind::kHistogram, std::move(unit), std::move(price), std::move(help));
 }
 
 MetricDeclaration KernelScalar(std::string name, std::string unit, MetricPrice price, std::string help) {
@@ -137,6 +127,50 @@ const MetricDeclaration* MetricVocabulary::Find(std::string_view name) const {
 MetricRole MetricVocabulary::RoleOf(std::string_view name) const {
   const MetricDeclaration* d = Find(name);
   return d ? d->role : MetricRole::kOutcome;
+}
+
+namespace {
+
+// The value of `key` among `names` (an enum's names in its order); fails naming the path.
+template <typename Enum, size_t N>
+Enum OneOf(const JsonObjectReader& r, const std::string& key, const char* const (&names)[N], Enum fallback) {
+  if (!r.Has(key)) return fallback;
+  const std::string text = r.String(key);
+  for (size_t i = 0; i < N; ++i) {
+    if (text == names[i]) return static_cast<Enum>(i);
+  }
+  std::string expected;
+  for (size_t i = 0; i < N; ++i) expected += std::string(i ? ", " : "") + "\"" + names[i] + "\"";
+  r.Fail(r.At(key), "\"" + text + "\" is not one of " + expected);
+}
+
+}  // namespace
+
+MetricDeclaration DeclarationFromJson(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  static const char* const kKinds[] = {"scalar", "counter", "histogram"};
+  static const char* const kBetter[] = {"lower", "higher", "none"};
+  static const char* const kRoles[] = {"outcome", "kernel", "host"};
+  static const char* const kPricings[] = {"wait_time", "events", "latency_sum", "read_back", "unpriced"};
+  static const char* const kScales[] = {"none", "cpu", "wall"};
+  const JsonObjectReader r(j, file, path, {"name", "kind", "unit", "better", "role", "price", "help"});
+  MetricDeclaration d;
+  d.name = r.String("name");
+  d.kind = OneOf(r, "kind", kKinds, MetricKind::kScalar);
+  d.unit = r.String("unit");
+  d.better = OneOf(r, "better", kBetter, Better::kLower);
+  d.role = OneOf(r, "role", kRoles, MetricRole::kOutcome);
+  d.help = r.String("help", "");
+  if (r.Has("price")) {
+    const JsonObjectReader p(r.Get("price"), file, r.At("price"),
+                             {"pricing", "event_s", "within", "unless", "hidden", "scale"});
+    d.price.pricing = OneOf(p, "pricing", kPricings, Pricing::kUnpriced);
+    d.price.event_s = p.Number("event_s", 0);
+    d.price.within = p.String("within", "");
+    d.price.unless = p.String("unless", "");
+    d.price.hidden = p.Bool("hidden", false);
+    d.price.scale = OneOf(p, "scale", kScales, PriceScale::kNone);
+  }
+  return d;
 }
 
 std::vector<std::string> DeclarationProblems(const std::vector<MetricDeclaration>& declarations) {

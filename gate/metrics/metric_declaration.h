@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "metrics/metric.h"
 
 namespace perfgate {
@@ -63,18 +65,15 @@ struct MetricDeclaration {
 
 inline constexpr const char* kUnitAsReported = "*";
 
-// The prices of the declarations' tables: a cost per event, the time a
-// histogram of latencies sums to, a counter of time, no price (a cause
-// ranked by relative change), or never a cause. `within`: the metric whose
-// time includes this one's; `unless`: left out beside that metric.
+// The prices of the runner's and the adapters' declarations (the probes'
+// are JSON): a cost per event, no price (a cause ranked by relative
+// change), or never a cause. `within`: the metric whose time includes this
+// one's; `unless`: left out beside that metric.
 MetricPrice PerEvent(double seconds, std::string within = {}, std::string unless = {});
-MetricPrice LatencySum(PriceScale scale = PriceScale::kNone, std::string within = {}, std::string unless = {});
-MetricPrice WaitTime(PriceScale scale = PriceScale::kNone, std::string within = {});
 MetricPrice Unpriced(std::string unless = {});
 MetricPrice NeverACause();
-// Kernel-side metrics (lower is better) and host metrics (no direction), as probes declare them.
+// Kernel-side metrics (lower is better) and host metrics (no direction).
 MetricDeclaration KernelCounter(std::string name, std::string unit, MetricPrice price, std::string help);
-MetricDeclaration KernelHistogram(std::string name, std::string unit, MetricPrice price, std::string help);
 MetricDeclaration KernelScalar(std::string name, std::string unit, MetricPrice price, std::string help);
 MetricDeclaration HostMetric(std::string name, std::string unit, std::string help);
 // What the workload's output or its run says of it (adapters, the runner).
@@ -105,6 +104,12 @@ class MetricVocabulary {
  private:
   std::vector<MetricDeclaration> declarations_;
 };
+
+// A declaration as a probe's JSON file states it ({"name", "kind", "unit",
+// "better", "role", "price": {"pricing", "event_s", "within", "unless",
+// "hidden", "scale"}, "help"}); throws InputError naming `file` and the
+// JSON path of what is wrong.
+MetricDeclaration DeclarationFromJson(const nlohmann::json& j, const std::string& file, const std::string& path);
 
 // What is wrong with a set of declarations, one line each: names that are
 // not metric names or are declared twice, prices the why cannot apply (time

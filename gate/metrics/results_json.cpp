@@ -37,12 +37,9 @@ CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::s
   JsonObjectReader r(j, file, path);
   CheckSpec s;
   std::string type = r.String("type");
-  if (type == "budget")
-    s.type = CheckSpec::Type::kBudget;
-  else if (type == "regression")
-    s.type = CheckSpec::Type::kRegression;
-  else
-    r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
+  if (type == "budget") s.type = CheckSpec::Type::kBudget;
+  else if (type == "regression") s.type = CheckSpec::Type::kRegression;
+  else r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
   s.metric = r.String("metric");
   s.statistic = r.String("statistic", "");
   s.name = r.String("name", s.metric);
@@ -54,21 +51,21 @@ CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::s
 
 json ToJson(const CheckResult& c) {
   json j = {{"spec", ToJson(c.spec)},
-            {"statistic", c.statistic},
-            {"unit", c.unit},
-            {"better", ToString(c.better)},
-            {"verdict", ToString(c.verdict)},
-            {"baseline_values", c.baseline_values},
-            {"candidate_values", c.candidate_values},
-            {"baseline_median", c.baseline_median},
-            {"candidate_median", c.candidate_median},
-            {"change_pct", c.change_pct},
-            {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
-            {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
-            {"p_value", OptionalToJson(c.p_value)},
-            {"p_adjusted", OptionalToJson(c.p_adjusted)},
-            {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
-            {"message", c.message}};
+          {"statistic", c.statistic},
+          {"unit", c.unit},
+          {"better", ToString(c.better)},
+          {"verdict", ToString(c.verdict)},
+          {"baseline_values", c.baseline_values},
+          {"candidate_values", c.candidate_values},
+          {"baseline_median", c.baseline_median},
+          {"candidate_median", c.candidate_median},
+          {"change_pct", c.change_pct},
+          {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
+          {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
+          {"p_value", OptionalToJson(c.p_value)},
+          {"p_adjusted", OptionalToJson(c.p_adjusted)},
+          {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
+          {"message", c.message}};
   if (c.pairs > 0) j["pairs"] = c.pairs;
   if (c.confirmation) {
     j["confirmation"] = {{"confirmed", c.confirmation->confirmed},
@@ -120,14 +117,9 @@ json ToJson(const ProbeReport& p) {
   for (const auto& h : p.hooks) {
     hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
   }
-  return {{"name", p.name},
-          {"scope", p.scope},
-          {"hooks", hooks},
-          {"run_count", p.run_count},
-          {"run_time_ns", p.run_time_ns},
-          {"drops", p.drops},
-          {"workload_cpu_ns", p.workload_cpu_ns},
-          {"not_attached", p.not_attached}};
+  return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
+          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
+          {"workload_cpu_ns", p.workload_cpu_ns}, {"not_attached", p.not_attached}};
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -214,9 +206,12 @@ Metric MetricFromJson(const json& j, const std::string& file, const std::string&
 }
 
 json ToJson(const Environment& e) {
-  return {{"kernel", e.kernel},         {"cpu_model", e.cpu_model},
-          {"cpu_count", e.cpu_count},   {"perfgate_version", e.perfgate_version},
-          {"git_commit", e.git_commit}, {"hostname", e.hostname},
+  return {{"kernel", e.kernel},
+          {"cpu_model", e.cpu_model},
+          {"cpu_count", e.cpu_count},
+          {"perfgate_version", e.perfgate_version},
+          {"git_commit", e.git_commit},
+          {"hostname", e.hostname},
           {"timestamp", e.timestamp}};
 }
 
@@ -300,7 +295,7 @@ json ToJson(const Evidence& e) {
     if (!p.file.empty()) pj["file"] = p.file;
     profiles.push_back(std::move(pj));
   }
-  return {{"side", e.side},         {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
+  return {{"side", e.side},   {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
           {"slowdown", e.slowdown}, {"notes", e.notes},   {"profiles", profiles}};
 }
 
@@ -347,8 +342,7 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
       const json& stacks = pr.Get("stacks");
       if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");
       for (const auto& [stack, weight] : stacks.items()) {
-        if (!weight.is_number_unsigned())
-          pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
+        if (!weight.is_number_unsigned()) pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
         p.stacks[stack] = weight.get<uint64_t>();
       }
     }
@@ -365,6 +359,15 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
   return e;
 }
 
+// Every element of the array at `key` (absent: none), read by `read`.
+template <typename Read>
+auto ArrayFromJson(const JsonObjectReader& r, const std::string& key, const std::string& file, Read read) {
+  std::vector<decltype(read(json(), file, std::string()))> out;
+  const json& items = r.ArrayOrEmpty(key);
+  for (size_t i = 0; i < items.size(); ++i) out.push_back(read(items[i], file, r.At(key, i)));
+  return out;
+}
+
 json FiniteOrNull(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 std::optional<Pricing> ParsePricing(const std::string& text) {
@@ -374,15 +377,14 @@ std::optional<Pricing> ParsePricing(const std::string& text) {
 }
 
 json ToJson(const KernelShift& shift) {
-  json j = {{"metric", shift.metric},
-            {"statistic", shift.statistic},
-            {"unit", shift.unit},
-            {"baseline", FiniteOrNull(shift.baseline_median)},
-            {"candidate", FiniteOrNull(shift.candidate_median)},
-            {"change_pct", FiniteOrNull(shift.change_pct)},
-            {"effect_size", FiniteOrNull(shift.effect_size)},
-            {"pricing", ToString(shift.pricing)},
-            {"per", shift.per_op ? "op" : "repetition"}};
+  json j = {{"metric", shift.metric}, {"statistic", shift.statistic}, {"unit", shift.unit}};
+  const std::pair<const char*, double> numbers[] = {{"baseline", shift.baseline_median},
+                                                    {"candidate", shift.candidate_median},
+                                                    {"change_pct", shift.change_pct},
+                                                    {"effect_size", shift.effect_size}};
+  for (const auto& [key, value] : numbers) j[key] = FiniteOrNull(value);
+  j["pricing"] = ToString(shift.pricing);
+  j["per"] = shift.per_op ? "op" : "repetition";
   if (shift.pricing != Pricing::kUnpriced) {
     j["accounted_s"] = FiniteOrNull(shift.accounted_s);
     j["accounted_at_least_s"] = FiniteOrNull(shift.accounted_low_s);
@@ -395,10 +397,7 @@ json ToJson(const KernelShift& shift) {
 
 KernelShift KernelShiftFromJson(const json& j, const std::string& file, const std::string& path) {
   JsonObjectReader r(j, file, path);
-  KernelShift shift;
-  shift.metric = r.String("metric");
-  shift.statistic = r.String("statistic", "");
-  shift.unit = r.String("unit", "");
+  KernelShift shift{.metric = r.String("metric"), .statistic = r.String("statistic", ""), .unit = r.String("unit", "")};
   shift.baseline_median = r.OptionalNumber("baseline").value_or(0);
   shift.candidate_median = r.OptionalNumber("candidate").value_or(0);
   // null: a change from zero, +inf or -inf as the medians say.
@@ -456,12 +455,8 @@ Explanation ExplanationFromJson(const json& j, const std::string& file, const st
   }
   e.per_op = r.String("per", "repetition") == "op";
   e.wall_change_s = r.OptionalNumber("wall_time_change_s");
-  const json& causes = r.ArrayOrEmpty("causes");
-  for (size_t i = 0; i < causes.size(); ++i)
-    e.causes.push_back(KernelShiftFromJson(causes[i], file, r.At("causes", i)));
-  const json& waits = r.ArrayOrEmpty("cpu_waits_on_busy_host");
-  for (size_t i = 0; i < waits.size(); ++i)
-    e.cpu_waits.push_back(KernelShiftFromJson(waits[i], file, r.At("cpu_waits_on_busy_host", i)));
+  e.causes = ArrayFromJson(r, "causes", file, KernelShiftFromJson);
+  e.cpu_waits = ArrayFromJson(r, "cpu_waits_on_busy_host", file, KernelShiftFromJson);
   if (r.Has("user_code")) {
     JsonObjectReader u(r.Get("user_code"), file, r.At("user_code"));
     e.user_code = UserCodeGrowth{.function = u.String("function"),
@@ -495,19 +490,17 @@ json ToJson(const ScenarioResult& s) {
   for (const auto& p : s.probes) probes.push_back(ToJson(p));
   json checks = json::array();
   for (const auto& c : s.checks) checks.push_back(ToJson(c));
-  json j = {{"name", s.name},   {"workload_kind", s.workload_kind}, {"repetitions", reps},     {"probes", probes},
-            {"checks", checks}, {"duration_s", s.duration_s},       {"timestamp", s.timestamp}};
+  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
+            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
+            {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (!s.retaken.empty()) j["retaken_repetitions"] = ToJson(s.retaken);
   if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
   if (s.trace) {
-    j["trace"] = {{"file", s.trace->file},
-                  {"reason", s.trace->reason},
-                  {"produced", s.trace->produced},
-                  {"received", s.trace->received},
-                  {"dropped", s.trace->dropped},
-                  {"buffer_bytes", s.trace->buffer_bytes},
+    j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
+                  {"produced", s.trace->produced}, {"received", s.trace->received},
+                  {"dropped", s.trace->dropped},   {"buffer_bytes", s.trace->buffer_bytes},
                   {"expected_rate", s.trace->expected_rate}};
   }
   if (!s.evidence.empty()) {
@@ -549,18 +542,12 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     trace.expected_rate = t.Number("expected_rate", 0);
     s.trace = trace;
   }
-  const json& evidence = r.ArrayOrEmpty("evidence");
-  for (size_t i = 0; i < evidence.size(); ++i)
-    s.evidence.push_back(EvidenceFromJson(evidence[i], file, r.At("evidence", i)));
+  s.evidence = ArrayFromJson(r, "evidence", file, EvidenceFromJson);
   s.repetitions = RepetitionsFromJson(r, "repetitions", file);
   s.baseline_repetitions = RepetitionsFromJson(r, "baseline_repetitions", file);
   s.retaken = RepetitionsFromJson(r, "retaken_repetitions", file);
-  const json& probes = r.ArrayOrEmpty("probes");
-  for (size_t i = 0; i < probes.size(); ++i)
-    s.probes.push_back(ProbeReportFromJson(probes[i], file, r.At("probes", i)));
-  const json& checks = r.ArrayOrEmpty("checks");
-  for (size_t i = 0; i < checks.size(); ++i)
-    s.checks.push_back(CheckResultFromJson(checks[i], file, r.At("checks", i)));
+  s.probes = ArrayFromJson(r, "probes", file, ProbeReportFromJson);
+  s.checks = ArrayFromJson(r, "checks", file, CheckResultFromJson);
   if (r.Has("explanation")) s.explanation = ExplanationFromJson(r.Get("explanation"), file, r.At("explanation"));
   return s;
 }
@@ -568,9 +555,14 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
 json ToJson(const RunResults& res) {
   json scenarios = json::array();
   for (const auto& s : res.scenarios) scenarios.push_back(ToJson(s));
-  json j = {{"schema_version", res.schema_version},   {"suite", res.suite},        {"suite_file", res.suite_file},
-            {"environment", ToJson(res.environment)}, {"scenarios", scenarios},    {"partial", res.partial},
-            {"verdict", ToString(res.verdict)},       {"exit_code", res.exit_code}};
+  json j = {{"schema_version", res.schema_version},
+            {"suite", res.suite},
+            {"suite_file", res.suite_file},
+            {"environment", ToJson(res.environment)},
+            {"scenarios", scenarios},
+            {"partial", res.partial},
+            {"verdict", ToString(res.verdict)},
+            {"exit_code", res.exit_code}};
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;

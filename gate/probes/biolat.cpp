@@ -111,16 +111,6 @@ class BlockLatencyProbe final : public BpfProbe<biolat_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineBlockLatencyProbe() {
-  return DefineProbe<BlockLatencyProbe>(
-      {"biolat",
-       "block request latency from block:block_rq_issue to block:block_rq_complete, in total and per disk; "
-       "workload scope counts requests its threads insert (block:block_rq_insert) or issue",
-       {KernelHistogram("block.io_latency", "ns", LatencySum(), "block request latency, issue to completion"),
-        KernelCounter("block.io", "count", Unpriced(), "block requests"),
-        KernelCounter("block.io_bytes", "bytes", Unpriced(), "bytes of the block requests"),
-        KernelHistogram("block.<disk>.io_latency", "ns", Unpriced("block.io_latency"),
-                        "block request latency on one disk")}});
-}
+ProbeDefinition DefineBlockLatencyProbe() { return DefineProbe<BlockLatencyProbe>(DeclaredProbe("biolat")); }
 
 }  // namespace perfgate

@@ -1,6 +1,9 @@
 #include <functional>
 #include <map>
 
+#include "metrics/error.h"
+#include "metrics/json_reader.h"
+#include "metrics/json_text.h"
 #include "probes/builtin_probes.h"
 #include "probes/probe.h"
 
@@ -26,6 +29,33 @@ const std::vector<ProbeInfo>& ProbeCatalog() {
     return infos;
   }();
   return catalog;
+}
+
+ProbeInfo DeclaredProbe(const std::string& name) {
+  static const std::map<std::string, ProbeParameterType> kTypes = {{"string", ProbeParameterType::kString},
+                                                                   {"strings", ProbeParameterType::kStrings},
+                                                                   {"integer", ProbeParameterType::kInteger},
+                                                                   {"boolean", ProbeParameterType::kBoolean}};
+  const std::string file = "gate/probes/" + name + ".json";
+  const std::string_view text = EmbeddedProbeJson(name);
+  if (text.empty()) throw InputError(file + ": no such probe declaration in this build");
+  const nlohmann::json j = ParseJsonText(std::string(text), file);
+  const JsonObjectReader r(j, file, "$", {"name", "description", "metrics", "parameters"});
+  ProbeInfo info;
+  info.name = r.String("name");
+  if (info.name != name) r.Fail(r.At("name"), "\"" + info.name + "\" in the file of probe " + name);
+  info.description = r.String("description");
+  const nlohmann::json& metrics = r.Array("metrics");
+  for (size_t i = 0; i < metrics.size(); ++i)
+    info.metrics.push_back(DeclarationFromJson(metrics[i], file, r.At("metrics", i)));
+  const nlohmann::json& parameters = r.ArrayOrEmpty("parameters");
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const JsonObjectReader p(parameters[i], file, r.At("parameters", i), {"name", "type", "description"});
+    auto type = kTypes.find(p.String("type"));
+    if (type == kTypes.end()) p.Fail(p.At("type"), "expected \"string\", \"strings\", \"integer\" or \"boolean\"");
+    info.parameters.push_back({p.String("name"), type->second, p.String("description")});
+  }
+  return info;
 }
 
 std::vector<MetricDeclaration> ProbeMetricDeclarations() {

@@ -282,27 +282,6 @@ class CpuCountersProbe final : public Probe {
 
 }  // namespace
 
-ProbeDefinition DefineCpuCountersProbe() {
-  return DefineProbe<CpuCountersProbe>(
-      {"cpu",
-       "CPU counters of the workload's process tree (perf_event, counting mode, inherited by every process and "
-       "thread from the workload's exec; no BPF), read once per repetition: hardware instructions, cycles, branch "
-       "and cache misses where the host has a PMU, else software task-clock, context switches, page faults and CPU "
-       "migrations; counts the PMU multiplexed are scaled to the whole time and cpu.running_fraction says so",
-       {KernelCounter("cpu.instructions", "count", Unpriced(), "instructions retired (hardware)"),
-        KernelCounter("cpu.cycles", "count", Unpriced(), "CPU cycles (hardware)"),
-        KernelCounter("cpu.branch_misses", "count", Unpriced(), "branch mispredictions (hardware)"),
-        KernelCounter("cpu.cache_misses", "count", Unpriced(), "cache misses (hardware)"),
-        KernelCounter("cpu.task_clock", "ns", Unpriced(), "time on a CPU (software task-clock)"),
-        KernelCounter("cpu.context_switches", "count", PerEvent(2e-6, {}, "workload.context_switches"),
-                      "context switches (software)"),
-        KernelCounter("cpu.page_faults", "count", PerEvent(1e-6, {}, "workload.page_faults"), "page faults (software)"),
-        KernelCounter("cpu.migrations", "count", PerEvent(2e-6, {}, "sched.migrations"), "CPU migrations (software)"),
-        {.name = kCpuRunningFraction, .unit = "fraction", .better = Better::kNone, .role = MetricRole::kKernel,
-         .price = NeverACause(), .help = "the least share of its enabled time a counter ran (multiplexing)"}},
-       {{"counters", ProbeParameterType::kString,
-         "\"auto\" (default: hardware where the host has a PMU, else software), \"hardware\" (fails without a PMU) "
-         "or \"software\" (the same metrics on every host)"}}});
-}
+ProbeDefinition DefineCpuCountersProbe() { return DefineProbe<CpuCountersProbe>(DeclaredProbe("cpu")); }
 
 }  // namespace perfgate

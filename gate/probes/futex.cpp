@@ -163,22 +163,6 @@ class FutexProbe final : public BpfProbe<futex_bpf>, public FutexContentionSourc
 
 }  // namespace
 
-ProbeDefinition DefineFutexProbe() {
-  return DefineProbe<FutexProbe>(
-      {"futex",
-       "user lock waits: time in a futex wait, from sys_enter to sys_exit of futex(FUTEX_WAIT, "
-       "_WAIT_BITSET, _LOCK_PI, _LOCK_PI2, _WAIT_REQUEUE_PI), futex_wait and futex_waitv (mutexes, condition "
-       "variables, semaphores, joins); waits that fail at once with EAGAIN do not count. The time is also summed "
-       "per futex word, for the most contended addresses. Hooks the futex syscalls' own tracepoints "
-       "(syscalls:sys_enter_futex, ...), so other syscalls run no program; raw_syscalls where they are missing",
-       {KernelHistogram("lock.futex_wait", "ns",
-                        LatencySum(PriceScale::kWall, "sched.offcpu.sleep", "lock.futex_wait_time"),
-                        "time per futex wait"),
-        KernelCounter("lock.futex_waits", "count", Unpriced("lock.futex_wait_time"), "futex waits"),
-        KernelCounter("lock.futex_wait_time", "ns", WaitTime(PriceScale::kWall, "sched.offcpu.sleep"),
-                      "time in futex waits in total")},
-       {{"stacks", ProbeParameterType::kBoolean,
-         "also keep the waiting user stack of each contended address, for reports (costs a stack walk per wait)"}}});
-}
+ProbeDefinition DefineFutexProbe() { return DefineProbe<FutexProbe>(DeclaredProbe("futex")); }
 
 }  // namespace perfgate

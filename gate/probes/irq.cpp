@@ -59,15 +59,6 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineIrqProbe() {
-  return DefineProbe<IrqProbe>(
-      {"irq",
-       "time per hard-IRQ handler (irq:irq_handler_entry/_exit) and per softirq (irq:softirq_entry/_exit); "
-       "system scope only",
-       {KernelHistogram("irq.hardirq_time", "ns", LatencySum(), "time per hard-IRQ handler"),
-        KernelHistogram("irq.softirq_time", "ns", LatencySum(), "time per softirq"),
-        KernelCounter("irq.hardirqs", "count", Unpriced("irq.hardirq_time"), "hard IRQs handled"),
-        KernelCounter("irq.softirqs", "count", Unpriced("irq.softirq_time"), "softirqs run")}});
-}
+ProbeDefinition DefineIrqProbe() { return DefineProbe<IrqProbe>(DeclaredProbe("irq")); }
 
 }  // namespace perfgate

@@ -57,17 +57,6 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineKernelMemoryProbe() {
-  return DefineProbe<KernelMemoryProbe>(
-      {"kmem",
-       "pages allocated (kmem:mm_page_alloc) and slab allocations (kmem:kmalloc, kmem:kmem_cache_alloc); "
-       "with frees, pages freed (kmem:mm_page_free) and slab frees (kmem:kfree, kmem:kmem_cache_free)",
-       {KernelCounter("mm.page_alloc", "pages", PerEvent(0.2e-6), "pages allocated"),
-        KernelCounter("mm.kmalloc", "count", PerEvent(0.05e-6), "slab allocations"),
-        KernelCounter("mm.page_free", "pages", PerEvent(0.1e-6), "pages freed (with frees)"),
-        KernelCounter("mm.kfree", "count", PerEvent(0.05e-6), "slab frees (with frees)")},
-       {{"frees", ProbeParameterType::kBoolean,
-         "also count page and slab frees, mm.page_free and mm.kfree (default false: about twice the events)"}}});
-}
+ProbeDefinition DefineKernelMemoryProbe() { return DefineProbe<KernelMemoryProbe>(DeclaredProbe("kmem")); }
 
 }  // namespace perfgate

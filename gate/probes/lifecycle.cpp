@@ -63,16 +63,6 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineLifecycleProbe() {
-  return DefineProbe<LifecycleProbe>(
-      {"lifecycle",
-       "processes and threads created (sched:sched_process_fork), execs (sched:sched_process_exec), exits "
-       "of the processes created (sched:sched_process_exit) and their lifetime from fork to exit",
-       {KernelCounter("proc.forks", "count", PerEvent(50e-6), "processes created"),
-        KernelCounter("proc.threads", "count", PerEvent(10e-6), "threads created"),
-        KernelCounter("proc.execs", "count", PerEvent(300e-6), "execs"),
-        KernelCounter("proc.exits", "count", Unpriced(), "exits of the processes created"),
-        KernelHistogram("proc.lifetime", "ns", Unpriced(), "lifetime of a created process, fork to exit")}});
-}
+ProbeDefinition DefineLifecycleProbe() { return DefineProbe<LifecycleProbe>(DeclaredProbe("lifecycle")); }
 
 }  // namespace perfgate

@@ -55,17 +55,6 @@ class MmapLockProbe final : public BpfProbe<mmaplock_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineMmapLockProbe() {
-  return DefineProbe<MmapLockProbe>(
-      {"mmaplock",
-       "mm lock waits: time to acquire the process's mmap_lock, read or write, from "
-       "mmap_lock:mmap_lock_start_locking to mmap_lock:mmap_lock_acquire_returned (every acquisition, "
-       "contended or not)",
-       {KernelHistogram("lock.mmap_lock_wait", "ns", LatencySum({}, "sched.offcpu.io", "lock.mmap_lock_wait_time"),
-                        "time per mmap_lock acquisition"),
-        KernelCounter("lock.mmap_lock_waits", "count", Unpriced("lock.mmap_lock_wait_time"), "mmap_lock acquisitions"),
-        KernelCounter("lock.mmap_lock_wait_time", "ns", WaitTime({}, "sched.offcpu.io"),
-                      "time acquiring the mmap_lock in total")}});
-}
+ProbeDefinition DefineMmapLockProbe() { return DefineProbe<MmapLockProbe>(DeclaredProbe("mmaplock")); }
 
 }  // namespace perfgate

@@ -159,22 +159,6 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
 
 }  // namespace
 
-ProbeDefinition DefineOffCpuProbe() {
-  return DefineProbe<OffCpuProbe>(
-      {"offcpu",
-       "off-CPU time per wait, from a thread leaving the CPU to running again (sched:sched_switch), in total "
-       "and by its state when it left: sleep (S), io (D or in iowait), preempted (still runnable)",
-       {KernelHistogram("sched.offcpu", "ns", LatencySum(PriceScale::kWall, {}, "sched.offcpu_time"),
-                        "off-CPU time per wait"),
-        KernelHistogram("sched.offcpu.sleep", "ns", LatencySum(PriceScale::kWall, "sched.offcpu_time"),
-                        "off-CPU waits that left in state S"),
-        KernelHistogram("sched.offcpu.io", "ns", LatencySum(PriceScale::kWall, "sched.offcpu_time"),
-                        "off-CPU waits that left in state D or in iowait"),
-        KernelHistogram("sched.offcpu.preempted", "ns", LatencySum(PriceScale::kCpu, "sched.offcpu_time"),
-                        "off-CPU waits of threads preempted while runnable"),
-        KernelCounter("sched.offcpu_time", "ns", WaitTime(PriceScale::kWall), "off-CPU time in total")},
-       {{"stacks", ProbeParameterType::kBoolean,
-         "also sum off-CPU time per kernel and user stack, for reports (costs a stack walk per switch)"}}});
-}
+ProbeDefinition DefineOffCpuProbe() { return DefineProbe<OffCpuProbe>(DeclaredProbe("offcpu")); }
 
 }  // namespace perfgate

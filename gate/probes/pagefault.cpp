@@ -101,15 +101,6 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefinePageFaultProbe() {
-  return DefineProbe<PageFaultProbe>(
-      {"pagefault",
-       "page faults, major and minor, as the kernel counts them per thread: counters read at "
-       "sched:sched_process_fork/_exit and from /proc at the start and end of a repetition (no per-fault event)",
-       {KernelCounter("mm.page_faults", "count", PerEvent(1e-6), "page faults"),
-        KernelCounter("mm.page_faults.major", "count", PerEvent(50e-6, "mm.page_faults"),
-                      "major page faults (read from disk)"),
-        KernelCounter("mm.page_faults.minor", "count", PerEvent(1e-6, "mm.page_faults"), "minor page faults")}});
-}
+ProbeDefinition DefinePageFaultProbe() { return DefineProbe<PageFaultProbe>(DeclaredProbe("pagefault")); }
 
 }  // namespace perfgate

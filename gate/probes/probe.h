@@ -5,10 +5,10 @@
 
 #include <map>
 #include <memory>
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "metrics/metric.h"
 #include "metrics/metric_declaration.h"
@@ -103,6 +103,14 @@ struct ProbeDefinition {
   ProbeInfo info;
   std::unique_ptr<Probe> (*make)();
 };
+
+// A probe's catalog entry as its gate/probes/<name>.json states it: name,
+// description, parameters and the declaration of every metric it emits.
+// The build embeds the files; a file that does not parse throws InputError
+// naming it and the JSON path (ProbeCatalog's tests load every one).
+ProbeInfo DeclaredProbe(const std::string& name);
+// The embedded text of gate/probes/<name>.json; empty when there is none.
+std::string_view EmbeddedProbeJson(const std::string& name);
 
 // The definition of probe class P, made by its default constructor.
 template <typename P>

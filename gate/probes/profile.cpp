@@ -357,17 +357,6 @@ class ProfileProbe final : public Probe, public ProfileStackSource {
 
 }  // namespace
 
-ProbeDefinition DefineProfileProbe() {
-  return DefineProbe<ProfileProbe>(
-      {"profile",
-       "on-CPU sampling: one perf event per CPU (hardware cycles, else the cpu-clock timer) at `frequency_hz`, "
-       "kernel and user stacks summed in the kernel per process; perfgate's evidence repetition attaches it",
-       {KernelCounter("profile.samples", "count", NeverACause(), "on-CPU samples taken")},
-       {{"frequency_hz", ProbeParameterType::kInteger, "samples per second and CPU (default 99, at most 20000)"},
-        {"user_stack_bytes", ProbeParameterType::kInteger,
-         "bytes of user stack copied per sample with the user registers, so that code without frame pointers "
-         "is unwound from its unwind tables after the run (default 0: none; a multiple of 8, at most 16384; the "
-         "evidence repetitions copy 8192)"}}});
-}
+ProbeDefinition DefineProfileProbe() { return DefineProbe<ProfileProbe>(DeclaredProbe("profile")); }
 
 }  // namespace perfgate

@@ -72,17 +72,6 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineReclaimProbe() {
-  return DefineProbe<ReclaimProbe>(
-      {"reclaim",
-       "direct reclaim (vmscan:mm_vmscan_direct_reclaim_begin/_end) and memory-cgroup reclaim "
-       "(vmscan:mm_vmscan_memcg_reclaim_begin/_end, and mm_vmscan_memcg_softlimit_reclaim_begin/_end where the "
-       "kernel has them): latency per reclaim, reclaims, pages reclaimed",
-       {KernelHistogram("mm.reclaim_latency", "ns", LatencySum(), "direct reclaim, per reclaim"),
-        KernelHistogram("mm.memcg_reclaim_latency", "ns", LatencySum(), "memory-cgroup reclaim, per reclaim"),
-        KernelCounter("mm.reclaim", "count", Unpriced("mm.reclaim_latency"), "direct reclaims"),
-        KernelCounter("mm.memcg_reclaim", "count", Unpriced("mm.memcg_reclaim_latency"), "memory-cgroup reclaims"),
-        KernelCounter("mm.reclaim_pages", "pages", Unpriced(), "pages reclaimed")}});
-}
+ProbeDefinition DefineReclaimProbe() { return DefineProbe<ReclaimProbe>(DeclaredProbe("reclaim")); }
 
 }  // namespace perfgate

@@ -83,17 +83,6 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineRunQueueLatencyProbe() {
-  return DefineProbe<RunQueueLatencyProbe>(
-      {"runqlat",
-       "run-queue latency: wakeup or preemption to running, per thread; in workload scope also the part of "
-       "those waits the CPU spent running other processes' tasks, and their comms",
-       {KernelHistogram("sched.runq_latency", "ns", LatencySum(PriceScale::kCpu),
-                        "wait from wakeup or preemption to running, per wait"),
-        HostMetric("host.runq_wait_behind_others", "s",
-                   "the part of the workload's run-queue waits its CPU ran other processes' tasks"),
-        HostMetric("host.runq_wait_behind_others_share", "fraction",
-                   "that part's share of all the workload's run-queue wait")}});
-}
+ProbeDefinition DefineRunQueueLatencyProbe() { return DefineProbe<RunQueueLatencyProbe>(DeclaredProbe("runqlat")); }
 
 }  // namespace perfgate

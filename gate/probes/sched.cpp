@@ -40,14 +40,6 @@ class SchedulerEventsProbe final : public BpfProbe<sched_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineSchedulerEventsProbe() {
-  return DefineProbe<SchedulerEventsProbe>(
-      {"sched",
-       "context switches (sched:sched_switch, the thread leaving), wakeups (sched:sched_wakeup) and "
-       "migrations between CPUs (sched:sched_migrate_task)",
-       {KernelCounter("sched.switches", "count", PerEvent(2e-6), "context switches (the thread leaving)"),
-        KernelCounter("sched.wakeups", "count", PerEvent(1e-6), "wakeups"),
-        KernelCounter("sched.migrations", "count", PerEvent(2e-6), "migrations between CPUs")}});
-}
+ProbeDefinition DefineSchedulerEventsProbe() { return DefineProbe<SchedulerEventsProbe>(DeclaredProbe("sched")); }
 
 }  // namespace perfgate

@@ -210,20 +210,7 @@ std::unique_ptr<Probe> MakeSyscallsProbe(const SyscallsProbeOptions& options) {
 }
 
 ProbeDefinition DefineSyscallsProbe() {
-  return {{"syscalls",
-           "syscall count (exact), in total and for the `top` syscalls with the most calls, and latency "
-           "(sampled, about 1 in 16 syscalls; histogram counts are of sampled calls) (raw_syscalls "
-           "sys_enter/sys_exit)",
-           {KernelCounter("syscalls.count", "count", PerEvent(0.5e-6), "syscalls made (exact)"),
-            KernelCounter("syscalls.count.<name>", "count", PerEvent(0.5e-6, "syscalls.count"),
-                          "calls of one of the `top` syscalls"),
-            KernelHistogram("syscalls.latency", "ns", Unpriced("syscalls.count"),
-                            "syscall latency, sampled (about 1 in 16 calls)")},
-           {{"top", ProbeParameterType::kInteger,
-             "how many syscalls get a syscalls.count.<name> counter, those with the most calls (default 10)"},
-            {"latency", ProbeParameterType::kBoolean,
-             "keep syscalls.latency (default true); false leaves sys_exit unhooked, which takes about 40 % off the "
-             "probe's cost per syscall"}}},
+  return {DeclaredProbe("syscalls"),
           []() -> std::unique_ptr<Probe> { return MakeSyscallsProbe(SyscallsProbeOptions{}); }};
 }
 

@@ -94,19 +94,6 @@ class TcpProbe final : public BpfProbe<tcp_bpf> {
 
 }  // namespace
 
-ProbeDefinition DefineTcpProbe() {
-  return DefineProbe<TcpProbe>(
-      {"tcp",
-       "TCP sockets of the workload (those it connects, and those accepted from its listeners): segments "
-       "retransmitted (tcp:tcp_retransmit_skb), the kernel's smoothed RTT at each packet received while data is "
-       "in flight (tcp:tcp_probe), connect latency from SYN sent to established and socket ownership "
-       "(sock:inet_sock_set_state), resets sent and received (tcp:tcp_send_reset, tcp:tcp_receive_reset)",
-       {KernelCounter("tcp.retransmits", "count", Unpriced(), "segments retransmitted"),
-        KernelHistogram("tcp.rtt", "ns", Unpriced(), "smoothed RTT at each packet received with data in flight"),
-        KernelHistogram("tcp.connect_latency", "ns", LatencySum(), "connect latency, SYN sent to established"),
-        KernelCounter("tcp.resets", "count", Unpriced(), "resets sent and received"),
-        KernelCounter("tcp.resets.sent", "count", Unpriced(), "resets sent"),
-        KernelCounter("tcp.resets.received", "count", Unpriced(), "resets received")}});
-}
+ProbeDefinition DefineTcpProbe() { return DefineProbe<TcpProbe>(DeclaredProbe("tcp")); }
 
 }  // namespace perfgate

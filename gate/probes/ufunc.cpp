@@ -421,21 +421,7 @@ std::unique_ptr<Probe> MakeUfuncProbe(const UfuncProbeOptions& options) {
 }
 
 ProbeDefinition DefineUfuncProbe() {
-  return {{"ufunc",
-           "latency (uprobe to uretprobe) and calls of user-space functions chosen by glob, in the workload binary "
-           "and its shared libraries",
-           {KernelHistogram("ufunc.<symbol>.latency", "ns", LatencySum(),
-                            "latency of a user-space function, entry to return"),
-            KernelCounter("ufunc.<symbol>.calls", "count", Unpriced(), "calls of a user-space function")},
-           {{"functions", ProbeParameterType::kStrings,
-             "required: globs over demangled C++ names (with or without parameters) or C names, e.g. [\"myapp::*\", "
-             "\"compress*\"]"},
-            {"binary", ProbeParameterType::kString, "the executable to search first (default: the workload's)"},
-            {"libraries", ProbeParameterType::kStrings,
-             "more shared objects to search with every glob: paths, or names of the binary's libraries (\"libz\")"},
-            {"pid", ProbeParameterType::kInteger,
-             "trace this running process only; its executable and mapped libraries are searched"}}},
-          []() -> std::unique_ptr<Probe> { return MakeUfuncProbe(UfuncProbeOptions{}); }};
+  return {DeclaredProbe("ufunc"), []() -> std::unique_ptr<Probe> { return MakeUfuncProbe(UfuncProbeOptions{}); }};
 }
 
 }  // namespace perfgate
