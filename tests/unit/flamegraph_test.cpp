@@ -613,11 +613,12 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
       md.find("grew beyond sampling noise: hash self +26.8 pp of 460 samples, \u00b112.3 (38.5 % \u2192 65.2 %)", at),
       std::string::npos)
       << md;
-  // Blocked time by stack: the new (hostile) stack grew, read_file kept its share.
-  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: main \u2192 &lt;script&gt;x +0.002 pp", at),
+  // Blocked time by stack: the new (hostile) stack grew by 0.002 pp, read_file
+  // kept its share: moves that small are a run's jitter, not named.
+  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: no stack's share grew by 1 pp or more", at),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("; main \u2192 read\\_file -0.002 pp", at), std::string::npos) << md;
+  EXPECT_EQ(md.find("read\\_file -0.002 pp", at), std::string::npos) << md;
   EXPECT_EQ(md.find("e-1"), std::string::npos) << "rounding noise shows as 0: " << md;
   EXPECT_EQ(md.find("<script"), std::string::npos);
   // Bounded like the rest of the summary.
