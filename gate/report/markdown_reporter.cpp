@@ -201,7 +201,7 @@ std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile*
     rows.erase(
         std::remove_if(rows.begin(), rows.end(), [](const StackGrowth& r) { return r.DeltaPp() < kMinGrowthPp; }),
         rows.end());
-    if (rows.empty()) return item + " no stack's share grew by " + FormatNumber(kMinGrowthPp) + " pp or more\n";
+    if (rows.empty()) return item + " no stack's share grew by a point or more\n";
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const StackGrowth& r = rows[i];

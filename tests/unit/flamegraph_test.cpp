@@ -615,7 +615,7 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
       << md;
   // Blocked time by stack: the new (hostile) stack grew by 0.002 pp, read_file
   // kept its share: moves that small are a run's jitter, not named.
-  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: no stack's share grew by 1 pp or more", at),
+  EXPECT_NE(md.find("off-cpu, blocking stacks vs baseline: no stack's share grew by a point or more", at),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("read\\_file -0.002 pp", at), std::string::npos) << md;
