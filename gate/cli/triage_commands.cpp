@@ -16,7 +16,7 @@ void ParseAcceptOptions(RunCommandOptions& o) {
 }
 
 int QuarantineListCommand(const std::string& suite_file, const std::string& today_option) {
-  const Suite suite = LoadSuite(suite_file, GateVocabulary(), {.perfgate_dir = PerfgateDir()});
+  const Suite suite = LoadSuite(suite_file, GateVocabulary(), {.suite_dir = "", .perfgate_dir = PerfgateDir()});
   const std::string today = TriageToday(today_option);
   if (suite.quarantine.empty()) {
     std::printf("perfgate: %s quarantines no check\n", suite_file.c_str());
