@@ -144,7 +144,8 @@ grep -q "quarantined until 2026-12-31 by alice (noisy on the shared runners): wo
   "$scratch/quarantined-out/pr-comment.md" || fail "the PR comment does not say what the quarantined check would have done"
 junit_case "$scratch/quarantined-out/junit.xml" passed triage=quarantined quarantine_owner=alice \
   quarantine_until=2026-12-31 || fail "JUnit: quarantined check"
-"$perfgate" quarantine list "$scratch/quarantined-work/base/perf/suite.json" --today 2026-12-31 |
+# The suite names its build through ${BUILD_DIR}, which the list needs set like any run.
+BUILD_DIR=build "$perfgate" quarantine list "$scratch/quarantined-work/base/perf/suite.json" --today 2026-12-31 |
   grep -q "$check.*until 2026-12-31.*owner alice" || fail "perfgate quarantine list does not show the entry"
 
 code=0; gate expired quarantined noisy 2027-01-01 || code=$?
