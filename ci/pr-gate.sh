@@ -28,6 +28,16 @@
 #   --out DIR           results, reports, pr-comment.md (default: perfgate-out)
 #   --perfgate PATH     the perfgate binary (default: perfgate on PATH)
 #   --work DIR          where the checkouts go (default: a new temporary dir)
+#   --accept TEXT       accept a regression within a bound for this run,
+#                       'SCENARIO/CHECK <= +N%: reason' (repeatable): for CI
+#                       systems without commits. With commits, write it as a
+#                       trailer of any commit between merge base and head:
+#                         Perfgate-Accept: SCENARIO/CHECK <= +N%: reason
+#                       (the gate collects them, with their commits, into
+#                       OUT/accept-trailers.txt)
+#
+# Quarantines live in the suite (read from the merge base); PERFGATE_TODAY
+# sets the date they are judged on.
 #
 # Pull requests from forks are untrusted on a self-hosted runner: under
 # GitHub Actions this refuses them (exit 2) unless the pull request carries
@@ -40,6 +50,7 @@ set -euo pipefail
 
 repo=. base="" head="" suite="" build_cmd="" build_dir=. dir_var=BUILD_DIR reps="" strict=0
 user=nobody out=perfgate-out perfgate=perfgate work=""
+accepts=()
 die() {
   echo "pr-gate: $1" >&2
   exit "${2:-2}"
@@ -59,6 +70,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --perfgate) perfgate=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
+    --accept) accepts+=(--accept "$2"); shift 2 ;;
     *) die "unknown option $1 (see the comment at the top of this script)" ;;
   esac
 done
@@ -142,6 +154,19 @@ args=(ab "$suite_file" --out "$out" --suite-path "$suite"
 [ -z "$reps" ] || args+=(--reps "$reps")
 [ $strict -eq 0 ] || args+=(--strict)
 args+=("${run_as[@]}")
+
+# Intended regressions: the Perfgate-Accept trailers of the pull request's
+# commits, each with the commit that carries it (who accepted, and where).
+for sha in $(git -C "$repo" rev-list "$merge_base..$head_sha"); do
+  while IFS= read -r value; do
+    if [ -n "$value" ]; then printf '%s %s\n' "${sha:0:12}" "$value"; fi
+  done < <(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,valueonly,unfold)' "$sha")
+done >"$out/accept-trailers.txt"
+if [ -s "$out/accept-trailers.txt" ]; then
+  echo "pr-gate: accept trailers: $(wc -l <"$out/accept-trailers.txt") (in $out/accept-trailers.txt)"
+  args+=(--accept-trailers "$out/accept-trailers.txt")
+fi
+args+=("${accepts[@]}")
 set +e
 "$perfgate" "${args[@]}"
 code=$?

@@ -22,7 +22,13 @@ struct RunCommandOptions {
   GateOptions gate;
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
   bool update_baseline = false;
+  // --accept texts and --accept-trailers files, parsed into gate.acceptances when the command runs.
+  std::vector<std::string> accepts;
+  std::vector<std::string> accept_files;
 };
+
+// --accept and --accept-trailers into the gate's acceptances (InputError for a malformed one).
+void ParseAcceptOptions(RunCommandOptions& options);
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
 struct AbCommandOptions {
@@ -87,6 +93,8 @@ int HistoryAddCommand(const HistoryAddOptions& options);
 int TrendCommand(const TrendOptions& options);
 // OpenMetrics to stdout, or the Prometheus text format to a Pushgateway.
 int ExportCommand(const ExportOptions& options);
+// `perfgate quarantine list SUITE`: each quarantined check with its owner, reason and expiry.
+int QuarantineListCommand(const std::string& suite_file, const std::string& today);
 int ProbesCommand();
 // `perfgate metrics`: every declared metric (the runner's, the adapters', the probes').
 int MetricsCommand(bool markdown);

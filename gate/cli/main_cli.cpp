@@ -48,6 +48,20 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_flag("--allow-other-host", o.gate.allow_other_host, kAllowOtherHostHelp);
 }
 
+// Options of the commands that judge a head: what people decided about its checks.
+void AddTriageOptions(CLI::App* cmd, RunCommandOptions& o) {
+  cmd->add_option(
+      "--accept", o.accepts,
+      "Accept a regression within a bound: 'SCENARIO/CHECK <= +N%: reason' (repeatable; the commit "
+      "trailer Perfgate-Accept says the same). A change whose interval reaches beyond the bound still fails");
+  cmd->add_option("--accept-trailers", o.accept_files,
+                  "File of accept trailers, one per line: 'COMMIT SCENARIO/CHECK <= +N%: reason' (the pull-request "
+                  "gate writes it from the commits between merge base and head)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--today", o.gate.today,
+                  "The date quarantines are judged on, YYYY-MM-DD (default: PERFGATE_TODAY, else today in UTC)");
+}
+
 // "perfgate 0.1.0 (commit 1a2b3c4d5e6f, libbpf v1.1)": what a bug report needs.
 std::string VersionText() {
   std::string commit = PerfgateGitCommit();
@@ -66,6 +80,7 @@ int PerfgateMain(int argc, char** argv) {
   RunCommandOptions run_opts;
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
+  AddTriageOptions(run, run_opts);
   auto* update = run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
   auto* from_history =
       run->add_option("--baseline-from-history", run_opts.gate.history_db,
@@ -95,6 +110,7 @@ int PerfgateMain(int argc, char** argv) {
                  "What the baseline side is, for the reports (e.g. \"merge base 1a2b3c\")");
   ab->add_option("--candidate-label", ab_opts.candidate_label,
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
+  AddTriageOptions(ab, ab_opts.run);
   bool no_confirm = false;
   ab->add_flag("--no-confirm", no_confirm,
                "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
@@ -218,6 +234,16 @@ int PerfgateMain(int argc, char** argv) {
   overhead->add_flag("--quiet", overhead_opts.quiet, "Do not print per-repetition progress");
   overhead->add_option("--attach-types", overhead_opts.attach_types, "Allow only these attach types")->delimiter(',');
 
+  std::string quarantine_suite, quarantine_today;
+  auto* quarantine =
+      app.add_subcommand("quarantine", "Checks taken out of the gate until a date (the suite's quarantine list)");
+  quarantine->require_subcommand(1);
+  auto* quarantine_list =
+      quarantine->add_subcommand("list", "List each quarantined check with its owner, reason and expiry date");
+  quarantine_list->add_option("suite", quarantine_suite, "Suite file (JSON, comments allowed)")->required();
+  quarantine_list->add_option("--today", quarantine_today,
+                              "The date expiry is judged on, YYYY-MM-DD (default: PERFGATE_TODAY, else today in UTC)");
+
   auto* probes = app.add_subcommand("probes", "List the probe catalog and the attach type chosen on this kernel");
 
   bool metrics_markdown = false;
@@ -255,7 +281,10 @@ int PerfgateMain(int argc, char** argv) {
   log::SetQuiet(run_opts.gate.quiet || record_opts.gate.quiet || ab_opts.run.gate.quiet || bo.quiet ||
                 overhead_opts.quiet);
   try {
-    if (*run) return RunCommand(run_opts);
+    if (*run) {
+      ParseAcceptOptions(run_opts);
+      return RunCommand(run_opts);
+    }
     if (*record) return BaselineRecordCommand(record_opts);
     if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict, compare_other_host);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
@@ -267,8 +296,10 @@ int PerfgateMain(int argc, char** argv) {
     if (*bisect) return BisectCommand(bisect_opts);
     if (*ab) {
       ab_opts.run.gate.confirm = !no_confirm;
+      ParseAcceptOptions(ab_opts.run);
       return AbCommand(ab_opts);
     }
+    if (*quarantine_list) return QuarantineListCommand(quarantine_suite, quarantine_today);
     if (*probes) return ProbesCommand();
     if (*metrics) return MetricsCommand(metrics_markdown);
     if (*doctor) return DoctorCommand(doctor_fix);

@@ -85,14 +85,22 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
         log::Notice("%s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
                      OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
       }
+      // Who let a check pass, or whose acceptance it went beyond, on the console too.
+      if (c.triage) {
+        log::Notice("%s: %s/%s: %s\n", c.triage->state.c_str(), OneLine(s.name).c_str(), OneLine(c.spec.name).c_str(),
+                    OneLine(c.triage->note).c_str());
+      }
     }
   }
+  std::string triaged;
+  if (counts.accepted > 0) triaged += ", " + std::to_string(counts.accepted) + " accepted";
+  if (counts.quarantined > 0) triaged += ", " + std::to_string(counts.quarantined) + " quarantined";
   std::printf("perfgate: compared against %s\n",
               r.baseline_source.empty() ? "no baseline (budgets only)" : OneLine(r.baseline_source).c_str());
-  std::printf("perfgate: %s%s — %d passed, %d regressed, %d improved, %d inconclusive, %d errors; reports in %s\n",
+  std::printf("perfgate: %s%s — %d passed, %d regressed, %d improved, %d inconclusive, %d errors%s; reports in %s\n",
               ToString(r.verdict).c_str(), r.partial ? " (partial run)" : "", counts.passed,
               counts.regressed + counts.over_budget, counts.improved, counts.inconclusive, counts.errors,
-              out_dir.c_str());
+              triaged.c_str(), out_dir.c_str());
 }
 
 }  // namespace

@@ -364,10 +364,67 @@ std::string ExpandVariables(const std::string& text, const SuiteVariables& vars,
   return out;
 }
 
+std::optional<CheckTarget> ResolveCheckTarget(const std::vector<ScenarioSpec>& scenarios, const std::string& target) {
+  for (const ScenarioSpec& s : scenarios) {
+    if (target.size() <= s.name.size() + 1 || target.compare(0, s.name.size(), s.name) != 0 ||
+        target[s.name.size()] != '/') {
+      continue;
+    }
+    const std::string check = target.substr(s.name.size() + 1);
+    for (const CheckSpec& c : s.checks) {
+      if (c.name == check) return CheckTarget{s.name, check};
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsCalendarDate(const std::string& text) {
+  static const std::regex kDate(R"(\d{4}-\d{2}-\d{2})");
+  if (text.size() != 10 || !std::regex_match(text, kDate)) return false;
+  const int year = std::stoi(text.substr(0, 4)), month = std::stoi(text.substr(5, 2)),
+            day = std::stoi(text.substr(8, 2));
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+namespace {
+
+// The suite's `quarantine` list: each entry names a check of the suite, its
+// owner, why, and the last day it is quarantined.
+std::vector<QuarantineEntry> ParseQuarantine(const SuiteObject& o, const std::vector<ScenarioSpec>& scenarios) {
+  std::vector<QuarantineEntry> entries;
+  const json& list = o.Array("quarantine");
+  for (size_t i = 0; i < list.size(); ++i) {
+    SuiteObject q(list[i], o.file(), o.At("quarantine", i), {"check", "owner", "reason", "until"});
+    QuarantineEntry e;
+    e.where = o.file() + ": " + o.At("quarantine", i);
+    const std::string target = q.String("check");
+    std::optional<CheckTarget> resolved = ResolveCheckTarget(scenarios, target);
+    if (!resolved) {
+      q.Fail(q.At("check"),
+             "\"" + target + "\" is no check of this suite (write SCENARIO/CHECK, the check's name as in the reports)");
+    }
+    e.scenario = resolved->scenario;
+    e.check = resolved->check;
+    e.owner = q.String("owner");
+    if (e.owner.find_first_not_of(" \t") == std::string::npos) q.Fail(q.At("owner"), "a quarantine needs an owner");
+    e.reason = q.String("reason");
+    if (e.reason.find_first_not_of(" \t") == std::string::npos) q.Fail(q.At("reason"), "a quarantine needs a reason");
+    e.until = q.String("until");
+    if (!IsCalendarDate(e.until)) q.Fail(q.At("until"), "\"" + e.until + "\" is not a date (YYYY-MM-DD)");
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+}  // namespace
+
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocab,
                  const SuiteVariables& vars) {
   json j = ParseJsonText(text, file);
-  SuiteObject o(j, file, "$", {"name", "scenarios", "description", "evidence"});
+  SuiteObject o(j, file, "$", {"name", "scenarios", "description", "evidence", "quarantine"});
   const EvidenceMode evidence = o.Has("evidence") ? ParseEvidence(o) : EvidenceMode::kOnFailure;
   Suite suite;
   suite.file = file;
@@ -389,6 +446,7 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
       o.Fail(where + ".name", "duplicate scenario name \"" + suite.scenarios.back().name + "\"");
     }
   }
+  if (o.Has("quarantine")) suite.quarantine = ParseQuarantine(o, suite.scenarios);
   return suite;
 }
 

@@ -104,10 +104,22 @@ struct ScenarioSpec {
   EvidenceMode evidence = EvidenceMode::kOnFailure;
 };
 
+// A check taken out of the gate for a while (the suite's `quarantine` list):
+// still measured and reported, never failing the run until `until` has passed.
+struct QuarantineEntry {
+  std::string scenario;
+  std::string check;  // the check's name (its testcase name)
+  std::string owner;
+  std::string reason;
+  std::string until;  // last day of the quarantine, YYYY-MM-DD
+  std::string where;  // "suite.json: $.quarantine[0]", for messages
+};
+
 struct Suite {
   std::string name;
   std::string file;
   std::vector<ScenarioSpec> scenarios;
+  std::vector<QuarantineEntry> quarantine = {};
   // The overrides (SuiteVariables::overrides) some ${name} of the suite expanded.
   std::set<std::string> overrides_expanded = {};
 };
@@ -141,6 +153,16 @@ Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, cons
 // Same, from text (tests, fuzzing); `file` names it in errors.
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocabulary,
                  const SuiteVariables& variables);
+
+// "SCENARIO/CHECK" resolved against the suite's scenarios and their check
+// names (either may contain '/'); nullopt when no scenario has that check.
+struct CheckTarget {
+  std::string scenario;
+  std::string check;
+};
+std::optional<CheckTarget> ResolveCheckTarget(const std::vector<ScenarioSpec>& scenarios, const std::string& target);
+// A real calendar date written YYYY-MM-DD ("2026-02-30" is not).
+bool IsCalendarDate(const std::string& text);
 
 // Splits a command line into argv without a shell: words separated by
 // blanks; '...' keeps everything literally, "..." and bare words take \ as

@@ -9,13 +9,15 @@ std::string ToString(Verdict v) {
     case Verdict::kImprovement: return "improvement";
     case Verdict::kInconclusive: return "inconclusive";
     case Verdict::kError: return "error";
+    case Verdict::kAccepted: return "accepted";
+    case Verdict::kQuarantined: return "quarantined";
   }
   return "error";
 }
 
 std::optional<Verdict> ParseVerdict(const std::string& t) {
   for (Verdict v : {Verdict::kPass, Verdict::kRegression, Verdict::kImprovement, Verdict::kInconclusive,
-                    Verdict::kError}) {
+                    Verdict::kError, Verdict::kAccepted, Verdict::kQuarantined}) {
     if (ToString(v) == t) return v;
   }
   return std::nullopt;

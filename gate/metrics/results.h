@@ -29,7 +29,9 @@ struct CheckSpec {
   std::string name;
 };
 
-enum class Verdict { kPass, kRegression, kImprovement, kInconclusive, kError };
+// kAccepted and kQuarantined are set by triage (gate/triage/) over a measured
+// verdict; neither fails a run.
+enum class Verdict { kPass, kRegression, kImprovement, kInconclusive, kError, kAccepted, kQuarantined };
 std::string ToString(Verdict v);
 std::optional<Verdict> ParseVerdict(const std::string& text);
 std::string ToString(CheckSpec::Type t);
@@ -64,6 +66,21 @@ struct CheckResult {
     std::string first;       // the first round's message, which flagged the check
   };
   std::optional<Confirmation> confirmation;
+  // What a person decided about this check (gate/triage/): a regression
+  // accepted within a bound, or a quarantine; also an acceptance the change
+  // exceeded and a quarantine that has expired, which leave the verdict alone.
+  struct Triage {
+    // "accepted", "exceeded" (an acceptance the change went beyond),
+    // "quarantined", "expired" (a quarantine past its date: live again).
+    std::string state;
+    Verdict measured = Verdict::kPass;  // the verdict before triage
+    std::optional<double> bound_pct;    // an acceptance's bound: the worse direction's change it allows
+    std::string reason;
+    std::string by;     // the accepting commit (or "--accept"), the quarantine's owner
+    std::string until;  // a quarantine's last day, YYYY-MM-DD
+    std::string note;   // one line for every report: who, why, and what the numbers said
+  };
+  std::optional<Triage> triage;
 };
 
 // Testcase name of a check: the suite's name for it, else "<metric>.<statistic>".

@@ -73,6 +73,16 @@ json ToJson(const CheckResult& c) {
                          {"seconds", c.confirmation->seconds},
                          {"first", c.confirmation->first}};
   }
+  if (c.triage) {
+    const CheckResult::Triage& t = *c.triage;
+    j["triage"] = {{"state", t.state},
+                   {"measured", ToString(t.measured)},
+                   {"bound_pct", OptionalToJson(t.bound_pct)},
+                   {"reason", t.reason},
+                   {"by", t.by},
+                   {"until", t.until},
+                   {"note", t.note}};
+  }
   return j;
 }
 
@@ -108,6 +118,23 @@ CheckResult CheckResultFromJson(const json& j, const std::string& file, const st
     confirmation.seconds = cr.Number("seconds", 0);
     confirmation.first = cr.String("first", "");
     c.confirmation = std::move(confirmation);
+  }
+  if (r.Has("triage")) {
+    JsonObjectReader tr(r.Get("triage"), file, r.At("triage"));
+    CheckResult::Triage t;
+    t.state = tr.String("state");
+    if (t.state != "accepted" && t.state != "exceeded" && t.state != "quarantined" && t.state != "expired") {
+      tr.Fail(tr.At("state"), "expected accepted, exceeded, quarantined or expired");
+    }
+    auto measured = ParseVerdict(tr.String("measured", "pass"));
+    if (!measured) tr.Fail(tr.At("measured"), "unknown verdict");
+    t.measured = *measured;
+    t.bound_pct = tr.OptionalNumber("bound_pct");
+    t.reason = tr.String("reason", "");
+    t.by = tr.String("by", "");
+    t.until = tr.String("until", "");
+    t.note = tr.String("note", "");
+    c.triage = std::move(t);
   }
   return c;
 }

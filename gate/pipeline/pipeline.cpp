@@ -27,6 +27,7 @@
 #include "run/interleaved.h"
 #include "run/runner.h"
 #include "run/schedule.h"
+#include "triage/triage.h"
 
 namespace perfgate {
 
@@ -46,9 +47,26 @@ Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> 
                    {.suite_dir = suite_dir, .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
 }
 
-// The suite with only this runner's shard of the scenarios (all without --shard).
-Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {}) {
+// What people decided about the suite's checks (gate/triage/), checked
+// against the whole suite before anything is measured: a bad acceptance or
+// date is bad input now, not after the run.
+struct TriagePolicy {
+  std::vector<Acceptance> acceptances;
+  std::vector<QuarantineEntry> quarantine;
+  std::string today;
+};
+
+// The suite with only this runner's shard of the scenarios (all without
+// --shard); `policy`, when given, gets the triage resolved against all of them.
+Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {},
+                    TriagePolicy* policy = nullptr) {
   Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides), o.suite_dir);
+  if (policy) {
+    policy->acceptances = o.acceptances;
+    ResolveAcceptances(policy->acceptances, suite);
+    policy->quarantine = suite.quarantine;
+    policy->today = TriageToday(o.today);
+  }
   if (!o.run_as.empty()) {
     ResolveUser(o.run_as, "--run-as");
     for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
@@ -304,6 +322,14 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
   results.exit_code = ExitCodeFor(results, strict);
 }
 
+// Accepted and quarantined checks, after the verdicts (and their
+// confirmation) and before the evidence, which failing checks alone need.
+void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
+  ApplyTriage(results, policy.acceptances, policy.quarantine, policy.today);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, results.strict);
+}
+
 const ScenarioSpec* SpecOf(const Suite& suite, const std::string& name) {
   for (const auto& s : suite.scenarios) {
     if (s.name == name) return &s;
@@ -403,7 +429,8 @@ SuiteVocabulary GateVocabulary() {
 }
 
 GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baseline) {
-  const Suite suite = LoadGateSuite(o);
+  TriagePolicy policy;
+  const Suite suite = LoadGateSuite(o, {}, &policy);
   DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
   const StoredBaselines stored = o.history_db.empty() ? LoadSuiteBaselines(suite, o) : LoadHistoryBaselines(suite, o);
   const RunOptions ro = MeasureOptions(o);
@@ -412,6 +439,7 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   co.fdr = o.fdr;
   co.foreign_baselines = stored.foreign;
   Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, co);
+  TriageVerdicts(results, policy);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
   WriteExplainedReports(results, o);
@@ -482,8 +510,9 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
 }
 
 GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
+  TriagePolicy policy;
   Suite baseline = LoadGateSuite(o, variants.baseline_set);
-  Suite candidate = LoadGateSuite(o, variants.candidate_set);
+  Suite candidate = LoadGateSuite(o, variants.candidate_set, &policy);
   RequireExpandedVariables(baseline, candidate, variants);
   ReplaceCommand(baseline, variants.baseline_cmd, "--baseline-cmd", o.scenarios);
   ReplaceCommand(candidate, variants.candidate_cmd, "--candidate-cmd", o.scenarios);
@@ -510,6 +539,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
            variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
            o.strict, co);
   if (o.confirm && !Stopped(o)) ConfirmRegressions(baseline, candidate, ro, co, run.candidate);
+  TriageVerdicts(run.candidate, policy);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteExplainedReports(run.candidate, o);
   // The baseline side as a results file of its own, for `perfgate compare`.

@@ -18,6 +18,7 @@
 #include "metrics/results.h"
 #include "probes/probe.h"
 #include "run/overhead.h"
+#include "triage/acceptance.h"
 
 namespace perfgate {
 
@@ -61,6 +62,11 @@ struct GateOptions {
   // one's fingerprint (history/history_baseline.h), not baseline_dir's file.
   std::string history_db;
   std::string history_branch;  // ... of this branch only; empty: every branch
+  // Regressions accepted within a bound (triage/acceptance.h): --accept and
+  // the pull-request gate's trailers; resolved against the suite before anything runs.
+  std::vector<Acceptance> acceptances;
+  // The date quarantines are judged on (YYYY-MM-DD); empty: PERFGATE_TODAY or the clock.
+  std::string today;
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
 };
 

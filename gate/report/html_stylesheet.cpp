@@ -77,6 +77,7 @@ h3 { font-size: 15px; margin-top: 20px; }
 .count.inconclusive { background: var(--amber-bg); color: var(--amber); }
 .count.improved { background: var(--green-bg); color: var(--green); }
 .count.passed { background: var(--blue-bg); color: var(--blue); }
+.count.accepted, .count.quarantined { background: #ede9fe; color: #5b21b6; }
 .count.zero { background: transparent; color: var(--muted); border: 1px solid var(--line); }
 
 /* ---- cards ---- */
@@ -155,6 +156,7 @@ tr.message:hover { background: transparent; }
 .pill.inconclusive { background: var(--amber-bg); color: var(--amber); }
 .pill.improved { background: var(--green-bg); color: var(--green); }
 .pill.passed { background: var(--blue-bg); color: var(--blue); }
+.pill.accepted, .pill.quarantined { background: #ede9fe; color: #5b21b6; }
 
 .attach {
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;

@@ -99,6 +99,17 @@ Properties CheckProperties(const CheckResult& check) {
   if (check.p_adjusted) p.emplace_back("p_adjusted", Raw(*check.p_adjusted));
   if (check.min_detectable_pct) p.emplace_back("min_detectable_pct", Raw(*check.min_detectable_pct));
   p.emplace_back("threshold", FormatThreshold(check));
+  if (check.triage) {
+    const CheckResult::Triage& t = *check.triage;
+    p.emplace_back("triage", t.state);
+    p.emplace_back("measured_verdict", ToString(t.measured));
+    const bool accepting = t.state == "accepted" || t.state == "exceeded";
+    if (t.bound_pct) p.emplace_back("accepted_bound_pct", Raw(*t.bound_pct));
+    p.emplace_back(accepting ? "accepted_reason" : "quarantine_reason", t.reason);
+    p.emplace_back(accepting ? "accepted_by" : "quarantine_owner", t.by);
+    if (!t.until.empty()) p.emplace_back("quarantine_until", t.until);
+    p.emplace_back("triage_note", t.note);
+  }
   return p;
 }
 
@@ -117,6 +128,7 @@ std::string OneLineSummary(const CheckResult& check) {
 
 std::string Detail(const CheckResult& check) {
   std::string text;
+  if (check.triage) text += check.triage->note + "\n";
   if (!check.message.empty()) text += check.message + "\n";
   text += "metric: " + check.spec.metric + " (" + check.statistic + ", " + check.unit + ", " + ToString(check.better) +
           " is better)\n";
@@ -144,6 +156,7 @@ std::string Detail(const CheckResult& check) {
 std::string CheckOutcomeElement(const ScenarioResult& scenario, const CheckResult& check, bool strict,
                                 const std::string& why) {
   std::string message = OneLineSummary(check);
+  if (check.triage) message = check.triage->note + "; " + message;
   switch (OutcomeOf(check)) {
     case Outcome::kRegressed:
     case Outcome::kOverBudget: {
@@ -167,6 +180,10 @@ std::string CheckOutcomeElement(const ScenarioResult& scenario, const CheckResul
       }
       return "      <skipped" + MessageAttr("inconclusive: " + message) + ">" + XmlEscape(Detail(check)) +
              "</skipped>\n";
+    case Outcome::kAccepted:
+    case Outcome::kQuarantined:
+      // Passed, and said why: consumers that show a passed test's output show who let it pass.
+      return "      <system-out>" + XmlEscape(Detail(check)) + "</system-out>\n";
     case Outcome::kImproved:
     case Outcome::kPassed:
       break;

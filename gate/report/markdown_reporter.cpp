@@ -147,6 +147,16 @@ std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
   return items;
 }
 
+// "- camera / workload.wall_time: accepted (+10.0% [+8.1%, +12.0%] within the accepted <= +15%) in 1a2b3c: reason"
+std::vector<std::string> TriageItems(const RunResults& results) {
+  std::vector<std::string> items;
+  for (const Finding& f : TriagedOf(results)) {
+    items.push_back("- " + Cell(f.scenario->name) + " / " + Cell(CheckName(*f.check)) + ": " +
+                    Cell(f.check->triage->note) + "\n");
+  }
+  return items;
+}
+
 // "- camera / workload.wall_time.value +30.0%: mm.reclaim_latency.sum_per_op +410.0% (1.00 us/op → 5.10 us/op),
 // at least +4.00 us/op (80 % of the wall-time change); ... host noise (not a cause): host.other_cpus ..."
 std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
@@ -315,6 +325,8 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
   std::vector<Finding> findings = FindingsOf(results);
   AppendSection(doc, kTableHeader, FindingRows(findings), omitted);
   AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
+  AppendSection(doc, "**Accepted and quarantined** (a person's decision; these checks do not fail the run)\n\n",
+                TriageItems(results), omitted);
   AppendSection(doc,
                 "**Why it regressed**: kernel metrics that grew, ranked by the time they account for at least (events "
                 "times an estimated cost, waits as measured); metrics that improved and the host's load are not "

@@ -18,6 +18,10 @@ Outcome OutcomeOf(const CheckResult& check) {
       return Outcome::kError;
     case Verdict::kRegression:
       return check.spec.type == CheckSpec::Type::kBudget ? Outcome::kOverBudget : Outcome::kRegressed;
+    case Verdict::kAccepted:
+      return Outcome::kAccepted;
+    case Verdict::kQuarantined:
+      return Outcome::kQuarantined;
   }
   return Outcome::kError;
 }
@@ -32,6 +36,10 @@ std::string ToString(Outcome outcome) {
       return "error";
     case Outcome::kInconclusive:
       return "inconclusive";
+    case Outcome::kAccepted:
+      return "accepted";
+    case Outcome::kQuarantined:
+      return "quarantined";
     case Outcome::kImproved:
       return "improvement";
     case Outcome::kPassed:
@@ -50,6 +58,10 @@ std::string Slug(Outcome outcome) {
       return "error";
     case Outcome::kInconclusive:
       return "inconclusive";
+    case Outcome::kAccepted:
+      return "accepted";
+    case Outcome::kQuarantined:
+      return "quarantined";
     case Outcome::kImproved:
       return "improved";
     case Outcome::kPassed:
@@ -59,6 +71,8 @@ std::string Slug(Outcome outcome) {
 }
 
 bool IsFailure(Outcome outcome) { return outcome == Outcome::kRegressed || outcome == Outcome::kOverBudget; }
+
+bool IsTriaged(Outcome outcome) { return outcome == Outcome::kAccepted || outcome == Outcome::kQuarantined; }
 
 bool NeedsAttention(Outcome outcome) {
   return IsFailure(outcome) || outcome == Outcome::kError || outcome == Outcome::kInconclusive;
@@ -77,6 +91,12 @@ void OutcomeCounts::Add(Outcome outcome) {
       break;
     case Outcome::kInconclusive:
       ++inconclusive;
+      break;
+    case Outcome::kAccepted:
+      ++accepted;
+      break;
+    case Outcome::kQuarantined:
+      ++quarantined;
       break;
     case Outcome::kImproved:
       ++improved;
@@ -102,21 +122,21 @@ OutcomeCounts CountOutcomes(const RunResults& results) {
     total.over_budget += c.over_budget;
     total.errors += c.errors;
     total.inconclusive += c.inconclusive;
+    total.accepted += c.accepted;
+    total.quarantined += c.quarantined;
     total.improved += c.improved;
     total.passed += c.passed;
   }
   return total;
 }
 
-namespace {
-
-}  // namespace
-
 std::string DescribeCounts(const OutcomeCounts& c) {
   std::string text = Plural(c.regressed, "regression", "regressions");
   if (c.over_budget > 0) text += ", " + std::to_string(c.over_budget) + " over budget";
   if (c.errors > 0) text += ", " + Plural(c.errors, "error", "errors");
   text += ", " + std::to_string(c.inconclusive) + " inconclusive";
+  if (c.accepted > 0) text += ", " + std::to_string(c.accepted) + " accepted";
+  if (c.quarantined > 0) text += ", " + std::to_string(c.quarantined) + " quarantined";
   if (c.improved > 0) text += ", " + Plural(c.improved, "improvement", "improvements");
   text += ", " + std::to_string(c.passed) + " passed";
   return text;
@@ -132,6 +152,8 @@ std::string StatusWord(const RunResults& results) {
       return results.exit_code == 1 ? "FAIL" : "INCONCLUSIVE";
     case Verdict::kPass:
     case Verdict::kImprovement:
+    case Verdict::kAccepted:
+    case Verdict::kQuarantined:
       break;
   }
   return results.partial ? "INCOMPLETE" : "PASS";
@@ -151,6 +173,17 @@ std::vector<Finding> FindingsOf(const RunResults& results) {
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.outcome < b.outcome; });
   return findings;
+}
+
+std::vector<Finding> TriagedOf(const RunResults& results) {
+  std::vector<Finding> triaged;
+  for (size_t i = 0; i < results.scenarios.size(); ++i) {
+    const ScenarioResult& scenario = results.scenarios[i];
+    for (const CheckResult& check : scenario.checks) {
+      if (check.triage) triaged.push_back({&scenario, i, &check, OutcomeOf(check)});
+    }
+  }
+  return triaged;
 }
 
 }  // namespace perfgate

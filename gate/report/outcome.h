@@ -11,7 +11,8 @@ namespace perfgate {
 
 // A check's verdict refined by its type: a failed budget check is "over
 // budget", not a "regression" against a baseline it never had.
-enum class Outcome { kRegressed, kOverBudget, kError, kInconclusive, kImproved, kPassed };
+// Accepted and quarantined checks (gate/triage/) pass; a reader still sees them.
+enum class Outcome { kRegressed, kOverBudget, kError, kInconclusive, kAccepted, kQuarantined, kImproved, kPassed };
 
 Outcome OutcomeOf(const CheckResult& check);
 // "regression", "over budget", "error", "inconclusive", "improvement", "pass".
@@ -22,16 +23,22 @@ std::string Slug(Outcome outcome);
 bool IsFailure(Outcome outcome);
 // Everything a reader must look at: failures, errors, inconclusive checks.
 bool NeedsAttention(Outcome outcome);
+// Accepted or quarantined: passes because a person said so, shown with who and why.
+bool IsTriaged(Outcome outcome);
 
 struct OutcomeCounts {
   int regressed = 0;
   int over_budget = 0;
   int errors = 0;  // checks in error plus scenarios that failed to run
   int inconclusive = 0;
+  int accepted = 0;
+  int quarantined = 0;
   int improved = 0;
   int passed = 0;
 
-  int total() const { return regressed + over_budget + errors + inconclusive + improved + passed; }
+  int total() const {
+    return regressed + over_budget + errors + inconclusive + accepted + quarantined + improved + passed;
+  }
   void Add(Outcome outcome);
 };
 
@@ -56,5 +63,8 @@ struct Finding {
 
 // All findings of the run, most severe outcome first, then in suite order.
 std::vector<Finding> FindingsOf(const RunResults& results);
+// The accepted and quarantined checks, and those whose acceptance was
+// exceeded or whose quarantine expired, in suite order.
+std::vector<Finding> TriagedOf(const RunResults& results);
 
 }  // namespace perfgate

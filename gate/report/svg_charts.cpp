@@ -219,6 +219,9 @@ std::string OutcomeColor(Outcome outcome) {
       return "#6b7280";
     case Outcome::kInconclusive:
       return "#b7791f";
+    case Outcome::kAccepted:
+    case Outcome::kQuarantined:
+      return "#7c3aed";
     case Outcome::kImproved:
       return "#107c41";
     case Outcome::kPassed:

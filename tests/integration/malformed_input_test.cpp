@@ -34,7 +34,7 @@ const fs::path kCorpus = fs::path(PERFGATE_FIXTURES) / "malformed";
 
 struct MalformedCase {
   std::string file;    // name in the corpus
-  std::string input;   // suite, baseline, results, or a workload kind
+  std::string input;   // suite, baseline, results, trailers, or a workload kind
   int exit_code = 2;
   std::string phrase;  // the message must hold it
 };
@@ -184,6 +184,17 @@ TEST_P(MalformedInput, RejectedWithOneLineNamingFileAndPath) {
     args = {"compare", file.string(), (kCorpus / "valid" / "results.json").string(), "--out", out};
   } else if (c.input == "results") {
     args = {"report", file.string(), "--out", out};
+  } else if (c.input == "trailers") {
+    // The accept trailers the pull-request gate collects, with a valid suite.
+    args = {"run",
+            (kCorpus / "valid" / "suite.json").string(),
+            "--accept-trailers",
+            file.string(),
+            "--out",
+            out,
+            "--baseline-dir",
+            baselines.string(),
+            "--quiet"};
   } else {
     // The stand-in tool, in a directory named after the case so the message,
     // which names the tool's output, names the case.

@@ -1134,5 +1134,68 @@ TEST_F(WrittenReports, JunitparserReadsConsistentCounts) {
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
+// Accepted and quarantined checks (gate/triage/) are passed testcases that
+// every JUnit reader counts as passed, with who let them pass in properties;
+// the Markdown and HTML say the same. PERFGATE_KEEP_REPORTS keeps the file
+// in OUT/triaged/ for tests/ci/junit-consumers/check.sh.
+TEST_F(WrittenReports, AcceptedAndQuarantinedChecksArePassedTestcasesSayingWhoAndWhy) {
+  RunResults triaged = results_;
+  int accepted = 0, quarantined = 0;
+  for (ScenarioResult& s : triaged.scenarios) {
+    for (CheckResult& c : s.checks) {
+      if (c.verdict == Verdict::kRegression && c.spec.type == CheckSpec::Type::kRegression && accepted == 0) {
+        c.triage = CheckResult::Triage{"accepted",
+                                       Verdict::kRegression,
+                                       15.0,
+                                       "intended: integrity check",
+                                       "1a2b3c4d5e6f",
+                                       "",
+                                       "accepted in 1a2b3c4d5e6f (intended: integrity check)"};
+        c.verdict = Verdict::kAccepted;
+        ++accepted;
+      } else if (c.verdict == Verdict::kInconclusive && quarantined == 0) {
+        c.triage = CheckResult::Triage{"quarantined",
+                                       Verdict::kInconclusive,
+                                       std::nullopt,
+                                       "noisy",
+                                       "alice",
+                                       "2026-12-31",
+                                       "quarantined until 2026-12-31 by alice (noisy)"};
+        c.verdict = Verdict::kQuarantined;
+        ++quarantined;
+      }
+    }
+  }
+  ASSERT_EQ(accepted, 1);
+  ASSERT_EQ(quarantined, 1);
+  triaged.verdict = OverallVerdict(triaged);
+  const std::filesystem::path out = out_ / "triaged";
+  WriteReports(triaged, out.string());
+
+  const std::string junit = ReadFile(out / "junit.xml");
+  EXPECT_NE(junit.find("name=\"accepted_by\" value=\"1a2b3c4d5e6f\""), std::string::npos);
+  EXPECT_NE(junit.find("name=\"accepted_reason\" value=\"intended: integrity check\""), std::string::npos);
+  EXPECT_NE(junit.find("name=\"quarantine_until\" value=\"2026-12-31\""), std::string::npos);
+  EXPECT_NE(junit.find("name=\"quarantine_owner\" value=\"alice\""), std::string::npos);
+  const std::string md = ReadFile(out / "summary.md");
+  EXPECT_NE(md.find("1 accepted, 1 quarantined"), std::string::npos) << md.substr(0, 400);
+  EXPECT_NE(md.find("accepted in 1a2b3c4d5e6f (intended: integrity check)"), std::string::npos);
+  const std::string html = ReadFile(out / "report" / "index.html");
+  EXPECT_NE(html.find("quarantined until 2026-12-31 by alice (noisy)"), std::string::npos);
+  EXPECT_EQ(ReadResultsFile((out / "results.json").string()).scenarios[0].checks.size(),
+            triaged.scenarios[0].checks.size());
+
+  if (ToolAvailable("command -v xmllint")) {
+    std::string command = "xmllint --noout --schema '" PERFGATE_FIXTURES "/junit/perfgate-junit.xsd' '" +
+                          (out / "junit.xml").string() + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  if (!ToolAvailable("/usr/bin/python3 -c 'import junitparser'")) GTEST_SKIP() << "junitparser not installed";
+  // The fixture's 9 checks: one regression accepted, the inconclusive one quarantined.
+  std::string command = "/usr/bin/python3 '" PERFGATE_SOURCE_DIR "/tests/unit/junit_check.py' '" +
+                        (out / "junit.xml").string() + "' 9 1 2 0";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+}
+
 }  // namespace
 }  // namespace perfgate

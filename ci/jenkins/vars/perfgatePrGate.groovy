@@ -10,7 +10,9 @@
 // the library's own checkout, which runs the same way outside Jenkins.
 // Parameters: suite, buildCommand (required); buildDir ('.'), dirVariable
 // ('BUILD_DIR'), repetitions, strict (false), user ('nobody'), perfgate
-// (path of the binary; default the installed package's).
+// (path of the binary; default the installed package's), accept (a list of
+// 'SCENARIO/CHECK <= +N%: reason': regressions accepted within a bound for
+// this run; commits say the same with a Perfgate-Accept trailer).
 def call(Map args) {
   if (!args.suite || !args.buildCommand) {
     error('perfgatePrGate: suite and buildCommand are required')
@@ -39,6 +41,9 @@ def call(Map args) {
   }
   if (args.perfgate) {
     options += ['--perfgate', args.perfgate]
+  }
+  for (def accepted in (args.accept ?: [])) {
+    options += ['--accept', accepted.toString()]
   }
   String quoted = options.collect { "'" + it.toString().replace("'", "'\\''") + "'" }.join(' ')
   sh "git fetch --no-tags origin '+refs/heads/${env.CHANGE_TARGET}:refs/remotes/origin/${env.CHANGE_TARGET}'"

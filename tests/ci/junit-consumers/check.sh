@@ -12,8 +12,9 @@
 # of ctest: the actions' sources are not packaged.
 #
 # The junit.xml files: the report tests' fixture (every outcome, hostile
-# names), written as is and re-rendered with --strict (inconclusive checks
-# become failures). For each: tests, failures+errors and skipped of the
+# names), written as is, re-rendered with --strict (inconclusive checks
+# become failures), and with one regression accepted and the inconclusive
+# check quarantined (passed testcases with properties; gate/triage/). For each: tests, failures+errors and skipped of the
 # <testsuites> element must equal what both parsers count, and every
 # annotation must point at the suite file. Exit 0 when all hold.
 set -euo pipefail
@@ -32,7 +33,8 @@ compile "$2" dorny
 compile "$3" mikepenz
 
 PERFGATE_KEEP_REPORTS="$work/fixture" "$build/tests/perfgate_report_tests" \
-  --gtest_filter=WrittenReports.CreatesAllFiveFiles >/dev/null
+  --gtest_filter='WrittenReports.CreatesAllFiveFiles:WrittenReports.AcceptedAndQuarantinedChecksArePassedTestcasesSayingWhoAndWhy' \
+  >/dev/null
 out="$work/fixture/nested/out"
 rc=0
 "$build/perfgate" report "$out/results.json" --strict --out "$work/strict" >/dev/null 2>&1 || rc=$?
@@ -40,7 +42,8 @@ rc=0
 
 suite_file=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["suite_file"])' "$out/results.json")
 status=0
-for junit in "$out/junit.xml" "$work/strict/junit.xml"; do
+[ -f "$out/triaged/junit.xml" ] || { echo "the report tests wrote no triaged junit.xml" >&2; exit 1; }
+for junit in "$out/junit.xml" "$work/strict/junit.xml" "$out/triaged/junit.xml"; do
   declared=$(/usr/bin/python3 - "$junit" <<'PY'
 import sys
 import xml.etree.ElementTree as ElementTree
