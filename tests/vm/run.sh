@@ -131,23 +131,31 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-vm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
-mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,root} "$root/usr/bin" "$root/usr/sbin"
+mkdir -p "$root"/{etc,proc,sys,dev,tmp,run,root} "$root"/usr/{bin,sbin,lib}
+# The same merged /usr as the host's (Debian 12: /lib is usr/lib), so that
+# files keep the paths the dynamic loader and the binaries expect.
+for dir in bin sbin lib lib64; do
+  if [ -L "/$dir" ]; then
+    mkdir -p "$root/$(readlink "/$dir")"
+    ln -s "$(readlink "/$dir")" "$root/$dir"
+  else
+    mkdir -p "$root/$dir"
+  fi
+done
 cp "$busybox" "$root/bin/busybox"
 
 declare -A copied=()
-# Copies one host path to the same path in the guest.
+# Copies one host path to the same path in the guest; a symbolic link as the
+# file it names, which may sit elsewhere on the host.
 copy_path() {
   local path="$1"
   [ -n "${copied[$path]:-}" ] && return 0
   copied[$path]=1
   mkdir -p "$root$(dirname "$path")"
-  if [ -L "$path" ]; then
-    cp -P "$path" "$root$path"
-    local target
-    target=$(readlink -f "$path")
-    copy_path "$target"
+  if [ -d "$path" ]; then
+    cp -a "$path/." "$root$path/" 2> /dev/null || { mkdir -p "$root$path" && cp -a "$path/." "$root$path/"; }
   else
-    cp -a "$path" "$root$path"
+    cp -L "$path" "$root$path"
   fi
 }
 
@@ -204,10 +212,10 @@ export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# /tmp stays the initramfs' own (already in memory): files copied there stay visible.
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug
