@@ -1,7 +1,6 @@
 // syscalls.count (exact), syscalls.count.<name> (exact, the `top` syscalls
 // with the most calls) and syscalls.latency (sampled) from raw_syscalls
 // sys_enter/sys_exit; see bpf/syscalls.bpf.c for the in-kernel side.
-#include "metrics/metric.h"
 #include "probes/syscalls.h"
 
 #include <bpf/bpf.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"
 #include "probes/hist_read.h"
@@ -107,6 +107,17 @@ static_assert(std::size(kX86_64From0) == 335 && std::size(kX86_64From424) == 46)
 constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};
 #endif
 
+// The kernel function every syscall passes with its number as the second
+// argument, for the fentry and kprobe variants. x86-64 dispatches through
+// x64_sys_call since the branch history injection fixes (6.9, and 6.1.85 on
+// the stable branch); arm64's invoke_syscall is static and inlined, so it has
+// none and takes the tracepoints.
+#if defined(__x86_64__)
+const std::vector<std::string> kSyscallFunctions = {"x64_sys_call"};
+#else
+const std::vector<std::string> kSyscallFunctions = {};
+#endif
+
 class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
  public:
   explicit SyscallsProbe(const SyscallsProbeOptions& options)
@@ -155,13 +166,14 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    std::vector<HookSpec> hooks = {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter")};
-    if (time_syscalls_) hooks.push_back(TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit"));
+    std::vector<HookSpec> hooks = {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter", kSyscallFunctions)};
+    if (time_syscalls_) hooks.push_back(TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit", kSyscallFunctions));
     return hooks;
   }
 
   void Configure(syscalls_bpf& skel) override {
-    skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
+    skel.rodata->use_task_storage =
+        TaskStorageUsableFromTracepoints() && (!plan().Chose(AttachType::kKprobe) || TaskStorageUsableFromKprobes());
     // The map left unused still gets created; keep it minimal.
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
     skel.rodata->time_syscalls = time_syscalls_;

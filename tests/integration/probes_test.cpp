@@ -49,8 +49,8 @@ TEST_P(SyscallsProbe, CountsEveryGetppidOfTrackedChild) {
 TEST_P(SyscallsProbe, SampleEveryOneTimesEverySyscall) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
-  MetricSet metrics = Measure(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 1}),
-                              ProbeScope::kWorkload, [] { CallGetppid(kGetppidCalls); });
+  MetricSet metrics = Measure(MakeSyscallsProbe(SyscallsProbeOptions{.latency_sample_every = 1}), ProbeScope::kWorkload,
+                              [] { CallGetppid(kGetppidCalls); });
   auto count = static_cast<uint64_t>(metrics.at("syscalls.count").value);
   uint64_t sampled = metrics.at("syscalls.latency").hist.count();
   EXPECT_GE(sampled, static_cast<uint64_t>(kGetppidCalls));
@@ -194,7 +194,17 @@ TEST_P(SyscallsProbe, SystemScopeCountsUntrackedProcesses) {
   EXPECT_GE(metrics.at("syscalls.count").value, kGetppidCalls);
 }
 
+TEST_P(SyscallsProbe, DetachLeavesNoProgramLoaded) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  std::set<uint32_t> before = LoadedProgramIds();
+  Measure("syscalls", ProbeScope::kWorkload, [] { CallGetppid(1000); });
+  EXPECT_EQ(NewProgramIds(before), std::set<uint32_t>{});
+}
+
 INSTANTIATE_TEST_SUITE_P(AttachTypes, SyscallsProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, SyscallsProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 class RunqlatProbe : public ProbeRun {};
 
@@ -287,8 +297,7 @@ TEST_P(ProbeLifetime, ReportsRunTimeStatsWhenEnabled) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, ProbeLifetime,
-                         ::testing::Values("runqlat", "syscalls", "kmem", "offcpu", "sched", "pagefault",
-                                           "profile"));
+                         ::testing::Values("runqlat", "syscalls", "kmem", "offcpu", "sched", "pagefault", "profile"));
 
 TEST(ProbeAttach, DisallowedAttachTypesAreReportedAsRejected) {
   PERFGATE_REQUIRE_ROOT();

@@ -243,7 +243,7 @@ log="$work/console.log"
 status=0
 timeout --foreground -k 10 "$timeout_s" "$qemu" "${qemu_machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$memory_mb" \
   -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$work/initramfs.cpio" \
-  -append "console=$console panic=-1 oops=panic quiet loglevel=3 mitigations=off rdinit=/init" < /dev/null |
+  -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < /dev/null |
   tee "$log" || status=$?
 # timeout's status for the time limit; qemu's own when it failed.
 if [ "$status" -eq 124 ]; then
