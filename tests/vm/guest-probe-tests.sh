@@ -21,8 +21,8 @@ grep -q 'hook sys_enter  *fentry' /tmp/probes.txt || fail "perfgate probes: sys_
 
 step "probe tests with each attach type forced"
 PERFGATE_TEST_FUNCTION_ATTACH=1 "$build/tests/perfgate_integration_tests" \
-  --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:ProbeLifetime.*-*DeliberatelyBroken*}" \
-  --gtest_brief=1 || fail "probe tests"
+  --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:Catalog/ProbeLifetime.*-*DeliberatelyBroken*}" \
+  || fail "probe tests"
 
 step "the smoke suite, its probes on their first choice"
 rm -rf /tmp/smoke
