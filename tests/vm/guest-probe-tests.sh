@@ -24,6 +24,18 @@ PERFGATE_TEST_FUNCTION_ATTACH=1 "$build/tests/perfgate_integration_tests" \
   --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:Catalog/ProbeLifetime.*-*DeliberatelyBroken*}" \
   || fail "probe tests"
 
+if [ "$(uname -m)" = x86_64 ]; then
+  step "a probe whose fentry program is broken on purpose fails its test"
+  if PERFGATE_TEST_FUNCTION_ATTACH=1 "$build/tests/perfgate_integration_tests" \
+    --gtest_filter='FunctionAttachTypes/DeliberatelyBrokenFentry.*' > /tmp/broken.txt 2>&1; then
+    cat /tmp/broken.txt
+    fail "the broken fentry program passed its test"
+  fi
+  grep -A4 'Failure' /tmp/broken.txt | head -n 5
+  grep -q 'FAILED  \] FunctionAttachTypes/DeliberatelyBrokenFentry.*/fentry' /tmp/broken.txt ||
+    fail "the broken fentry program's test did not run"
+fi
+
 step "the smoke suite, its probes on their first choice"
 rm -rf /tmp/smoke
 "$build/perfgate" run "$PWD/workloads/examples/smoke.json" --reps 3 --out /tmp/smoke || fail "smoke suite"
