@@ -64,11 +64,13 @@ case "$arch" in
     arch=x86_64 deb_arch=amd64 qemu=qemu-system-x86_64 console=ttyS0
     qemu_machine=(-machine q35)
     lib_dirs=(/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /usr/lib64)
+    strip=strip
     ;;
   arm64 | aarch64)
     arch=arm64 deb_arch=arm64 qemu=qemu-system-aarch64 console=ttyAMA0
     qemu_machine=(-machine virt -cpu max)
     lib_dirs=(/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib)
+    strip=aarch64-linux-gnu-strip
     ;;
   *) die "unknown architecture $arch (x86_64 or arm64)" ;;
 esac
@@ -94,22 +96,23 @@ fetch_deb() {
   echo "$deb"
 }
 
-# The kernel package's files, extracted once; a meta-package is followed to
-# the linux-image package it depends on.
-kernel_dir="$cache/kernels/$package-$deb_arch"
+# The kernel image, extracted once from its package; a meta-package is
+# followed to the linux-image package it depends on.
+name="$package"
+deb=""
+for _ in 1 2 3; do
+  deb=$(fetch_deb "$name")
+  if dpkg-deb -c "$deb" | grep '/boot/vmlinu[xz]-' > /dev/null; then break; fi
+  name=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p' | head -n1)
+  [ -n "$name" ] || die "$package: neither a kernel package nor a meta-package of one"
+  deb=""
+done
+[ -n "$deb" ] || die "$package: no kernel image found"
+kernel_dir="$cache/kernels/$(basename "$deb" .deb)"
 if [ ! -d "$kernel_dir" ]; then
-  name="$package"
-  for _ in 1 2 3; do
-    deb=$(fetch_deb "$name")
-    if dpkg-deb -c "$deb" | grep '/boot/vmlinu[xz]-' > /dev/null; then break; fi
-    name=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p' | head -n1)
-    [ -n "$name" ] || die "$package: neither a kernel package nor a meta-package of one"
-    deb=""
-  done
-  [ -n "$deb" ] || die "$package: no kernel image found"
   rm -rf "$kernel_dir.tmp"
   mkdir -p "$kernel_dir.tmp"
-  dpkg-deb -x "$deb" "$kernel_dir.tmp"
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kernel_dir.tmp" --wildcards './boot/vmlinu*'
   mv "$kernel_dir.tmp" "$kernel_dir"
 fi
 kernel=$(find "$kernel_dir/boot" -name 'vmlinu[xz]-*' -print -quit)
@@ -154,10 +157,16 @@ copy_path() {
   mkdir -p "$root$(dirname "$path")"
   if [ -d "$path" ]; then
     cp -a "$path/." "$root$path/" 2> /dev/null || { mkdir -p "$root$path" && cp -a "$path/." "$root$path/"; }
+  elif is_elf "$path"; then
+    # Without debug information: a third of the size, and the initramfs is
+    # packed and unpacked on every boot.
+    "$strip" --strip-debug -o "$root$path" "$path" 2> /dev/null || cp -L "$path" "$root$path"
   else
     cp -L "$path" "$root$path"
   fi
 }
+
+is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
 # The shared libraries and loader an ELF file needs, found by name in the
 # architecture's library directories (ldd cannot read a foreign binary).
