@@ -108,12 +108,14 @@ constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};
 #endif
 
 // The kernel function every syscall passes with its number as the second
-// argument, for the fentry and kprobe variants. x86-64 dispatches through
-// x64_sys_call since the branch history injection fixes (6.9, and 6.1.85 on
-// the stable branch); arm64's invoke_syscall is static and inlined, so it has
-// none and takes the tracepoints.
+// argument, for the fentry and kprobe variants: x86-64 dispatches through
+// x64_sys_call(regs, nr) since the branch history injection fixes (6.9, and
+// 6.1.85 on the stable branch); arm64 through invoke_syscall(regs, scno, ...),
+// which Debian's arm64 kernels keep as a function of its own.
 #if defined(__x86_64__)
 const std::vector<std::string> kSyscallFunctions = {"x64_sys_call"};
+#elif defined(__aarch64__)
+const std::vector<std::string> kSyscallFunctions = {"invoke_syscall"};
 #else
 const std::vector<std::string> kSyscallFunctions = {};
 #endif
