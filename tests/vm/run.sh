@@ -242,7 +242,11 @@ chmod +x "$root/init"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) > "$work/initramfs.cpio"
 
-accel_args=(-accel tcg,thread=multi)
+# One host thread for every virtual CPU: with a thread each (MTTCG), 6.12
+# oopsed on an int3 in x64_sys_call while another CPU attached an fentry
+# program there, live code patching that TCG does not make visible to the
+# other CPUs in time. One thread sees each patch at once.
+accel_args=(-accel tcg,thread=single)
 if [ "$accel" = kvm ]; then
   accel_args=(-accel kvm -cpu host)
   [ "$arch" = x86_64 ] || die "--accel kvm needs the host's architecture"
