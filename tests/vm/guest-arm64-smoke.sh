@@ -18,7 +18,8 @@ step "perfgate doctor"
 step "perfgate probes"
 "$build/perfgate" probes > /tmp/probes.txt || fail "perfgate probes"
 cat /tmp/probes.txt
-grep -q '^  fentry  *yes' /tmp/probes.txt || fail "perfgate probes: fentry is not supported"
+# No fentry on Debian's arm64 6.1 (attach: ENOTSUPP, 524: arm64 got BPF
+# trampolines' ftrace direct calls in 6.4); the hooks take tp_btf there.
 grep -q 'cannot attach' /tmp/probes.txt && fail "perfgate probes: a probe cannot attach"
 
 step "the smoke suite"
