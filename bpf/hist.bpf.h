@@ -9,8 +9,13 @@
  * not nest with itself. */
 static __always_inline void pg_hist_add(__u64 *hist, __u64 value)
 {
-	unsigned int index = pg_hist_index(value);
+	__u64 index = pg_hist_index(value);
 
+	/* One register for the check and the access. Left to itself clang
+	 * zero-extends the index twice, checks one copy and indexes with the
+	 * other; Linux 6.1's verifier (Debian 12's kernel) does not carry the
+	 * bound across and rejects the program as "unbounded memory access". */
+	asm volatile("" : "+r"(index));
 	if (index < PG_HIST_BUCKETS)
 		hist[index]++;
 }

@@ -67,6 +67,14 @@ static __always_inline void copy_user_stack(const struct pg_stack_key *key, stru
 	copy->tgid = key->tgid;
 	copy->kernel_stack = key->kernel_stack;
 	copy->user_stack = key->user_stack;
+#if defined(__TARGET_ARCH_arm64)
+	/* The registers are DWARF's x86_64 set (profile.h), which arm64 does not
+	 * have: only the stack pointer and the pc go in, for the stack copy;
+	 * unwinding from registers is x86-64 only. */
+	__builtin_memset(copy->regs, 0, sizeof(copy->regs));
+	copy->regs[7] = sp = BPF_CORE_READ(regs, sp);
+	copy->regs[16] = BPF_CORE_READ(regs, pc);
+#else
 	copy->regs[0] = BPF_CORE_READ(regs, ax);
 	copy->regs[1] = BPF_CORE_READ(regs, dx);
 	copy->regs[2] = BPF_CORE_READ(regs, cx);
@@ -84,6 +92,7 @@ static __always_inline void copy_user_stack(const struct pg_stack_key *key, stru
 	copy->regs[14] = BPF_CORE_READ(regs, r14);
 	copy->regs[15] = BPF_CORE_READ(regs, r15);
 	copy->regs[16] = BPF_CORE_READ(regs, ip);
+#endif
 	/* The main thread's frames all lie below the stack pointer it started
 	 * with (argc, then argv, the environment and the auxiliary vector up to
 	 * the end of the mapping): reading past the mapping's end would fail. */

@@ -262,6 +262,32 @@ static __always_inline void on_reset_received(const struct sock *sk)
 		s->resets_received++;
 }
 
+/* Tracepoint records as newer kernels lay them out: Linux 6.1 has no
+ * trace_event_raw_tcp_retransmit_skb and no skaddr in tcp_probe's. Declared
+ * here (CO-RE finds each field by name in the running kernel; the ___pg
+ * flavour keeps them apart from vmlinux.h's), so that the programs compile
+ * against the BTF of any kernel, an arm64 6.1 one included. */
+struct trace_event_raw_tcp_retransmit_skb___pg {
+	const void *skaddr;
+	int err;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_tcp_probe___pg {
+	__u32 snd_nxt;
+	__u32 snd_una;
+	__u32 srtt;
+	const void *skaddr;
+} __attribute__((preserve_access_index));
+
+/* tcp_send_reset and tcp_receive_reset: the same, only the socket is read. */
+struct trace_event_raw_tcp_send_reset___pg {
+	const void *skaddr;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_tcp_event_sk___pg {
+	const void *skaddr;
+} __attribute__((preserve_access_index));
+
 /* The srtt the tcp_probe tracepoint records: tp->srtt_us is kept << 3. */
 static __always_inline void on_probe(const struct sock *sk)
 {
@@ -272,7 +298,7 @@ static __always_inline void on_probe(const struct sock *sk)
 
 static __always_inline bool retransmit_reports_err(void)
 {
-	return bpf_core_field_exists(struct trace_event_raw_tcp_retransmit_skb, err);
+	return bpf_core_field_exists(struct trace_event_raw_tcp_retransmit_skb___pg, err);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -311,7 +337,7 @@ int BPF_PROG(tcp_rtt_raw_tp, struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_probe")
-int tcp_rtt_tracepoint(struct trace_event_raw_tcp_probe *ctx)
+int tcp_rtt_tracepoint(struct trace_event_raw_tcp_probe___pg *ctx)
 {
 	on_rtt(ctx->skaddr, ctx->srtt, ctx->snd_una, ctx->snd_nxt);
 	return 0;
@@ -333,7 +359,7 @@ int BPF_PROG(tcp_retransmit_raw_tp, const struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_retransmit_skb")
-int tcp_retransmit_tracepoint(struct trace_event_raw_tcp_retransmit_skb *ctx)
+int tcp_retransmit_tracepoint(struct trace_event_raw_tcp_retransmit_skb___pg *ctx)
 {
 	on_retransmit(ctx->skaddr, retransmit_reports_err() ? ctx->err : 0);
 	return 0;
@@ -354,7 +380,7 @@ int BPF_PROG(tcp_reset_sent_raw_tp, const struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_send_reset")
-int tcp_reset_sent_tracepoint(struct trace_event_raw_tcp_send_reset *ctx)
+int tcp_reset_sent_tracepoint(struct trace_event_raw_tcp_send_reset___pg *ctx)
 {
 	on_reset_sent(ctx->skaddr);
 	return 0;
@@ -375,7 +401,7 @@ int BPF_PROG(tcp_reset_received_raw_tp, struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_receive_reset")
-int tcp_reset_received_tracepoint(struct trace_event_raw_tcp_event_sk *ctx)
+int tcp_reset_received_tracepoint(struct trace_event_raw_tcp_event_sk___pg *ctx)
 {
 	on_reset_received(ctx->skaddr);
 	return 0;

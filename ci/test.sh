@@ -111,6 +111,13 @@ if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
   phase "fuzzing"
 fi
 
+# Debian's own kernels (6.1 cloud, 6.12) booted in QEMU: the probes' fentry
+# and kprobe variants, which this host cannot load, tested where they work
+# (tests/vm/, docs/kernels.md). One boot per kernel.
+vm_status=0
+BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
+phase "VM probe tests"
+
 status=0
 phase "all but the normal ctest"
 # --no-tests=error: a build that found no test fails rather than passing empty.
@@ -119,6 +126,10 @@ if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR"; fi
 if [ "$asan_status" -ne 0 ]; then
   echo "The ASan+UBSan ctest failed (its failed tests are listed above)."
   [ "$status" -ne 0 ] || status=$asan_status
+fi
+if [ "$vm_status" -ne 0 ]; then
+  echo "The probe tests in a virtual machine failed (see \"vm-probe-tests:\" above)."
+  [ "$status" -ne 0 ] || status=1
 fi
 if [ "$fuzz_status" -ne 0 ]; then
   echo "A fuzz target found a crash, a hang or a leak (see \"fuzz:\" above)."

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
+#include <unordered_set>
 
 #include "probes/fd.h"
 #include "probes/probe.h"
@@ -185,6 +187,41 @@ Feature KprobeSupported() {
   return AttachToPerfEvent(Fd(PerfEventOpen(attr, -1, 0)), BPF_PROG_TYPE_KPROBE);
 }
 
+Feature KernelFunctionHasBtf(const std::string& name) {
+  static const std::optional<std::unordered_set<std::string>> functions =
+      []() -> std::optional<std::unordered_set<std::string>> {
+    btf* vmlinux = LoadVmlinuxBtfQuietly();
+    if (vmlinux == nullptr) return std::nullopt;
+    std::unordered_set<std::string> names;
+    const uint32_t types = btf__type_cnt(vmlinux);
+    for (uint32_t id = 1; id < types; ++id) {
+      const btf_type* type = btf__type_by_id(vmlinux, id);
+      if (btf_kind(type) == BTF_KIND_FUNC) names.insert(btf__name_by_offset(vmlinux, type->name_off));
+    }
+    btf__free(vmlinux);
+    return names;
+  }();
+  if (!functions) return Feature::No(KernelBtf().reason);
+  if (functions->count(name) == 0) return Feature::No("kernel function " + name + " not in vmlinux BTF");
+  return Feature::Yes();
+}
+
+Feature KernelFunctionInKallsyms(const std::string& name) {
+  // Text symbols only ("t"/"T"); a module's symbols carry its name after them.
+  static const std::unordered_set<std::string> symbols = [] {
+    std::unordered_set<std::string> names;
+    std::ifstream in("/proc/kallsyms");
+    std::string address, type, symbol;
+    while (in >> address >> type >> symbol) {
+      if (type == "t" || type == "T") names.insert(symbol);
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    }
+    return names;
+  }();
+  if (symbols.count(name) == 0) return Feature::No("kernel function " + name + " not in /proc/kallsyms");
+  return Feature::Yes();
+}
+
 Feature UprobeSupported() {
   int type = DynamicPmuType("uprobe");
   if (type < 0) return Feature::No("no uprobe PMU in /sys/bus/event_source/devices");
@@ -256,6 +293,12 @@ bool TaskStorageUsableFromTracepoints() {
     }
     return true;
   }();
+  return usable;
+}
+
+bool TaskStorageUsableFromKprobes() {
+  static const bool usable = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_storage_get, nullptr) == 1 &&
+                             libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf, nullptr) == 1;
   return usable;
 }
 

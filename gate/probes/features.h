@@ -29,6 +29,12 @@ Feature RawTpSupported(const std::string& name);
 // tracefs has events/<category>/<name>.
 Feature TracepointExists(const std::string& category, const std::string& name);
 Feature KprobeSupported();
+// The kernel function `name` has a BTF type, which an fentry or fexit
+// program needs as its target. Reads the vmlinux BTF once per process.
+Feature KernelFunctionHasBtf(const std::string& name);
+// The kernel function `name` is in /proc/kallsyms, where a kprobe finds it.
+// Reads kallsyms once per process.
+Feature KernelFunctionInKallsyms(const std::string& name);
 Feature UprobeSupported();
 Feature PerfEventSupported();
 // Hardware counters (instructions, cycles, ...): a PMU this kernel drives.
@@ -39,6 +45,8 @@ Feature HardwareCountersSupported();
 // Task-local storage is the cheapest per-thread slot for a start time, but
 // older kernels do not offer its helpers to (raw) tracepoint programs.
 bool TaskStorageUsableFromTracepoints();
+// The same for kprobe programs, which kernels allowed it later still.
+bool TaskStorageUsableFromKprobes();
 
 // "Operation not permitted (EPERM)" for an errno value.
 std::string ErrnoText(int err);

@@ -24,8 +24,29 @@ bool Allowed(AttachType type, const HookSpec& spec, const ProbeOptions& options)
   return Allowed(type, forced != options.hook_attach_types.end() ? forced->second : options.allowed_attach_types);
 }
 
-Feature KernelSupports(const HookVariant& variant, const HookSpec& spec) {
+// Narrows `variant.functions` to the first that the kernel has.
+Feature ResolveKernelFunction(HookVariant& variant) {
+  std::string reasons;
+  for (const std::string& function : variant.functions) {
+    Feature found =
+        variant.type == AttachType::kFentry ? KernelFunctionHasBtf(function) : KernelFunctionInKallsyms(function);
+    if (found.supported) {
+      variant.functions = {function};
+      return found;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + found.reason;
+  }
+  return Feature::No(reasons.empty() ? "no kernel function given" : reasons);
+}
+
+Feature KernelSupports(HookVariant& variant, const HookSpec& spec) {
   switch (variant.type) {
+    case AttachType::kFentry:
+      if (Feature fentry = FentrySupported(); !fentry.supported) return fentry;
+      return ResolveKernelFunction(variant);
+    case AttachType::kKprobe:
+      if (Feature kprobe = KprobeSupported(); !kprobe.supported) return kprobe;
+      return ResolveKernelFunction(variant);
     case AttachType::kTpBtf:
       return TpBtfSupported();
     case AttachType::kRawTp:
@@ -37,8 +58,14 @@ Feature KernelSupports(const HookVariant& variant, const HookSpec& spec) {
   }
 }
 
-std::string Target(const HookSpec& spec, AttachType type) {
-  return type == AttachType::kTracepoint ? spec.category + ":" + spec.event : spec.event;
+std::string Target(const HookSpec& spec, const HookVariant& variant) {
+  if (variant.type == AttachType::kTracepoint) return spec.category + ":" + spec.event;
+  if (!variant.functions.empty()) return variant.functions.front();
+  return spec.event;
+}
+
+bool IsReturnProbe(const bpf_program* program) {
+  return std::string(bpf_program__section_name(program)).rfind("kretprobe", 0) == 0;
 }
 
 // libbpf reports a program failure as "prog 'NAME': ..." and the verifier's
@@ -68,19 +95,25 @@ int CaptureLibbpfPrint(libbpf_print_level level, const char* format, va_list arg
 
 }  // namespace
 
-HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix) {
-  return {event,
-          category,
-          {{AttachType::kTpBtf, program_prefix + "_tp_btf"},
-           {AttachType::kRawTp, program_prefix + "_raw_tp"},
-           {AttachType::kTracepoint, program_prefix + "_tracepoint"}}};
+HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix,
+                        const std::vector<std::string>& functions) {
+  HookSpec spec{event,
+                category,
+                {{AttachType::kTpBtf, program_prefix + "_tp_btf"},
+                 {AttachType::kRawTp, program_prefix + "_raw_tp"},
+                 {AttachType::kTracepoint, program_prefix + "_tracepoint"}}};
+  if (!functions.empty()) {
+    spec.variants.insert(spec.variants.begin(), {AttachType::kFentry, program_prefix + "_fentry", functions});
+    spec.variants.push_back({AttachType::kKprobe, program_prefix + "_kprobe", functions});
+  }
+  return spec;
 }
 
 HookPlan::HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOptions& options)
     : probe_(std::move(probe)) {
   for (auto& spec : hooks) {
     Hook hook{std::move(spec), {}, {}};
-    for (const auto& variant : hook.spec.variants) {
+    for (HookVariant variant : hook.spec.variants) {
       Feature feature = Allowed(variant.type, hook.spec, options) ? KernelSupports(variant, hook.spec)
                                                                   : Feature::No("not in the allowed attach types");
       if (feature.supported)
@@ -112,14 +145,24 @@ void HookPlan::ApplyAutoload(bpf_object* object) const {
       if (program == nullptr) throw InfraError(HookName(hook) + ": no BPF program " + variant.program);
       bpf_program__set_autoload(program, variant.program == hook.usable.front().program);
     }
+    const HookVariant& chosen = hook.usable.front();
+    if (chosen.type == AttachType::kFentry) {
+      bpf_program* program = bpf_object__find_program_by_name(object, chosen.program.c_str());
+      if (int err = bpf_program__set_attach_target(program, 0, chosen.functions.front().c_str()); err != 0)
+        throw InfraError(HookName(hook) + ": target " + chosen.functions.front() + ": " + ErrnoText(-err));
+    }
   }
 }
 
 std::optional<std::pair<size_t, std::string>> HookPlan::Attach(bpf_object* object,
                                                                std::vector<bpf_link*>& links) const {
   for (size_t i = 0; i < hooks_.size(); ++i) {
-    const std::string& name = hooks_[i].usable.front().program;
-    bpf_link* link = bpf_program__attach(bpf_object__find_program_by_name(object, name.c_str()));
+    const HookVariant& chosen = hooks_[i].usable.front();
+    bpf_program* program = bpf_object__find_program_by_name(object, chosen.program.c_str());
+    // A kprobe's section names no function: the plan chose it at run time.
+    bpf_link* link = chosen.type == AttachType::kKprobe
+                         ? bpf_program__attach_kprobe(program, IsReturnProbe(program), chosen.functions.front().c_str())
+                         : bpf_program__attach(program);
     if (link == nullptr) {
       std::string reason = "attach: " + ErrnoText(errno);
       DestroyLinks(links);
@@ -157,11 +200,15 @@ std::optional<AttachType> HookPlan::CommonType() const {
   return common;
 }
 
+bool HookPlan::Chose(AttachType type) const {
+  return std::any_of(hooks_.begin(), hooks_.end(), [&](const Hook& hook) { return hook.usable.front().type == type; });
+}
+
 std::vector<HookChoice> HookPlan::Choices() const {
   std::vector<HookChoice> choices;
   for (const auto& hook : hooks_) {
-    AttachType type = hook.usable.front().type;
-    choices.push_back({hook.spec.event, ToString(type), Target(hook.spec, type), hook.rejected});
+    const HookVariant& chosen = hook.usable.front();
+    choices.push_back({hook.spec.event, ToString(chosen.type), Target(hook.spec, chosen), hook.rejected});
   }
   return choices;
 }

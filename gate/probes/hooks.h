@@ -20,6 +20,10 @@ namespace perfgate {
 struct HookVariant {
   AttachType type;
   std::string program;  // BPF program (function) name in the object
+  // fentry/fexit and kprobe/kretprobe: the kernel function that stands for
+  // the event, as each kernel version names it; the plan keeps the first
+  // this kernel has. A kretprobe or fexit program says so in its section.
+  std::vector<std::string> functions = {};
 };
 
 struct HookSpec {
@@ -29,8 +33,13 @@ struct HookSpec {
 };
 
 // A tracepoint hook whose programs are named <prefix>_tp_btf, <prefix>_raw_tp
-// and <prefix>_tracepoint, the convention of every bpf/*.bpf.c.
-HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix);
+// and <prefix>_tracepoint, the convention of every bpf/*.bpf.c. With
+// `functions` (the kernel function that does what the event reports, by its
+// names across kernel versions) also <prefix>_fentry first and
+// <prefix>_kprobe last: fentry is the cheapest attach type, a kprobe the
+// costliest, but both work on kernels whose tracepoint lacks what we need.
+HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix,
+                        const std::vector<std::string>& functions = {});
 
 class HookPlan {
  public:
@@ -48,6 +57,8 @@ class HookPlan {
   const std::string& ChosenProgram(size_t hook) const;
   // The attach type of every hook's chosen variant, when they all agree.
   std::optional<AttachType> CommonType() const;
+  // Whether any hook's chosen variant is of `type`.
+  bool Chose(AttachType type) const;
   // Moves a hook to its next variant; throws InfraError when none is left.
   void Reject(size_t hook, const std::string& reason);
   std::vector<HookChoice> Choices() const;

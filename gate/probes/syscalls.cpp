@@ -107,6 +107,19 @@ static_assert(std::size(kX86_64From0) == 335 && std::size(kX86_64From424) == 46)
 constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};
 #endif
 
+// The kernel function every syscall passes with its number as the second
+// argument, for the fentry and kprobe variants: x86-64 dispatches through
+// x64_sys_call(regs, nr) since the branch history injection fixes (6.9, and
+// 6.1.85 on the stable branch); arm64 through invoke_syscall(regs, scno, ...),
+// which Debian's arm64 kernels keep as a function of its own.
+#if defined(__x86_64__)
+const std::vector<std::string> kSyscallFunctions = {"x64_sys_call"};
+#elif defined(__aarch64__)
+const std::vector<std::string> kSyscallFunctions = {"invoke_syscall"};
+#else
+const std::vector<std::string> kSyscallFunctions = {};
+#endif
+
 class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
  public:
   explicit SyscallsProbe(const SyscallsProbeOptions& options)
@@ -155,13 +168,14 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    std::vector<HookSpec> hooks = {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter")};
-    if (time_syscalls_) hooks.push_back(TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit"));
+    std::vector<HookSpec> hooks = {TracepointHook("raw_syscalls", "sys_enter", "syscalls_enter", kSyscallFunctions)};
+    if (time_syscalls_) hooks.push_back(TracepointHook("raw_syscalls", "sys_exit", "syscalls_exit", kSyscallFunctions));
     return hooks;
   }
 
   void Configure(syscalls_bpf& skel) override {
-    skel.rodata->use_task_storage = TaskStorageUsableFromTracepoints();
+    skel.rodata->use_task_storage =
+        TaskStorageUsableFromTracepoints() && (!plan().Chose(AttachType::kKprobe) || TaskStorageUsableFromKprobes());
     // The map left unused still gets created; keep it minimal.
     if (skel.rodata->use_task_storage) bpf_map__set_max_entries(skel.maps.start_by_tid, 1);
     skel.rodata->time_syscalls = time_syscalls_;

@@ -24,8 +24,8 @@ namespace {
 const char* const kTrackerName = "tracker";
 
 std::vector<HookSpec> TrackerHooks() {
-  return {TracepointHook("sched", "sched_process_fork", "tracker_fork"),
-          TracepointHook("sched", "sched_process_exit", "tracker_exit")};
+  return {TracepointHook("sched", "sched_process_fork", "tracker_fork", {"wake_up_new_task"}),
+          TracepointHook("sched", "sched_process_exit", "tracker_exit", {"do_exit"})};
 }
 
 }  // namespace
@@ -37,7 +37,10 @@ WorkloadTracker::~WorkloadTracker() { Detach(); }
 void WorkloadTracker::Attach(const ProbeOptions& options) {
   Detach();
   plan_.emplace(kTrackerName, TrackerHooks(), options);
-  skeleton_.Load(*plan_, [](tracker_bpf& skel) { skel.rodata->pg_tracked_marks = TaskStorageUsableFromTracepoints(); });
+  skeleton_.Load(*plan_, [this](tracker_bpf& skel) {
+    skel.rodata->pg_tracked_marks =
+        TaskStorageUsableFromTracepoints() && (!plan_->Chose(AttachType::kKprobe) || TaskStorageUsableFromKprobes());
+  });
   epoch_ = 1;
   marks_complete_ = true;
   Changed();

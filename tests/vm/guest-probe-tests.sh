@@ -1,0 +1,44 @@
+# Runs inside tests/vm/run.sh's virtual machine (busybox sh), from the source
+# checkout's path: what tests/vm/probe-tests.sh checks on each kernel.
+# $1: the build directory. Every step must pass; the first failure ends it.
+set -eu
+build="$1"
+fail() {
+  echo "vm-probe-tests: FAILED: $*"
+  exit 1
+}
+step() { echo "vm-probe-tests: $*"; }
+
+step "perfgate doctor"
+"$build/perfgate" doctor || fail "perfgate doctor"
+
+step "perfgate probes: fentry and kprobe work, the syscalls hooks chose fentry"
+"$build/perfgate" probes > /tmp/probes.txt || fail "perfgate probes"
+cat /tmp/probes.txt
+grep -q '^  fentry  *yes' /tmp/probes.txt || fail "perfgate probes: fentry is not supported"
+grep -q '^  kprobe  *yes' /tmp/probes.txt || fail "perfgate probes: kprobe is not supported"
+grep -q 'hook sys_enter  *fentry' /tmp/probes.txt || fail "perfgate probes: sys_enter is not on fentry"
+
+step "probe tests with each attach type forced"
+PERFGATE_TEST_FUNCTION_ATTACH=1 "$build/tests/perfgate_integration_tests" \
+  --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:Catalog/ProbeLifetime.*-*DeliberatelyBroken*}" \
+  || fail "probe tests"
+
+if [ "$(uname -m)" = x86_64 ]; then
+  step "a probe whose fentry program is broken on purpose fails its test"
+  if PERFGATE_TEST_FUNCTION_ATTACH=1 "$build/tests/perfgate_integration_tests" \
+    --gtest_filter='FunctionAttachTypes/DeliberatelyBrokenFentry.*' > /tmp/broken.txt 2>&1; then
+    cat /tmp/broken.txt
+    fail "the broken fentry program passed its test"
+  fi
+  grep -A4 'Failure' /tmp/broken.txt | head -n 5
+  grep -q 'FAILED  \] FunctionAttachTypes/DeliberatelyBrokenFentry.*/fentry' /tmp/broken.txt ||
+    fail "the broken fentry program's test did not run"
+fi
+
+step "the smoke suite, its probes on their first choice"
+rm -rf /tmp/smoke
+"$build/perfgate" run "$PWD/workloads/examples/smoke.json" --reps 3 --out /tmp/smoke || fail "smoke suite"
+grep -o '"attach_type": *"[a-z_]*"' /tmp/smoke/results.json | sort | uniq -c
+grep -q '"attach_type": *"fentry"' /tmp/smoke/results.json || fail "no hook of the smoke suite on fentry"
+step "all passed"

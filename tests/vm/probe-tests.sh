@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The probe tests on Debian's own kernels, where fentry and kprobes work (the
+# project's build machines have neither): for each kernel package, boots it
+# with tests/vm/run.sh and runs tests/vm/guest-probe-tests.sh there.
+#
+#   tests/vm/probe-tests.sh [KERNEL_PACKAGE]...
+#
+# Default kernels: Debian 12's cloud kernel (6.1) and its 6.12 backport.
+# BUILD_DIR (default build) must hold perfgate, pg-smoke and the integration
+# tests. Exits non-zero when any kernel fails; prints each kernel's seconds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=$(realpath "${BUILD_DIR:-build}")
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(linux-image-cloud-amd64 linux-image-6.12-amd64)
+for f in perfgate pg-smoke tests/perfgate_integration_tests; do
+  [ -x "$build/$f" ] || { echo "vm-probe-tests: $build/$f is missing (build it first)" >&2; exit 2; }
+done
+
+status=0
+for kernel in "${kernels[@]}"; do
+  start=$SECONDS
+  rc=0
+  tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-900}" \
+    --file "$build/perfgate" --file "$build/pg-smoke" --file "$build/tests/perfgate_integration_tests" \
+    --file "$PWD/workloads/examples/smoke.json" --file "$PWD/tests/vm/guest-probe-tests.sh" \
+    "$kernel" -- sh "$PWD/tests/vm/guest-probe-tests.sh" "$build" || rc=$?
+  echo "vm-probe-tests: $kernel: exit $rc after $((SECONDS - start)) s"
+  [ "$rc" -eq 0 ] || status=1
+done
+exit "$status"
