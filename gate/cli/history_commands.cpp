@@ -46,6 +46,23 @@ int TrendCommand(const TrendOptions& o) {
   std::vector<TrendSeries> trends =
       AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
   WriteTrendDashboard(trends, {db.Name(), o.branch}, o.out_dir);
+  // Kept in the history too, where a dashboard on the database marks them.
+  std::vector<SeriesChangePoints> found;
+  for (const TrendSeries& t : trends) {
+    const HistorySeries& s = t.series;
+    SeriesChangePoints series{s.suite, s.scenario, s.metric, s.statistic, o.branch, {}};
+    for (const auto& c : t.change_points) {
+      series.change_points.push_back({c.index > 0 ? s.points[c.index - 1].commit : "", s.points[c.index].commit,
+                                      s.points[c.index].timestamp, c.change_pct(), c.p_value, IsRegression(t, c)});
+    }
+    found.push_back(std::move(series));
+  }
+  try {
+    db.ReplaceChangePoints(found);
+  } catch (const Error& e) {
+    // A history fetched read-only from another job's artifacts still gets its dashboard.
+    std::fprintf(stderr, "perfgate: warning: the change points were not stored in the history: %s\n", e.what());
+  }
   size_t changes = 0;
   nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {

@@ -158,6 +158,11 @@ bool HistoryDb::AddRun(const RunResults& results, const RunIdentity& identity) {
   return store_->Insert(ToStoredRun(results, identity));
 }
 
+void HistoryDb::ReplaceChangePoints(const std::vector<SeriesChangePoints>& series) {
+  store_->ReplaceChangePoints(series, NowIso8601());
+}
+std::vector<SeriesChangePoints> HistoryDb::ChangePoints() const { return store_->ChangePoints(); }
+
 bool HistoryDb::AddStoredRun(const StoredRun& run) { return store_->Insert(run); }
 
 void HistoryDb::ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) const {

@@ -21,7 +21,7 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
 
 // The environment variable that names the history when --db is not given.
 inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
@@ -102,6 +102,20 @@ struct StoredRun {
   std::vector<Whole> wholes;
 };
 
+// A change point `perfgate trend` found in one series, as the history keeps
+// it for dashboards.
+struct StoredChangePoint {
+  std::string commit_before, commit_after, timestamp_after;
+  double change_pct = 0;
+  double p_value = 1;
+  bool for_the_worse = false;
+};
+struct SeriesChangePoints {
+  std::string suite, scenario, metric, statistic;
+  std::string branch;  // the branch the trend looked at; empty: every branch
+  std::vector<StoredChangePoint> change_points;
+};
+
 class HistoryStore;  // history/history_store.h: one per backend
 
 // Whether `location` names a PostgreSQL database rather than a file.
@@ -152,6 +166,11 @@ class HistoryDb {
                                                     const std::string& branch) const;
   // Fills run.scenario with its stored result of `scenario` (no-op when it has none).
   void LoadScenario(StoredScenarioRun& run, const std::string& scenario) const;
+
+  // Replaces the stored change points of each series given (one transaction).
+  void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series);
+  // The stored change points of every series, in no particular order.
+  std::vector<SeriesChangePoints> ChangePoints() const;
 
   // Every stored run row for row, oldest first (history copy).
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) const;

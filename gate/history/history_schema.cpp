@@ -128,6 +128,44 @@ CREATE TABLE scenario_results (
 );
 CREATE INDEX runs_suite_time ON runs (suite, run_timestamp);
 )sql"},
+      // 3 -> 4: the change points `perfgate trend` found, per series and per
+      // branch it looked at ('' for every branch), so that a dashboard on the
+      // database (dashboards/grafana/perfgate-history.json) can mark them;
+      // each trend replaces those of the series it analysed.
+      {R"sql(
+CREATE TABLE change_points (
+  suite TEXT NOT NULL,
+  scenario TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  statistic TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  commit_before TEXT NOT NULL,
+  commit_after TEXT NOT NULL,
+  timestamp_after TEXT NOT NULL,
+  change_pct REAL NOT NULL,
+  p_value REAL NOT NULL,
+  for_the_worse INTEGER NOT NULL,
+  found_at TEXT NOT NULL
+);
+CREATE INDEX change_points_series ON change_points (suite, scenario, metric, statistic, branch);
+)sql",
+       R"sql(
+CREATE TABLE change_points (
+  suite text NOT NULL,
+  scenario text NOT NULL,
+  metric text NOT NULL,
+  statistic text NOT NULL,
+  branch text NOT NULL,
+  commit_before text NOT NULL,
+  commit_after text NOT NULL,
+  timestamp_after text NOT NULL,
+  change_pct double precision NOT NULL,
+  p_value double precision NOT NULL,
+  for_the_worse integer NOT NULL,
+  found_at text NOT NULL
+);
+CREATE INDEX change_points_series ON change_points (suite, scenario, metric, statistic, branch);
+)sql"},
   };
   return migrations;
 }

@@ -54,6 +54,8 @@ class HistoryStore {
                                                             const std::string& branch) = 0;
   virtual std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) = 0;
   virtual void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) = 0;
+  virtual void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) = 0;
+  virtual std::vector<SeriesChangePoints> ChangePoints() = 0;
 
  protected:
   explicit HistoryStore(std::string name) : name_(std::move(name)) {}

@@ -145,11 +145,7 @@ class PostgresHistory final : public HistoryStore {
       const int found = SchemaVersion();
       int version = found;
       if (version == 0) {
-        ResultPtr tables = Exec(
-            "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f')");
-        if (Int(tables.get(), 0, 0) > 0)
-          throw InputError(Name() + ": a PostgreSQL database, but not a perfgate history (it has tables of its own)");
+        RefuseForeignTables();
         Exec("CREATE TABLE perfgate_schema (version integer NOT NULL)");
         Exec("INSERT INTO perfgate_schema VALUES (0)");
       }
@@ -162,6 +158,16 @@ class PostgresHistory final : public HistoryStore {
       throw;
     }
     CheckNotNewer();
+  }
+
+  // Without perfgate_schema: a database that holds another program's tables
+  // is not perfgate's to write into (nor to read as a history).
+  void RefuseForeignTables() {
+    ResultPtr tables = Exec(
+        "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f')");
+    if (Int(tables.get(), 0, 0) > 0)
+      throw InputError(Name() + ": a PostgreSQL database, but not a perfgate history (it has tables of its own)");
   }
 
   void CheckNotNewer() {
@@ -443,6 +449,49 @@ class PostgresHistory final : public HistoryStore {
     }
   }
 
+  void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) override {
+    const std::string doing = "while storing the change points; none were changed";
+    Exec("BEGIN", {}, doing);
+    try {
+      for (const SeriesChangePoints& s : series) {
+        Exec("DELETE FROM change_points WHERE suite = $1 AND scenario = $2 AND metric = $3 AND statistic = $4 AND "
+             "branch = $5",
+             {s.suite, s.scenario, s.metric, s.statistic, s.branch}, doing);
+        for (const StoredChangePoint& c : s.change_points) {
+          Exec("INSERT INTO change_points (suite, scenario, metric, statistic, branch, commit_before, commit_after, "
+               "timestamp_after, change_pct, p_value, for_the_worse, found_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+               "$8, $9, $10, $11, $12)",
+               {s.suite, s.scenario, s.metric, s.statistic, s.branch, c.commit_before, c.commit_after,
+                c.timestamp_after, DoubleText(c.change_pct), DoubleText(c.p_value), c.for_the_worse ? "1" : "0", now},
+               doing);
+        }
+      }
+      Exec("COMMIT", {}, doing);
+    } catch (const Error&) {
+      if (PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
+      throw;
+    }
+  }
+
+  std::vector<SeriesChangePoints> ChangePoints() override {
+    std::vector<SeriesChangePoints> out;
+    if (SchemaVersion() < 4) return out;
+    ResultPtr rows = Exec(
+        "SELECT suite, scenario, metric, statistic, branch, commit_before, commit_after, timestamp_after, change_pct, "
+        "p_value, for_the_worse FROM change_points ORDER BY suite, scenario, metric, statistic, branch, "
+        "timestamp_after");
+    const PGresult* r = rows.get();
+    for (int i = 0; i < PQntuples(r); ++i) {
+      if (out.empty() || out.back().suite != Text(r, i, 0) || out.back().scenario != Text(r, i, 1) ||
+          out.back().metric != Text(r, i, 2) || out.back().statistic != Text(r, i, 3) ||
+          out.back().branch != Text(r, i, 4))
+        out.push_back({Text(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4), {}});
+      out.back().change_points.push_back(
+          {Text(r, i, 5), Text(r, i, 6), Text(r, i, 7), Double(r, i, 8), Double(r, i, 9), Int(r, i, 10) != 0});
+    }
+    return out;
+  }
+
   // SQLSTATE of the last failed statement.
   mutable std::string last_state_;
 
@@ -476,7 +525,10 @@ std::unique_ptr<HistoryStore> OpenPostgresHistory(const std::string& url, OpenMo
   auto store = std::make_unique<PostgresHistory>(url, conn);
   if (mode == OpenMode::kReadOnly || mode == OpenMode::kExisting) {
     const int version = store->SchemaVersion();
-    if (version == 0) throw InputError(store->Name() + ": not a perfgate history database");
+    if (version == 0) {
+      store->RefuseForeignTables();
+      throw InputError(store->Name() + ": not a perfgate history database");
+    }
     if (mode == OpenMode::kReadOnly) {
       store->CheckNotNewer();
       return store;

@@ -345,6 +345,46 @@ class SqliteHistory final : public HistoryStore {
     }
   }
 
+  void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) override {
+    Transaction transaction(db_, Name());
+    Statement clear(db_, Name(),
+                    "DELETE FROM change_points WHERE suite = ?1 AND scenario = ?2 AND metric = ?3 AND statistic = ?4 "
+                    "AND branch = ?5");
+    Statement insert(db_, Name(),
+                     "INSERT INTO change_points (suite, scenario, metric, statistic, branch, commit_before, "
+                     "commit_after, timestamp_after, change_pct, p_value, for_the_worse, found_at) VALUES (?1, ?2, ?3, "
+                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    for (const SeriesChangePoints& s : series) {
+      clear.Bind(1, s.suite).Bind(2, s.scenario).Bind(3, s.metric).Bind(4, s.statistic).Bind(5, s.branch);
+      clear.Run();
+      for (const StoredChangePoint& c : s.change_points) {
+        insert.Bind(1, s.suite).Bind(2, s.scenario).Bind(3, s.metric).Bind(4, s.statistic).Bind(5, s.branch);
+        insert.Bind(6, c.commit_before).Bind(7, c.commit_after).Bind(8, c.timestamp_after).Bind(9, c.change_pct);
+        insert.Bind(10, c.p_value).Bind(11, int64_t{c.for_the_worse ? 1 : 0}).Bind(12, now);
+        insert.Run();
+      }
+    }
+    transaction.Commit();
+  }
+
+  std::vector<SeriesChangePoints> ChangePoints() override {
+    std::vector<SeriesChangePoints> out;
+    if (SchemaVersion() < 4) return out;
+    Statement rows(db_, Name(),
+                   "SELECT suite, scenario, metric, statistic, branch, commit_before, commit_after, timestamp_after, "
+                   "change_pct, p_value, for_the_worse FROM change_points ORDER BY suite, scenario, metric, statistic, "
+                   "branch, timestamp_after");
+    while (rows.Step()) {
+      if (out.empty() || out.back().suite != rows.Text(0) || out.back().scenario != rows.Text(1) ||
+          out.back().metric != rows.Text(2) || out.back().statistic != rows.Text(3) ||
+          out.back().branch != rows.Text(4))
+        out.push_back({rows.Text(0), rows.Text(1), rows.Text(2), rows.Text(3), rows.Text(4), {}});
+      out.back().change_points.push_back(
+          {rows.Text(5), rows.Text(6), rows.Text(7), rows.Double(8), rows.Double(9), rows.Int(10) != 0});
+    }
+    return out;
+  }
+
  private:
   // Id of the series, added when new.
   int64_t SeriesId(const SeriesKey& key) {

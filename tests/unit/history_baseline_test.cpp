@@ -234,10 +234,10 @@ TEST_P(HistoryBaselineTest, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAn
     db.AddRun(HostRun(kThisHost, "2026-11-20T02:00:00Z", 1.0), {"c1", "main"});
   }
   // What schema 2 left: statistics only. Read as it is, without migrating.
-  old.Sql(old.postgres() ? "DROP TABLE scenario_results; DROP INDEX runs_suite_time; ALTER TABLE runs DROP COLUMN "
-                           "kept_whole; UPDATE perfgate_schema SET version = 2;"
-                         : "DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
-                           "PRAGMA user_version = 2;");
+  old.Sql(old.postgres() ? "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
+                           "ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 2;"
+                         : "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
+                           "kept_whole; PRAGMA user_version = 2;");
   {
     HistoryDb db = HistoryDb::OpenForReading(file);
     EXPECT_EQ(db.SchemaVersion(), 2);

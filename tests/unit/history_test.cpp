@@ -17,6 +17,7 @@
 #include "harness/files.h"
 #include "harness/history_backends.h"
 #include "history/history_db.h"
+#include "history/history_store.h"
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
@@ -99,6 +100,27 @@ TEST_P(History, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
   EXPECT_EQ(h().Count("scenario_results"), 1);  // the scenario whole, for baselines
 }
 
+TEST_P(History, TrendChangePointsReplaceThoseOfTheSameSeriesAndBranch) {
+  HistoryDb db = HistoryDb::Open(location());
+  db.ReplaceChangePoints({{"nightly", "camera", "workload.wall_time", "value", "", {{"c1", "c2", "t2", 12.5, 1e-5, true}}},
+                          {"nightly", "camera", "workload.wall_time", "value", "main", {}}});
+  db.ReplaceChangePoints({{"nightly", "camera", "workload.wall_time", "value", "", {{"c3", "c4", "t4", -5, 1e-6, false}}}});
+  const std::vector<SeriesChangePoints> stored = db.ChangePoints();
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_EQ(stored[0].change_points.size(), 1u);
+  EXPECT_EQ(stored[0].change_points[0].commit_after, "c4");
+  EXPECT_DOUBLE_EQ(stored[0].change_points[0].change_pct, -5);
+  EXPECT_FALSE(stored[0].change_points[0].for_the_worse);
+}
+
+TEST(HistorySchema, EachVersionHasOneMigrationInEachDialect) {
+  EXPECT_EQ(HistoryMigrations().size(), static_cast<size_t>(kHistorySchemaVersion));
+  for (const HistoryMigration& m : HistoryMigrations()) {
+    EXPECT_NE(std::string(m.sqlite).find("CREATE"), std::string::npos);
+    EXPECT_NE(std::string(m.postgres).find("CREATE"), std::string::npos);
+  }
+}
+
 TEST_P(History, AddingTheSameRunTwiceStoresItOnce) {
   HistoryDb db = HistoryDb::Open(location());
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
@@ -135,11 +157,11 @@ TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
   }
   // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
   if (h().postgres()) {
-    h().Sql("DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
-            "ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
+    h().Sql("DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
+            "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
   } else {
-    h().Sql("DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
-            "PRAGMA user_version = 1;");
+    h().Sql("DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
+            "COLUMN kept_whole; PRAGMA user_version = 1;");
   }
   HistoryDb db = HistoryDb::Open(location());
   EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
