@@ -122,14 +122,23 @@ class PostgresHistory final : public HistoryStore {
     return out;
   }
 
-  // 0 when perfgate_schema does not exist.
+  // Read once: every read asks for it, and a round trip per question adds up
+  // over the scenarios of a baseline pick. 0 when perfgate_schema does not exist.
   int SchemaVersion() override {
-    // pg_class read as a table, not through to_regclass: a migrator that
-    // waited on the advisory lock must see the table the one before it made,
-    // and the name lookup's cache is only refreshed by relation locks.
-    ResultPtr exists = Exec(
-        "SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()");
+    if (version_ < 0) version_ = ReadSchemaVersion(false);
+    return version_;
+  }
+
+  // `under_lock`: pg_class read as a table rather than through to_regclass,
+  // since a migrator that waited on the advisory lock must see the table the
+  // one before it made, and the name lookup's cache is only refreshed by
+  // relation locks.
+  int ReadSchemaVersion(bool under_lock) {
+    ResultPtr exists =
+        under_lock
+            ? Exec("SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
+                   "c.relnamespace WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()")
+            : Exec("SELECT to_regclass('perfgate_schema') IS NOT NULL");
     if (Text(exists.get(), 0, 0) != "t") return 0;
     ResultPtr version = Exec("SELECT max(version) FROM perfgate_schema");
     return PQgetisnull(version.get(), 0, 0) ? 0 : static_cast<int>(Int(version.get(), 0, 0));
@@ -142,7 +151,7 @@ class PostgresHistory final : public HistoryStore {
     Exec("BEGIN");
     try {
       Exec(std::string("SELECT pg_advisory_xact_lock(") + kMigrationLock + ")");
-      const int found = SchemaVersion();
+      const int found = ReadSchemaVersion(true);
       int version = found;
       if (version == 0) {
         RefuseForeignTables();
@@ -153,6 +162,7 @@ class PostgresHistory final : public HistoryStore {
       for (; version < kHistorySchemaVersion; ++version) Exec(migrations[static_cast<size_t>(version)].postgres);
       if (version != found && version == kHistorySchemaVersion) Exec("UPDATE perfgate_schema SET version = " + std::to_string(version));
       Exec("COMMIT");
+      version_ = version;
     } catch (...) {
       PQclear(PQexec(conn_, "ROLLBACK"));
       throw;
@@ -497,6 +507,7 @@ class PostgresHistory final : public HistoryStore {
 
  private:
   PGconn* conn_;
+  int version_ = -1;
 };
 
 }  // namespace
