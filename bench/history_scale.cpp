@@ -132,20 +132,22 @@ void FillPostgres(const std::string& url, const Scale& scale) {
   PgExec(c, "SET session_replication_role = replica");
   PgExec(c, "SET maintenance_work_mem = '512MB'");
   PgExec(c, "ALTER TABLE metric_values DROP CONSTRAINT metric_values_pkey");
-  PgExec(c, "INSERT INTO series (scenario, metric, statistic, unit, better) SELECT 'scenario-' || lpad(s::text, 2, "
-            "'0'), 'workload.m' || lpad(m::text, 2, '0'), 'value', 's', 'lower' FROM generate_series(0, " +
-                std::to_string(scale.scenarios - 1) + ") s, generate_series(0, " +
-                std::to_string(scale.statistics - 1) + ") m");
-  PgExec(c, "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-            "cpu_count, perfgate_version, verdict, kept_whole) SELECT 'suite-' || lpad(r::text, 2, '0'), md5(r || '-' "
-            "|| n), 'main', " +
-                NightSql("n", "r") + ", " + NightSql("n", "r") +
-                ", 'runner-' || lpad(r::text, 2, '0'), '6.1.0-18-amd64', 'AMD EPYC 7B13', 2, 'bench', "
-                "CASE WHEN n % 50 = 49 THEN 'regression' ELSE 'pass' END, 1 FROM generate_series(0, " +
-                std::to_string(scale.runners - 1) + ") r, generate_series(0, " + std::to_string(scale.nights - 1) +
-                ") n");
-  PgExec(c, "CREATE TEMP TABLE night AS SELECT id, ((extract(epoch FROM run_timestamp::timestamp) - extract(epoch FROM "
-            "timestamp '2025-11-27 02:00:00')) / 86400)::int AS n FROM runs");
+  PgExec(c,
+         "INSERT INTO series (scenario, metric, statistic, unit, better) SELECT 'scenario-' || lpad(s::text, 2, "
+         "'0'), 'workload.m' || lpad(m::text, 2, '0'), 'value', 's', 'lower' FROM generate_series(0, " +
+             std::to_string(scale.scenarios - 1) + ") s, generate_series(0, " + std::to_string(scale.statistics - 1) +
+             ") m");
+  PgExec(c,
+         "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
+         "cpu_count, perfgate_version, verdict, kept_whole) SELECT 'suite-' || lpad(r::text, 2, '0'), md5(r || '-' "
+         "|| n), 'main', " +
+             NightSql("n", "r") + ", " + NightSql("n", "r") +
+             ", 'runner-' || lpad(r::text, 2, '0'), '6.1.0-18-amd64', 'AMD EPYC 7B13', 2, 'bench', "
+             "CASE WHEN n % 50 = 49 THEN 'regression' ELSE 'pass' END, 1 FROM generate_series(0, " +
+             std::to_string(scale.runners - 1) + ") r, generate_series(0, " + std::to_string(scale.nights - 1) + ") n");
+  PgExec(c,
+         "CREATE TEMP TABLE night AS SELECT id, ((extract(epoch FROM run_timestamp::timestamp) - extract(epoch FROM "
+         "timestamp '2025-11-27 02:00:00')) / 86400)::int AS n FROM runs");
   PgExec(c, "CREATE TEMP TABLE series_number AS SELECT id, substr(metric, 11)::int AS m FROM series");
   PgExec(c, "INSERT INTO metric_values (run_id, series_id, repetition, value) SELECT r.id, s.id, rep, " + LevelSql() +
                 " * (1 + 0.002 * rep + 0.0001 * m) * (1 + 0.01 * random()) FROM night r CROSS JOIN series_number s "
@@ -154,14 +156,16 @@ void FillPostgres(const std::string& url, const Scale& scale) {
   PgExec(c, "ALTER TABLE metric_values ADD PRIMARY KEY (run_id, series_id, repetition)");
   uLong bytes = 0;
   const std::string blob = Packed(Scenario(scale, 0, 1.0), &bytes);
-  PgExec(c, "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) SELECT r.id, 'scenario-' || "
-            "lpad(s::text, 2, '0'), '" +
-                HexBytea(blob) + "'::bytea, " + std::to_string(bytes) + " FROM runs r, generate_series(0, " +
-                std::to_string(scale.scenarios - 1) + ") s");
-  PgExec(c, "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) SELECT r.id, "
-            "'scenario-' || lpad(s::text, 2, '0'), 'wall', 'workload.m00', 'value', r.verdict, 0.5 FROM runs r, "
-            "generate_series(0, " +
-                std::to_string(scale.scenarios - 1) + ") s");
+  PgExec(c,
+         "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) SELECT r.id, 'scenario-' || "
+         "lpad(s::text, 2, '0'), '" +
+             HexBytea(blob) + "'::bytea, " + std::to_string(bytes) + " FROM runs r, generate_series(0, " +
+             std::to_string(scale.scenarios - 1) + ") s");
+  PgExec(c,
+         "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) SELECT r.id, "
+         "'scenario-' || lpad(s::text, 2, '0'), 'wall', 'workload.m00', 'value', r.verdict, 0.5 FROM runs r, "
+         "generate_series(0, " +
+             std::to_string(scale.scenarios - 1) + ") s");
   PgExec(c, "SET session_replication_role = DEFAULT");
   PgExec(c, "VACUUM ANALYZE");
   PQfinish(c);
@@ -182,12 +186,14 @@ void FillSqlite(const std::string& file, const Scale& scale) {
   SqliteExec(db, "PRAGMA journal_mode = WAL");  // what a shared file would use; also faster to fill
   SqliteExec(db, "BEGIN");
   SqliteExec(db, "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM s WHERE x < " +
-                     std::to_string(scale.scenarios - 1) + "), m(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM m WHERE y < " +
+                     std::to_string(scale.scenarios - 1) +
+                     "), m(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM m WHERE y < " +
                      std::to_string(scale.statistics - 1) +
                      ") INSERT INTO series (scenario, metric, statistic, unit, better) SELECT printf('scenario-%02d', "
                      "x), printf('workload.m%02d', y), 'value', 's', 'lower' FROM s, m");
   SqliteExec(db, "WITH RECURSIVE r(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM r WHERE x < " +
-                     std::to_string(scale.runners - 1) + "), n(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM n WHERE y < " +
+                     std::to_string(scale.runners - 1) +
+                     "), n(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM n WHERE y < " +
                      std::to_string(scale.nights - 1) +
                      ") INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
                      "cpu_model, cpu_count, perfgate_version, verdict, kept_whole) SELECT printf('suite-%02d', x), "
@@ -252,14 +258,22 @@ int Main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--sqlite" || a == "--postgres") location = next();
-    else if (a == "--runners") scale.runners = std::stoi(next());
-    else if (a == "--scenarios") scale.scenarios = std::stoi(next());
-    else if (a == "--statistics") scale.statistics = std::stoi(next());
-    else if (a == "--nights") scale.nights = std::stoi(next());
-    else if (a == "--repetitions") scale.repetitions = std::stoi(next());
-    else if (a == "--rounds") scale.rounds = std::stoi(next());
-    else if (a == "--fill") fill = true;
+    if (a == "--sqlite" || a == "--postgres")
+      location = next();
+    else if (a == "--runners")
+      scale.runners = std::stoi(next());
+    else if (a == "--scenarios")
+      scale.scenarios = std::stoi(next());
+    else if (a == "--statistics")
+      scale.statistics = std::stoi(next());
+    else if (a == "--nights")
+      scale.nights = std::stoi(next());
+    else if (a == "--repetitions")
+      scale.repetitions = std::stoi(next());
+    else if (a == "--rounds")
+      scale.rounds = std::stoi(next());
+    else if (a == "--fill")
+      fill = true;
     else {
       std::fprintf(stderr, "history_scale: unknown argument %s\n", a.c_str());
       return 2;
@@ -272,20 +286,22 @@ int Main(int argc, char** argv) {
   const std::string name = IsPostgresLocation(location) ? "PostgreSQL" : "SQLite";
   if (fill) {
     const double t = Seconds([&] {
-      if (IsPostgresLocation(location)) FillPostgres(location, scale);
-      else FillSqlite(location, scale);
+      if (IsPostgresLocation(location))
+        FillPostgres(location, scale);
+      else
+        FillSqlite(location, scale);
     });
-    std::printf("%s: filled %d runners x %d nights x %d scenarios x %d statistics x %d repetitions = %lld values "
-                "in %.0f s\n",
-                name.c_str(), scale.runners, scale.nights, scale.scenarios, scale.statistics, scale.repetitions,
-                static_cast<long long>(scale.runners) * scale.nights * scale.scenarios * scale.statistics *
-                    scale.repetitions,
-                t);
+    std::printf(
+        "%s: filled %d runners x %d nights x %d scenarios x %d statistics x %d repetitions = %lld values "
+        "in %.0f s\n",
+        name.c_str(), scale.runners, scale.nights, scale.scenarios, scale.statistics, scale.repetitions,
+        static_cast<long long>(scale.runners) * scale.nights * scale.scenarios * scale.statistics * scale.repetitions,
+        t);
   }
   std::printf("%s: %lld runs in the history\n", name.c_str(),
               static_cast<long long>(HistoryDb::OpenForReading(location).RunCount()));
 
-  std::vector<double> add, pick, trend, writers;
+  std::vector<double> add, pick, trend, read_series, writers;
   for (int round = 0; round < scale.rounds; ++round) {
     const RunResults run = Run(scale, 0, NewNight(round, 0));
     add.push_back(Seconds([&] {
@@ -302,13 +318,16 @@ int Main(int argc, char** argv) {
     }));
     if (picked != scenarios.size()) std::fprintf(stderr, "history_scale: picked %zu scenarios\n", picked);
     size_t series = 0, changes = 0;
+    std::vector<HistorySeries> read;
     trend.push_back(Seconds([&] {
       const HistoryDb db = HistoryDb::OpenExisting(location);
-      const auto trends = AnalyzeTrends(db.Series({"main", DefaultTrendStatistics(), SuiteName(2)}), {});
+      read_series.push_back(Seconds([&] { read = db.Series({"main", DefaultTrendStatistics(), SuiteName(2)}); }));
+      const auto trends = AnalyzeTrends(std::move(read), {});
       series = trends.size();
       for (const auto& t : trends) changes += t.change_points.size();
     }));
-    if (round == 0) std::printf("%s: one suite's trend: %zu series, %zu change points\n", name.c_str(), series, changes);
+    if (round == 0)
+      std::printf("%s: one suite's trend: %zu series, %zu change points\n", name.c_str(), series, changes);
     // 16 runners add their run of the night at once.
     std::vector<RunResults> runs;
     for (int w = 0; w < 16; ++w) runs.push_back(Run(scale, w, NewNight(round, w) + "x"));
@@ -337,6 +356,7 @@ int Main(int argc, char** argv) {
   Report(name + ": history add (one run)", add);
   Report(name + ": --baseline-from-history pick", pick);
   Report(name + ": trend of one suite", trend);
+  Report(name + ":   of which reading its series", read_series);
   Report(name + ": 16 concurrent history adds", writers);
   return 0;
 }

@@ -66,7 +66,7 @@ int PerfgateMain(int argc, char** argv) {
   auto* update = run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
   auto* from_history =
       run->add_option("--baseline-from-history", run_opts.gate.history_db,
-                      "Compare with the newest passing runs in this history (an SQLite file or a postgresql:// URL) recorded "
+                      "Compare with the newest passing runs in this history (a file or a postgresql:// URL) recorded "
                       "on a host with this one's kernel, CPU model and CPU count, instead of --baseline-dir")
           ->excludes(update);
   run->add_option("--branch", run_opts.gate.history_branch,

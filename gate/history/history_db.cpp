@@ -77,9 +77,10 @@ StoredRun ToStoredRun(const RunResults& results, const RunIdentity& identity) {
         for (const std::string& statistic : StatisticsFor(metric.kind)) {
           std::optional<double> v = StatisticValue(metric, statistic);
           if (!v || !std::isfinite(*v)) continue;
-          r.values.push_back({{scenario.name, name, statistic, StatisticUnit(metric, statistic), ToString(metric.better)},
-                              static_cast<int64_t>(rep.index),
-                              *v});
+          r.values.push_back(
+              {{scenario.name, name, statistic, StatisticUnit(metric, statistic), ToString(metric.better)},
+               static_cast<int64_t>(rep.index),
+               *v});
         }
       }
     }

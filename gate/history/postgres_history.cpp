@@ -35,11 +35,20 @@ std::string FirstLine(const char* text) {
 void AppendCopyText(std::string& out, const std::string& text) {
   for (char c : text) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -79,8 +88,8 @@ class PostgresHistory final : public HistoryStore {
     std::string message = FirstLine(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_));
     if (message.empty()) message = FirstLine(PQerrorMessage(conn_));
     if (message.rfind("ERROR:  ", 0) == 0) message.erase(0, 8);
-    const bool connection_lost = PQstatus(conn_) == CONNECTION_BAD || code.rfind("08", 0) == 0 ||
-                                 code.rfind("57P", 0) == 0 || code.empty();
+    const bool connection_lost =
+        PQstatus(conn_) == CONNECTION_BAD || code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0 || code.empty();
     if (connection_lost) {
       throw InfraError(Name() + ": the connection to the server was lost" + (doing.empty() ? "" : " " + doing) +
                        (message.empty() ? "" : " (" + message + ")"));
@@ -135,10 +144,10 @@ class PostgresHistory final : public HistoryStore {
   // relation locks.
   int ReadSchemaVersion(bool under_lock) {
     ResultPtr exists =
-        under_lock
-            ? Exec("SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
-                   "c.relnamespace WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()")
-            : Exec("SELECT to_regclass('perfgate_schema') IS NOT NULL");
+        under_lock ? Exec(
+                         "SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
+                         "c.relnamespace WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()")
+                   : Exec("SELECT to_regclass('perfgate_schema') IS NOT NULL");
     if (Text(exists.get(), 0, 0) != "t") return 0;
     ResultPtr version = Exec("SELECT max(version) FROM perfgate_schema");
     return PQgetisnull(version.get(), 0, 0) ? 0 : static_cast<int>(Int(version.get(), 0, 0));
@@ -160,7 +169,8 @@ class PostgresHistory final : public HistoryStore {
       }
       const std::vector<HistoryMigration>& migrations = HistoryMigrations();
       for (; version < kHistorySchemaVersion; ++version) Exec(migrations[static_cast<size_t>(version)].postgres);
-      if (version != found && version == kHistorySchemaVersion) Exec("UPDATE perfgate_schema SET version = " + std::to_string(version));
+      if (version != found && version == kHistorySchemaVersion)
+        Exec("UPDATE perfgate_schema SET version = " + std::to_string(version));
       Exec("COMMIT");
       version_ = version;
     } catch (...) {
@@ -205,13 +215,13 @@ class PostgresHistory final : public HistoryStore {
     Exec("BEGIN", {}, doing);
     bool committed = false;
     try {
-      ResultPtr run =
-          Exec("INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-               "cpu_count, perfgate_version, verdict, kept_whole) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-               "$12) ON CONFLICT (suite, commit_sha, branch, run_timestamp) DO NOTHING RETURNING id",
-               {r.suite, r.commit, r.branch, r.run_timestamp, r.added_at, r.hostname, r.kernel, r.cpu_model,
-                std::to_string(r.cpu_count), r.perfgate_version, r.verdict, r.kept_whole ? "1" : "0"},
-               doing);
+      ResultPtr run = Exec(
+          "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
+          "cpu_count, perfgate_version, verdict, kept_whole) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+          "$12) ON CONFLICT (suite, commit_sha, branch, run_timestamp) DO NOTHING RETURNING id",
+          {r.suite, r.commit, r.branch, r.run_timestamp, r.added_at, r.hostname, r.kernel, r.cpu_model,
+           std::to_string(r.cpu_count), r.perfgate_version, r.verdict, r.kept_whole ? "1" : "0"},
+          doing);
       if (PQntuples(run.get()) == 0) {  // stored already, by this runner or another
         Exec("ROLLBACK", {}, doing);
         return false;
@@ -438,8 +448,9 @@ class PostgresHistory final : public HistoryStore {
           {id});
       for (int j = 0; j < PQntuples(values.get()); ++j) {
         const PGresult* v = values.get();
-        r.values.push_back(
-            {{Text(v, j, 0), Text(v, j, 1), Text(v, j, 2), Text(v, j, 3), Text(v, j, 4)}, Int(v, j, 5), Double(v, j, 6)});
+        r.values.push_back({{Text(v, j, 0), Text(v, j, 1), Text(v, j, 2), Text(v, j, 3), Text(v, j, 4)},
+                            Int(v, j, 5),
+                            Double(v, j, 6)});
       }
       ResultPtr checks = Exec(
           "SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = $1 "
@@ -464,16 +475,18 @@ class PostgresHistory final : public HistoryStore {
     Exec("BEGIN", {}, doing);
     try {
       for (const SeriesChangePoints& s : series) {
-        Exec("DELETE FROM change_points WHERE suite = $1 AND scenario = $2 AND metric = $3 AND statistic = $4 AND "
-             "branch = $5",
-             {s.suite, s.scenario, s.metric, s.statistic, s.branch}, doing);
+        Exec(
+            "DELETE FROM change_points WHERE suite = $1 AND scenario = $2 AND metric = $3 AND statistic = $4 AND "
+            "branch = $5",
+            {s.suite, s.scenario, s.metric, s.statistic, s.branch}, doing);
         for (const StoredChangePoint& c : s.change_points) {
-          Exec("INSERT INTO change_points (suite, scenario, metric, statistic, branch, commit_before, commit_after, "
-               "timestamp_after, change_pct, p_value, for_the_worse, found_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-               "$8, $9, $10, $11, $12)",
-               {s.suite, s.scenario, s.metric, s.statistic, s.branch, c.commit_before, c.commit_after,
-                c.timestamp_after, DoubleText(c.change_pct), DoubleText(c.p_value), c.for_the_worse ? "1" : "0", now},
-               doing);
+          Exec(
+              "INSERT INTO change_points (suite, scenario, metric, statistic, branch, commit_before, commit_after, "
+              "timestamp_after, change_pct, p_value, for_the_worse, found_at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+              "$8, $9, $10, $11, $12)",
+              {s.suite, s.scenario, s.metric, s.statistic, s.branch, c.commit_before, c.commit_after, c.timestamp_after,
+               DoubleText(c.change_pct), DoubleText(c.p_value), c.for_the_worse ? "1" : "0", now},
+              doing);
         }
       }
       Exec("COMMIT", {}, doing);

@@ -183,8 +183,9 @@ class SqliteHistory final : public HistoryStore {
     run.Run();
     const int64_t run_id = sqlite3_last_insert_rowid(db_);
 
-    Statement whole(db_, Name(),
-                    "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) VALUES (?1, ?2, ?3, ?4)");
+    Statement whole(
+        db_, Name(),
+        "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) VALUES (?1, ?2, ?3, ?4)");
     for (const StoredRun::Whole& w : r.wholes) {
       whole.Bind(1, run_id).Bind(2, w.scenario).BindBlob(3, w.result_zlib).Bind(4, w.result_bytes);
       whole.Run();

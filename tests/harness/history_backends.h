@@ -123,9 +123,8 @@ class TestHistory {
 
 // In a test parameterized over HistoryBackend: the PostgreSQL server must run
 // (ctest starts it); skipped without it, a failure under CI=true.
-#define PERFGATE_REQUIRE_HISTORY_BACKEND(backend)                                                     \
-  PERFGATE_REQUIRE_ENVIRONMENT(                                                                       \
-      (backend) == ::perfgate::testing::HistoryBackend::kSqlite ||                                   \
-          !::perfgate::testing::PostgresSocketDir().empty(),                                         \
-      "the test PostgreSQL server is not running (ctest starts it: fixture postgres, "               \
+#define PERFGATE_REQUIRE_HISTORY_BACKEND(backend)                                                                     \
+  PERFGATE_REQUIRE_ENVIRONMENT(                                                                                       \
+      (backend) == ::perfgate::testing::HistoryBackend::kSqlite || !::perfgate::testing::PostgresSocketDir().empty(), \
+      "the test PostgreSQL server is not running (ctest starts it: fixture postgres, "                                \
       "tests/harness/postgres_cluster.sh)")

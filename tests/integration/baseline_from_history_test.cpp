@@ -86,7 +86,9 @@ TEST_P(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--branch", "main", "--out", dir_ / "o"});
   nlohmann::json results = ResultsOf(dir_ / "o", run);
   const std::string source = results["baseline_source"];
-  EXPECT_NE(source.find("the history in " + DisplayLocation(db_) + " (branch main): commit aaaa1111 of "), std::string::npos) << source;
+  EXPECT_NE(source.find("the history in " + DisplayLocation(db_) + " (branch main): commit aaaa1111 of "),
+            std::string::npos)
+      << source;
   EXPECT_NE(source.find(nightly_["environment"]["hostname"].get<std::string>()), std::string::npos) << source;
   EXPECT_NE(source.find("newer runs skipped: s: commit bbbb2222 of 2099-01-01T00:00:00Z (its verdict was regression)"),
             std::string::npos)

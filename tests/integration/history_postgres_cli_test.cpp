@@ -139,11 +139,11 @@ TEST_F(HistoryPostgresCli, RefusedOrUnreachableServersAreOneLineWithoutThePasswo
   };
   const std::string wrong = PostgresUrl(history.database(), "perfgate_password", "wrong-password");
   const std::string unreachable = "postgresql://ci:wrong-password@127.0.0.1:1/history";
-  for (const Case& c : {Case{wrong, 2, DisplayLocation(wrong) + ": cannot connect: "},
-                        Case{unreachable, 3, "postgresql://ci@127.0.0.1:1/history: cannot connect: "},
-                        Case{foreign.location(), 2,
-                             DisplayLocation(foreign.location()) +
-                                 ": a PostgreSQL database, but not a perfgate history"}}) {
+  for (const Case& c :
+       {Case{wrong, 2, DisplayLocation(wrong) + ": cannot connect: "},
+        Case{unreachable, 3, "postgresql://ci@127.0.0.1:1/history: cannot connect: "},
+        Case{foreign.location(), 2,
+             DisplayLocation(foreign.location()) + ": a PostgreSQL database, but not a perfgate history"}}) {
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"history", "add", results, "--db", c.url, "--commit", "c", "--branch", "main"},
           std::vector<std::string>{"trend", "--db", c.url, "--out", dir_ / "t"},

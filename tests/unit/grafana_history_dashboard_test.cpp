@@ -150,12 +150,16 @@ TEST(GrafanaHistoryDashboard, EveryQueryReturnsRowsFromAHistoryPerfgateWrote) {
   }
   ASSERT_EQ(history.Count("change_points"), 2);  // camera and fio at c9
 
-  const std::map<std::string, std::vector<std::string>> variables = {
-      {"suite", {"nightly"}},        {"branch", {"main"}},     {"scenario", {"camera", "fio"}},
-      {"metric", {"workload.wall_time"}}, {"statistic", {"value"}}};
-  const std::map<std::string, std::string> expected_first = {
-      {"variable suite", "nightly"},  {"variable branch", "main"}, {"variable scenario", "camera"},
-      {"variable metric", "workload.wall_time"}, {"variable statistic", "value"}};
+  const std::map<std::string, std::vector<std::string>> variables = {{"suite", {"nightly"}},
+                                                                     {"branch", {"main"}},
+                                                                     {"scenario", {"camera", "fio"}},
+                                                                     {"metric", {"workload.wall_time"}},
+                                                                     {"statistic", {"value"}}};
+  const std::map<std::string, std::string> expected_first = {{"variable suite", "nightly"},
+                                                             {"variable branch", "main"},
+                                                             {"variable scenario", "camera"},
+                                                             {"variable metric", "workload.wall_time"},
+                                                             {"variable statistic", "value"}};
   PGconn* conn = PQconnectdb(history.location().c_str());
   ASSERT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
   for (const DashboardQuery& q : Queries(HistoryDashboard())) {

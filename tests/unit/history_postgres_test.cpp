@@ -73,9 +73,9 @@ class PostgresHistory : public ::testing::Test {
 // The backend pid of the one other session on `database` that is inside a
 // write transaction; 0 while there is none.
 int WritingBackend(const std::string& database) {
-  const std::string pid = PostgresQuery(
-      "postgres", "SELECT pid FROM pg_stat_activity WHERE datname = '" + database +
-                      "' AND backend_xid IS NOT NULL AND pid <> pg_backend_pid() LIMIT 1");
+  const std::string pid =
+      PostgresQuery("postgres", "SELECT pid FROM pg_stat_activity WHERE datname = '" + database +
+                                    "' AND backend_xid IS NOT NULL AND pid <> pg_backend_pid() LIMIT 1");
   return pid.empty() ? 0 : std::stoi(pid);
 }
 
@@ -203,7 +203,8 @@ TEST_F(PostgresHistory, AConnectionCutMidAddIsAnInfrastructureErrorThatStoredNot
   for (ssize_t n; (n = read(report[0], buffer, sizeof buffer)) > 0;) said.append(buffer, static_cast<size_t>(n));
   close(report[0]);
   waitpid(pid, nullptr, 0);
-  EXPECT_EQ(said.rfind("3 " + DisplayLocation(url) + ": the connection to the server was lost while adding the run; "
+  EXPECT_EQ(said.rfind("3 " + DisplayLocation(url) +
+                           ": the connection to the server was lost while adding the run; "
                            "nothing of it was stored",
                        0),
             0u)
@@ -224,10 +225,11 @@ TEST_F(PostgresHistory, RefusedCredentialsAndUnreachableServersAreOneLineWithout
   const std::string missing = testing::PostgresUrl("no_such_database");
   const std::string refused = "postgresql://perfgate:secret-password@127.0.0.1:1/history?connect_timeout=5";
   const std::string param = testing::PostgresUrl(history.database(), "perfgate_password") + "&password=wrong-password";
-  for (const Case& c : {Case{wrong, "2 " + DisplayLocation(wrong) + ": cannot connect: "},
-                        Case{param, "2 " + DisplayLocation(param) + ": cannot connect: "},
-                        Case{missing, "2 " + DisplayLocation(missing) + ": cannot connect: "},
-                        Case{refused, "3 postgresql://perfgate@127.0.0.1:1/history?connect_timeout=5: cannot connect: "}}) {
+  for (const Case& c :
+       {Case{wrong, "2 " + DisplayLocation(wrong) + ": cannot connect: "},
+        Case{param, "2 " + DisplayLocation(param) + ": cannot connect: "},
+        Case{missing, "2 " + DisplayLocation(missing) + ": cannot connect: "},
+        Case{refused, "3 postgresql://perfgate@127.0.0.1:1/history?connect_timeout=5: cannot connect: "}}) {
     for (auto open : {&HistoryDb::Open, &HistoryDb::OpenForReading}) {
       const std::string said = ErrorLine([&] { open(c.url); });
       EXPECT_EQ(said.rfind(c.expected, 0), 0u) << said;
@@ -238,9 +240,9 @@ TEST_F(PostgresHistory, RefusedCredentialsAndUnreachableServersAreOneLineWithout
     }
   }
   // The right password, from the URL or from PGPASSWORD, is accepted.
-  EXPECT_EQ(HistoryDb::Open(testing::PostgresUrl(history.database(), "perfgate_password", "right-password"))
-                .SchemaVersion(),
-            kHistorySchemaVersion);
+  EXPECT_EQ(
+      HistoryDb::Open(testing::PostgresUrl(history.database(), "perfgate_password", "right-password")).SchemaVersion(),
+      kHistorySchemaVersion);
   setenv("PGPASSWORD", "right-password", 1);
   EXPECT_EQ(HistoryDb::OpenForReading(testing::PostgresUrl(history.database(), "perfgate_password")).RunCount(), 0);
   unsetenv("PGPASSWORD");
@@ -288,7 +290,8 @@ std::vector<std::string> Dump(const HistoryDb& db) {
       text += "\n  check " + c.scenario + "/" + c.name + " " + c.metric + "." + c.statistic + " " + c.verdict + " " +
               (c.change_pct ? std::to_string(*c.change_pct) : "null");
     for (const auto& w : r.wholes)
-      text += "\n  whole " + w.scenario + " " + std::to_string(w.result_bytes) + " " + std::to_string(w.result_zlib.size()) +
+      text += "\n  whole " + w.scenario + " " + std::to_string(w.result_bytes) + " " +
+              std::to_string(w.result_zlib.size()) +
               (w.result_zlib.empty() ? "" : std::to_string(std::hash<std::string>{}(w.result_zlib)));
     out.push_back(text);
   });

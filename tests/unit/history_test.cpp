@@ -102,9 +102,11 @@ TEST_P(History, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
 
 TEST_P(History, TrendChangePointsReplaceThoseOfTheSameSeriesAndBranch) {
   HistoryDb db = HistoryDb::Open(location());
-  db.ReplaceChangePoints({{"nightly", "camera", "workload.wall_time", "value", "", {{"c1", "c2", "t2", 12.5, 1e-5, true}}},
-                          {"nightly", "camera", "workload.wall_time", "value", "main", {}}});
-  db.ReplaceChangePoints({{"nightly", "camera", "workload.wall_time", "value", "", {{"c3", "c4", "t4", -5, 1e-6, false}}}});
+  db.ReplaceChangePoints(
+      {{"nightly", "camera", "workload.wall_time", "value", "", {{"c1", "c2", "t2", 12.5, 1e-5, true}}},
+       {"nightly", "camera", "workload.wall_time", "value", "main", {}}});
+  db.ReplaceChangePoints(
+      {{"nightly", "camera", "workload.wall_time", "value", "", {{"c3", "c4", "t4", -5, 1e-6, false}}}});
   const std::vector<SeriesChangePoints> stored = db.ChangePoints();
   ASSERT_EQ(stored.size(), 1u);
   ASSERT_EQ(stored[0].change_points.size(), 1u);
@@ -157,11 +159,13 @@ TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
   }
   // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
   if (h().postgres()) {
-    h().Sql("DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
-            "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
+    h().Sql(
+        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
+        "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
   } else {
-    h().Sql("DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
-            "COLUMN kept_whole; PRAGMA user_version = 1;");
+    h().Sql(
+        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
+        "COLUMN kept_whole; PRAGMA user_version = 1;");
   }
   HistoryDb db = HistoryDb::Open(location());
   EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
@@ -177,8 +181,7 @@ TEST_P(History, RefusesANewerSchemaAndAForeignDatabase) {
   } else {
     h().Sql("PRAGMA user_version = 99;");
   }
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(location()); }).rfind("2 " + name() + ": history schema version 99", 0),
-            0u);
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(location()); }).rfind("2 " + name() + ": history schema version 99", 0), 0u);
 
   testing::TestHistory foreign(GetParam());
   foreign.Sql("CREATE TABLE t (x integer);");
@@ -213,9 +216,10 @@ TEST_P(History, AFailedAddRollsBackTheWholeRun) {
   HistoryDb db = HistoryDb::Open(location());
   // Make the check insert fail after the run and its values were inserted.
   if (h().postgres()) {
-    h().Sql("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' "
-            "USING ERRCODE = '23514'; END $$; CREATE TRIGGER no_checks BEFORE INSERT ON check_results FOR EACH ROW "
-            "EXECUTE FUNCTION refuse();");
+    h().Sql(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' "
+        "USING ERRCODE = '23514'; END $$; CREATE TRIGGER no_checks BEFORE INSERT ON check_results FOR EACH ROW "
+        "EXECUTE FUNCTION refuse();");
   } else {
     h().Sql("CREATE TRIGGER no_checks BEFORE INSERT ON check_results BEGIN SELECT RAISE(ABORT, 'refused'); END;");
   }
