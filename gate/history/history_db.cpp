@@ -190,8 +190,8 @@ std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
 }
 
 std::vector<StoredScenarioRun> HistoryDb::ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                             const std::string& branch) const {
-  return store_->ScenarioRunHeaders(suite, scenario, branch);
+                                                             const std::string& branch, size_t limit) const {
+  return store_->ScenarioRunHeaders(suite, scenario, branch, limit);
 }
 
 void HistoryDb::LoadScenario(StoredScenarioRun& run, const std::string& scenario) const {

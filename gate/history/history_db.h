@@ -162,8 +162,9 @@ class HistoryDb {
   // As ScenarioRuns, without reading the results: LoadScenario reads one when
   // it is wanted, so that picking the newest good run of a long history reads
   // only the few runs it looks at.
+  // `limit`: only the newest that many (0: all).
   std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                    const std::string& branch) const;
+                                                    const std::string& branch, size_t limit = 0) const;
   // Fills run.scenario with its stored result of `scenario` (no-op when it has none).
   void LoadScenario(StoredScenarioRun& run, const std::string& scenario) const;
 

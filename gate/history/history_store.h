@@ -51,7 +51,7 @@ class HistoryStore {
   virtual std::vector<std::string> Branches() = 0;
   // Newest first, results not loaded.
   virtual std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                            const std::string& branch) = 0;
+                                                            const std::string& branch, size_t limit) = 0;
   virtual std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) = 0;
   virtual void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) = 0;
   virtual void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) = 0;

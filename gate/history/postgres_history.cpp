@@ -381,7 +381,7 @@ class PostgresHistory final : public HistoryStore {
   }
 
   std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                    const std::string& branch) override {
+                                                    const std::string& branch, size_t limit) override {
     // A database of schema 2, read without migrating, has no results kept whole.
     const bool whole = SchemaVersion() >= 3;
     ResultPtr rows = Exec(
@@ -390,7 +390,8 @@ class PostgresHistory final : public HistoryStore {
             (whole ? "r.kept_whole, EXISTS (SELECT 1 FROM scenario_results sr WHERE sr.run_id = r.id AND sr.scenario "
                      "= $2) "
                    : "0, $2 = '' AND false ") +
-            "FROM runs r WHERE r.suite = $1 AND ($3 = '' OR r.branch = $3) ORDER BY r.run_timestamp DESC, r.id DESC",
+            "FROM runs r WHERE r.suite = $1 AND ($3 = '' OR r.branch = $3) ORDER BY r.run_timestamp DESC, r.id DESC" +
+            (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()),
         {suite, scenario, branch});
     std::vector<StoredScenarioRun> out;
     const PGresult* r = rows.get();

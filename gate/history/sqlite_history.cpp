@@ -246,7 +246,7 @@ class SqliteHistory final : public HistoryStore {
   }
 
   std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                    const std::string& branch) override {
+                                                    const std::string& branch, size_t limit) override {
     // A database of schema 2, read without migrating, has no results kept whole.
     const bool whole = SchemaVersion() >= 3;
     Statement rows(db_, Name(),
@@ -255,7 +255,8 @@ class SqliteHistory final : public HistoryStore {
                        (whole ? "r.kept_whole, sr.run_id IS NOT NULL FROM runs r LEFT JOIN scenario_results "
                                 "sr ON sr.run_id = r.id AND sr.scenario = ?2 "
                               : "0, 0 FROM runs r ") +
-                       "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC");
+                       "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC" +
+                       (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
     rows.Bind(1, suite).Bind(3, branch);
     if (whole) rows.Bind(2, scenario);
     std::vector<StoredScenarioRun> out;
