@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -302,11 +303,14 @@ int Main(int argc, char** argv) {
               static_cast<long long>(HistoryDb::OpenForReading(location).RunCount()));
 
   std::vector<double> add, pick, trend, read_series, writers;
+  // New commits on every invocation: adding a run the history holds stores nothing.
+  const std::string salt = std::to_string(std::time(nullptr));
   for (int round = 0; round < scale.rounds; ++round) {
     const RunResults run = Run(scale, 0, NewNight(round, 0));
     add.push_back(Seconds([&] {
       HistoryDb db = HistoryDb::Open(location);
-      db.AddRun(run, {"new-" + std::to_string(round), "main"});
+      if (!db.AddRun(run, {"new-" + salt + "-" + std::to_string(round), "main"}))
+        std::fprintf(stderr, "history_scale: the run was already stored\n");
     }));
     std::vector<std::string> scenarios;
     for (int s = 0; s < scale.scenarios; ++s) scenarios.push_back(ScenarioName(s));
@@ -338,7 +342,8 @@ int Main(int argc, char** argv) {
         if (pid == 0) {
           try {
             HistoryDb db = HistoryDb::Open(location);
-            _exit(db.AddRun(runs[static_cast<size_t>(w)], {"pool-" + std::to_string(round), "main"}) ? 0 : 1);
+            _exit(db.AddRun(runs[static_cast<size_t>(w)], {"pool-" + salt + "-" + std::to_string(round), "main"}) ? 0
+                                                                                                                  : 1);
           } catch (const Error& e) {
             std::fprintf(stderr, "writer %d: %s\n", w, e.what());
             _exit(3);

@@ -618,6 +618,9 @@ std::unique_ptr<HistoryStore> OpenPostgresHistory(const std::string& url, OpenMo
     throw InfraError(message);
   }
   PQclear(PQexec(conn, "SET client_min_messages = warning"));
+  // JIT compiling a suite's year of values costs seconds and saves less
+  // (a year's trend read measured 11.2 s with it, 8.8 s without).
+  PQclear(PQexec(conn, "SET jit = off"));
   auto store = std::make_unique<PostgresHistory>(url, conn);
   if (mode == OpenMode::kReadOnly || mode == OpenMode::kExisting) {
     const int version = store->SchemaVersion();
