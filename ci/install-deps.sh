@@ -14,6 +14,8 @@ PACKAGES=(
   libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev prometheus-pushgateway prometheus
+  # The history of a pool of runners: libpq, and the server its tests start a throw-away cluster of.
+  libpq-dev postgresql
   # The Perfetto trace (--trace): protoc and the protobuf runtime.
   protobuf-compiler libprotobuf-dev
   fio procps util-linux libbpf-tools

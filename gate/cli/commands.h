@@ -74,8 +74,13 @@ struct HistoryAddOptions {
   std::string commit;
   std::string branch;
 };
+struct HistoryCopyOptions {
+  std::string source;
+  std::string destination;
+};
 struct TrendOptions {
   std::string db_file;
+  std::string suite;  // empty: every suite
   std::string out_dir;
   std::string branch;                   // empty: every branch
   std::vector<std::string> statistics;  // empty: DefaultTrendStatistics()
@@ -89,6 +94,8 @@ struct ExportOptions {
 };
 // Stores every statistic of a run in the history database.
 int HistoryAddCommand(const HistoryAddOptions& options);
+// Every run of one history into another, either backend; runs already there are kept once.
+int HistoryCopyCommand(const HistoryCopyOptions& options);
 // Static dashboard of the history with change points.
 int TrendCommand(const TrendOptions& options);
 // OpenMetrics to stdout, or the Prometheus text format to a Pushgateway.

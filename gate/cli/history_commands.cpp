@@ -7,6 +7,7 @@
 #include "history/pushgateway.h"
 #include "history/trend.h"
 #include "metrics/atomic_file.h"
+#include "metrics/error.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -15,22 +16,53 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
   RunResults results = ReadResultsFile(o.results_file);
   HistoryDb db = HistoryDb::Open(o.db_file);
   if (!db.AddRun(results, {o.commit, o.branch})) {
-    std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", o.db_file.c_str(),
+    std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
                 results.suite.c_str(), o.commit.c_str());
     return 0;
   }
   std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
-              results.scenarios.size(), o.commit.c_str(), o.branch.c_str(), o.db_file.c_str(),
+              results.scenarios.size(), o.commit.c_str(), o.branch.c_str(), db.Name().c_str(),
               static_cast<long long>(db.RunCount()));
+  return 0;
+}
+
+int HistoryCopyCommand(const HistoryCopyOptions& o) {
+  // The source is only read: a history fetched from another job's artifacts
+  // may be read-only, and is not migrated behind its owner's back.
+  const HistoryDb source = HistoryDb::OpenForReading(o.source);
+  HistoryDb destination = HistoryDb::Open(o.destination);
+  if (source.Name() == destination.Name()) throw InputError(source.Name() + ": copying a history onto itself");
+  int64_t copied = 0, present = 0;
+  source.ForEachStoredRun([&](const StoredRun& run) { ++(destination.AddStoredRun(run) ? copied : present); });
+  std::printf("perfgate: copied %lld runs from %s to %s (%lld already there; %lld runs now)\n",
+              static_cast<long long>(copied), source.Name().c_str(), destination.Name().c_str(),
+              static_cast<long long>(present), static_cast<long long>(destination.RunCount()));
   return 0;
 }
 
 int TrendCommand(const TrendOptions& o) {
   HistoryDb db = HistoryDb::OpenExisting(o.db_file);
-  SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics};
+  SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics, o.suite};
   std::vector<TrendSeries> trends =
       AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
-  WriteTrendDashboard(trends, {o.db_file, o.branch}, o.out_dir);
+  WriteTrendDashboard(trends, {db.Name(), o.branch}, o.out_dir);
+  // Kept in the history too, where a dashboard on the database marks them.
+  std::vector<SeriesChangePoints> found;
+  for (const TrendSeries& t : trends) {
+    const HistorySeries& s = t.series;
+    SeriesChangePoints series{s.suite, s.scenario, s.metric, s.statistic, o.branch, {}};
+    for (const auto& c : t.change_points) {
+      series.change_points.push_back({c.index > 0 ? s.points[c.index - 1].commit : "", s.points[c.index].commit,
+                                      s.points[c.index].timestamp, c.change_pct(), c.p_value, IsRegression(t, c)});
+    }
+    found.push_back(std::move(series));
+  }
+  try {
+    db.ReplaceChangePoints(found);
+  } catch (const Error& e) {
+    // A history fetched read-only from another job's artifacts still gets its dashboard.
+    std::fprintf(stderr, "perfgate: warning: the change points were not stored in the history: %s\n", e.what());
+  }
   size_t changes = 0;
   nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {

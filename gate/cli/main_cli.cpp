@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "history/history_db.h"
 #include "metrics/error.h"
 #include "metrics/log.h"
 #include "metrics/version.h"
@@ -84,7 +85,7 @@ int PerfgateMain(int argc, char** argv) {
   auto* update = run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
   auto* from_history =
       run->add_option("--baseline-from-history", run_opts.gate.history_db,
-                      "Compare with the newest passing runs in this history database (perfgate history add) recorded "
+                      "Compare with the newest passing runs in this history (a file or a postgresql:// URL) recorded "
                       "on a host with this one's kernel, CPU model and CPU count, instead of --baseline-dir")
           ->excludes(update);
   run->add_option("--branch", run_opts.gate.history_branch,
@@ -192,13 +193,32 @@ int PerfgateMain(int argc, char** argv) {
   history->require_subcommand(1);
   auto* history_add = history->add_subcommand("add", "Store every metric statistic of a run in the history database");
   history_add->add_option("results", history_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
-  history_add->add_option("--db", history_opts.db_file, "History database (SQLite), created when missing")->required();
+  history_add
+      ->add_option("--db", history_opts.db_file,
+                   "History database: an SQLite file, created when missing, or a postgresql:// URL (default: "
+                   "$PERFGATE_HISTORY)")
+      ->envname(kHistoryEnvironmentVariable)
+      ->required();
   history_add->add_option("--commit", history_opts.commit, "Commit the run measured")->required();
   history_add->add_option("--branch", history_opts.branch, "Branch of that commit")->required();
 
+  HistoryCopyOptions copy_opts;
+  auto* history_copy = history->add_subcommand(
+      "copy", "Copy every run of one history into another (between SQLite and PostgreSQL, either way)");
+  history_copy->add_option("source", copy_opts.source, "History to read: a file or a postgresql:// URL")->required();
+  history_copy
+      ->add_option("destination", copy_opts.destination,
+                   "History to add to: a file, created when missing, or a postgresql:// URL")
+      ->required();
+
   TrendOptions trend_opts;
   auto* trend = app.add_subcommand("trend", "Write a static dashboard of the history, with change points");
-  trend->add_option("--db", trend_opts.db_file, "History database")->required();
+  trend
+      ->add_option("--db", trend_opts.db_file,
+                   "History database: an SQLite file or a postgresql:// URL (default: $PERFGATE_HISTORY)")
+      ->envname(kHistoryEnvironmentVariable)
+      ->required();
+  trend->add_option("--suite", trend_opts.suite, "Only this suite (default: all)");
   trend->add_option("--out", trend_opts.out_dir, "Directory for index.html and its stylesheets")->required();
   trend->add_option("--branch", trend_opts.branch, "Only runs of this branch (default: all)");
   trend->add_option("--statistic", trend_opts.statistics,
@@ -290,6 +310,7 @@ int PerfgateMain(int argc, char** argv) {
     if (*report) return ReportCommand(report_results, report_out, report_strict);
     if (*merge) return MergeCommand(merge_opts);
     if (*history_add) return HistoryAddCommand(history_opts);
+    if (*history_copy) return HistoryCopyCommand(copy_opts);
     if (*trend) return TrendCommand(trend_opts);
     if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);

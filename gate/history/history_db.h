@@ -1,13 +1,16 @@
 // The history database: every statistic of every metric of every measured
 // repetition of the runs added to it, with the commit and branch they
-// measured, in one SQLite file. The schema is versioned (PRAGMA user_version)
-// and migrated forward on open, each step in its own transaction; a file
-// from a newer perfgate is refused rather than misread.
+// measured. It lives in an SQLite file (the default: one runner, or a file
+// passed along as an artifact) or in a PostgreSQL database (a pool of runners
+// writing one history at once); HistoryDb::Open tells them apart by the
+// location, `postgresql://…` or a path. Both keep the same versioned schema,
+// migrated forward on open under a lock, and refuse a database from a newer
+// perfgate rather than misread it.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +21,10 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
+
+// The environment variable that names the history when --db is not given.
+inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
 
 struct RunIdentity {
   std::string commit;
@@ -52,33 +58,96 @@ struct StoredScenarioRun {
   Verdict verdict = Verdict::kError;  // of the whole run
   Environment environment;            // git_commit is the commit the run measured
   // The scenario's measured repetitions, whole; nullopt when the run did not
-  // run the scenario or was stored before the history kept repetitions whole
-  // (schema 3; `kept_whole` tells which).
+  // run the scenario, was stored before the history kept repetitions whole
+  // (schema 3; `kept_whole` tells which), or was not loaded yet
+  // (HistoryDb::ScenarioRunHeaders; `has_scenario` tells).
   std::optional<ScenarioResult> scenario;
   bool kept_whole = false;
+  bool has_scenario = false;  // the run stored this scenario whole
 };
 
 struct SeriesFilter {
   std::string branch;                   // empty: every branch
   std::vector<std::string> statistics;  // empty: every statistic
+  std::string suite;                    // empty: every suite
 };
+
+// (scenario, metric, statistic, unit, better): what a stored value measures.
+using SeriesKey = std::array<std::string, 5>;
+
+// A run as the history stores it, row for row: what `history copy` moves
+// between databases and what AddRun writes.
+struct StoredRun {
+  std::string suite, commit, branch, run_timestamp, added_at;
+  std::string hostname, kernel, cpu_model;
+  int64_t cpu_count = 0;
+  std::string perfgate_version, verdict;
+  bool kept_whole = false;
+  struct Value {
+    SeriesKey series;
+    int64_t repetition = 0;
+    double value = 0;
+  };
+  struct Check {
+    std::string scenario, name, metric, statistic, verdict;
+    std::optional<double> change_pct;
+  };
+  struct Whole {
+    std::string scenario;
+    std::string result_zlib;  // results.json's scenario object, deflated
+    int64_t result_bytes = 0;
+  };
+  std::vector<Value> values;
+  std::vector<Check> checks;
+  std::vector<Whole> wholes;
+};
+
+// A change point `perfgate trend` found in one series, as the history keeps
+// it for dashboards.
+struct StoredChangePoint {
+  std::string commit_before, commit_after, timestamp_after;
+  double change_pct = 0;
+  double p_value = 1;
+  bool for_the_worse = false;
+};
+struct SeriesChangePoints {
+  std::string suite, scenario, metric, statistic;
+  std::string branch;  // the branch the trend looked at; empty: every branch
+  std::vector<StoredChangePoint> change_points;
+};
+
+class HistoryStore;  // history/history_store.h: one per backend
+
+// Whether `location` names a PostgreSQL database rather than a file.
+bool IsPostgresLocation(const std::string& location);
+// `location` fit for a message or a report: a URL without its password.
+std::string DisplayLocation(const std::string& location);
 
 class HistoryDb {
  public:
-  // Opens `file`, creating it when missing, and migrates its schema.
-  // InputError naming the file when it is not a perfgate history database or
-  // is from a newer perfgate; InfraError when it cannot be written.
-  static HistoryDb Open(const std::string& file);
+  // Opens the history at `location` (a file, created when missing, or a
+  // postgresql:// URL) and migrates its schema. InputError naming it when it
+  // is not a perfgate history, is from a newer perfgate or its credentials
+  // are refused; InfraError when it cannot be reached or written.
+  static HistoryDb Open(const std::string& location);
   // As Open, but InputError when the file does not exist.
-  static HistoryDb OpenExisting(const std::string& file);
-  // An existing file opened read-only, without migrating it (a database
+  static HistoryDb OpenExisting(const std::string& location);
+  // An existing history opened read-only, without migrating it (a database
   // fetched from the nightly job's artifacts may be read-only); InputError
   // when it is missing, not a perfgate history or from a newer perfgate.
-  static HistoryDb OpenForReading(const std::string& file);
+  static HistoryDb OpenForReading(const std::string& location);
 
-  // Stores the run (one transaction). Returns false, storing nothing, when a
-  // run of the same suite, commit, branch and timestamp is already stored.
-  // InputError for a partial run or an empty commit or branch.
+  HistoryDb(HistoryDb&&) noexcept;
+  HistoryDb& operator=(HistoryDb&&) noexcept;
+  ~HistoryDb();
+
+  // How messages name this history: the path, or the URL without its password.
+  const std::string& Name() const;
+
+  // Stores the run (one transaction: visible whole or not at all). Returns
+  // false, storing nothing, when a run of the same suite, commit, branch and
+  // timestamp is already stored. InputError for a partial run or an empty
+  // commit or branch.
   bool AddRun(const RunResults& results, const RunIdentity& identity);
 
   int SchemaVersion() const;
@@ -90,19 +159,28 @@ class HistoryDb {
   // (by the run's timestamp), each with its result of `scenario`.
   std::vector<StoredScenarioRun> ScenarioRuns(const std::string& suite, const std::string& scenario,
                                               const std::string& branch) const;
+  // As ScenarioRuns, without reading the results: LoadScenario reads one when
+  // it is wanted, so that picking the newest good run of a long history reads
+  // only the few runs it looks at.
+  // `limit`: only the newest that many (0: all).
+  std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
+                                                    const std::string& branch, size_t limit = 0) const;
+  // Fills run.scenario with its stored result of `scenario` (no-op when it has none).
+  void LoadScenario(StoredScenarioRun& run, const std::string& scenario) const;
+
+  // Replaces the stored change points of each series given (one transaction).
+  void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series);
+  // The stored change points of every series, in no particular order.
+  std::vector<SeriesChangePoints> ChangePoints() const;
+
+  // Every stored run row for row, oldest first (history copy).
+  void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) const;
+  // Stores a run read from another history, as it was; false when present.
+  bool AddStoredRun(const StoredRun& run);
 
  private:
-  struct Closer {
-    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-  };
-  HistoryDb(std::string file, sqlite3* db) : file_(std::move(file)), db_(db) {}
-  void Migrate();
-  void Exec(const std::string& sql) const;
-  // Id of the series (scenario, metric, statistic, unit, better), added when new.
-  int64_t SeriesId(const std::array<std::string, 5>& key);
-
-  std::string file_;
-  std::unique_ptr<sqlite3, Closer> db_;
+  explicit HistoryDb(std::unique_ptr<HistoryStore> store);
+  std::unique_ptr<HistoryStore> store_;
 };
 
 }  // namespace perfgate

@@ -233,10 +233,10 @@ StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
     if (o.scenarios.empty() || std::find(o.scenarios.begin(), o.scenarios.end(), s.name) != o.scenarios.end())
       query.scenarios.push_back(s.name);
   }
-  HistoryBaselines history = ChooseHistoryBaselines(db, o.history_db, query);
+  HistoryBaselines history = ChooseHistoryBaselines(db, db.Name(), query);
   if (o.require_same_env && !history.foreign.empty()) {
     const auto& [scenario, difference] = *history.foreign.begin();
-    throw InputError(o.history_db + ": no passing run of " + suite.name + "/" + scenario +
+    throw InputError(db.Name() + ": no passing run of " + suite.name + "/" + scenario +
                      " recorded on a host like this one; the newest is of a different machine: " + difference);
   }
   for (const std::string& warning : history.warnings) log::Warning("%s\n", warning.c_str());
@@ -244,7 +244,7 @@ StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
     std::fprintf(stderr,
                  "perfgate: warning: %s: no passing run of %s/%s on a host like this one; the newest is of "
                  "a different machine: %s; %s\n",
-                 o.history_db.c_str(), suite.name.c_str(), scenario.c_str(), difference.c_str(),
+                 db.Name().c_str(), suite.name.c_str(), scenario.c_str(), difference.c_str(),
                  o.allow_other_host ? "compared anyway (--allow-other-host)"
                                     : "its regression checks are inconclusive (--allow-other-host compares anyway)");
   }

@@ -10,6 +10,8 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/history_backends.h"
+#include "history/history_db.h"
 
 namespace perfgate::testing {
 namespace {
@@ -39,10 +41,14 @@ nlohmann::json ResultsOf(const fs::path& out_dir, const CliRun& run) {
 
 int Lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
-class BaselineFromHistoryTest : public ::testing::Test {
+// On both history backends.
+class BaselineFromHistoryTest : public ::testing::TestWithParam<HistoryBackend> {
  protected:
   void SetUp() override {
     PERFGATE_REQUIRE_ROOT();
+    PERFGATE_REQUIRE_HISTORY_BACKEND(GetParam());
+    history_ = std::make_unique<TestHistory>(GetParam());
+    db_ = history_->location();
     fast_ = SleepSuite(dir_, "fast.json", "0.02");
     slow_ = SleepSuite(dir_, "slow.json", "0.2");
     CliRun nightly = RunCli({"run", fast_, "--baseline-dir", dir_ / "none", "--out", dir_ / "nightly", "--quiet"});
@@ -65,11 +71,14 @@ class BaselineFromHistoryTest : public ::testing::Test {
   }
 
   ScratchDir dir_;
-  std::string fast_, slow_, db_ = dir_ / "history.sqlite";
+  std::unique_ptr<TestHistory> history_;
+  std::string fast_, slow_, db_;
   nlohmann::json nightly_;
 };
+INSTANTIATE_TEST_SUITE_P(Backends, BaselineFromHistoryTest,
+                         ::testing::Values(HistoryBackend::kSqlite, HistoryBackend::kPostgres), BackendName);
 
-TEST_F(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
+TEST_P(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
   Add(nightly_, "aaaa1111");
   Add(Later("2099-01-01T00:00:00Z", "regression"), "bbbb2222");
   Add(Later("2099-01-02T00:00:00Z", "pass"), "cccc3333", "feature");
@@ -77,7 +86,9 @@ TEST_F(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--branch", "main", "--out", dir_ / "o"});
   nlohmann::json results = ResultsOf(dir_ / "o", run);
   const std::string source = results["baseline_source"];
-  EXPECT_NE(source.find("the history in " + db_ + " (branch main): commit aaaa1111 of "), std::string::npos) << source;
+  EXPECT_NE(source.find("the history in " + DisplayLocation(db_) + " (branch main): commit aaaa1111 of "),
+            std::string::npos)
+      << source;
   EXPECT_NE(source.find(nightly_["environment"]["hostname"].get<std::string>()), std::string::npos) << source;
   EXPECT_NE(source.find("newer runs skipped: s: commit bbbb2222 of 2099-01-01T00:00:00Z (its verdict was regression)"),
             std::string::npos)
@@ -95,7 +106,7 @@ TEST_F(BaselineFromHistoryTest, ComparesWithTheNewestPassingRunAndNamesIt) {
   EXPECT_NE(ReadFile(dir_ / "o/junit.xml").find("commit aaaa1111"), std::string::npos);
 }
 
-TEST_F(BaselineFromHistoryTest, AnotherMachinesRunDecidesNothingUnlessAllowed) {
+TEST_P(BaselineFromHistoryTest, AnotherMachinesRunDecidesNothingUnlessAllowed) {
   nlohmann::json elsewhere = nightly_;
   elsewhere["environment"]["kernel"] = "2.6.32-other";
   Add(elsewhere, "dddd4444");
@@ -123,7 +134,7 @@ TEST_F(BaselineFromHistoryTest, AnotherMachinesRunDecidesNothingUnlessAllowed) {
   EXPECT_NE(judged["verdict"], "pass") << judged.dump();
 }
 
-TEST_F(BaselineFromHistoryTest, OnlyFailedRunsLeaveTheChecksInconclusiveAndSaySo) {
+TEST_P(BaselineFromHistoryTest, OnlyFailedRunsLeaveTheChecksInconclusiveAndSaySo) {
   Add(Later("2099-01-01T00:00:00Z", "error"), "eeee5555");
   CliRun run = RunCli({"run", slow_, "--baseline-from-history", db_, "--out", dir_ / "o", "--quiet"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
@@ -133,7 +144,7 @@ TEST_F(BaselineFromHistoryTest, OnlyFailedRunsLeaveTheChecksInconclusiveAndSaySo
   EXPECT_NE(results["baseline_source"].get<std::string>().find("(its verdict was error)"), std::string::npos);
 }
 
-TEST_F(BaselineFromHistoryTest, BadDatabasesAndBranchesAreOneLineAndExitTwo) {
+TEST_P(BaselineFromHistoryTest, BadDatabasesAndBranchesAreOneLineAndExitTwo) {
   Add(nightly_, "aaaa1111");
   WriteFile(dir_ / "notes.sqlite", "this is not a database, not even close, but long enough to have a header page\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

@@ -12,6 +12,7 @@
 
 #include "compare/compare.h"
 #include "harness/files.h"
+#include "harness/history_backends.h"
 #include "history/history_db.h"
 #include "metrics/error.h"
 
@@ -76,9 +77,13 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 
 // Three hosts, two branches; on this host's fingerprint the newest run of
 // main failed and the one before could not run its scenario.
-class HistoryBaselineTest : public ::testing::Test {
+// On both backends.
+class HistoryBaselineTest : public ::testing::TestWithParam<testing::HistoryBackend> {
  protected:
   void SetUp() override {
+    PERFGATE_REQUIRE_HISTORY_BACKEND(GetParam());
+    history_ = std::make_unique<testing::TestHistory>(GetParam());
+    file_ = history_->location();
     HistoryDb db = HistoryDb::Open(file_);
     db.AddRun(HostRun(kThisHost, "2026-11-20T02:00:00Z", 1.00, Verdict::kPass, {"camera", "fio"}), {"c1", "main"});
     db.AddRun(HostRun(kTwinHost, "2026-11-21T02:00:00Z", 1.10), {"c2", "main"});
@@ -98,11 +103,14 @@ class HistoryBaselineTest : public ::testing::Test {
     return s.repetitions.at(0).metrics.at("workload.wall_time").value;
   }
 
-  TempDir dir_;
-  std::string file_ = dir_ / "nightly.sqlite";
+  std::unique_ptr<testing::TestHistory> history_;
+  std::string file_;  // the history's location
 };
+INSTANTIATE_TEST_SUITE_P(Backends, HistoryBaselineTest,
+                         ::testing::Values(testing::HistoryBackend::kSqlite, testing::HistoryBackend::kPostgres),
+                         testing::BackendName);
 
-TEST_F(HistoryBaselineTest, PicksTheNewestPassingRunOfThisFingerprintOnTheBranch) {
+TEST_P(HistoryBaselineTest, PicksTheNewestPassingRunOfThisFingerprintOnTheBranch) {
   HistoryBaselines h = Choose("main");
   ASSERT_EQ(h.scenarios.count("camera"), 1u);
   // c4 regressed, c3's scenario failed: c2, from a twin of this host (same kernel, CPU model and count).
@@ -122,13 +130,13 @@ TEST_F(HistoryBaselineTest, PicksTheNewestPassingRunOfThisFingerprintOnTheBranch
       << h.source;
 }
 
-TEST_F(HistoryBaselineTest, WithoutABranchTheNewestOfEveryBranchCounts) {
+TEST_P(HistoryBaselineTest, WithoutABranchTheNewestOfEveryBranchCounts) {
   HistoryBaselines h = Choose("");
   EXPECT_DOUBLE_EQ(FirstWallTime(h.scenarios.at("camera")), 1.50);
   EXPECT_TRUE(Contains(h.source, "commit f1 of 2026-11-24T12:00:00Z")) << h.source;
 }
 
-TEST_F(HistoryBaselineTest, EachScenarioTakesTheNewestRunThatRanIt) {
+TEST_P(HistoryBaselineTest, EachScenarioTakesTheNewestRunThatRanIt) {
   HistoryBaselines h = Choose("main", kThisHost, {"camera", "fio"});
   EXPECT_DOUBLE_EQ(FirstWallTime(h.scenarios.at("camera")), 1.10);
   EXPECT_DOUBLE_EQ(FirstWallTime(h.scenarios.at("fio")), 1.00);
@@ -136,7 +144,7 @@ TEST_F(HistoryBaselineTest, EachScenarioTakesTheNewestRunThatRanIt) {
   EXPECT_TRUE(Contains(h.source, "for fio")) << h.source;
 }
 
-TEST_F(HistoryBaselineTest, NoRunOfThisFingerprintDecidesNoRegressionCheck) {
+TEST_P(HistoryBaselineTest, NoRunOfThisFingerprintDecidesNoRegressionCheck) {
   const Host elsewhere = {"new-runner", "6.12.0-amd64", "Intel Xeon", 8};
   HistoryBaselines h = Choose("main", elsewhere);
   // The newest good run of another machine, said to be one, and foreign.
@@ -160,7 +168,7 @@ TEST_F(HistoryBaselineTest, NoRunOfThisFingerprintDecidesNoRegressionCheck) {
   EXPECT_TRUE(Contains(judged.message, "recorded on another machine")) << judged.message;
 }
 
-TEST_F(HistoryBaselineTest, NoPassingRunAtAllIsSaidAndLeavesTheChecksInconclusive) {
+TEST_P(HistoryBaselineTest, NoPassingRunAtAllIsSaidAndLeavesTheChecksInconclusive) {
   {
     HistoryDb db = HistoryDb::Open(file_);
     db.AddRun(HostRun(kThisHost, "2026-11-25T02:00:00Z", 1.0, Verdict::kError, {"gbench"}), {"c6", "main"});
@@ -186,18 +194,14 @@ TEST_F(HistoryBaselineTest, NoPassingRunAtAllIsSaidAndLeavesTheChecksInconclusiv
   EXPECT_TRUE(Contains(candidate.scenarios[0].checks[0].message, "no baseline"));
 }
 
-TEST_F(HistoryBaselineTest, AnUnknownBranchIsBadInputNamingTheBranches) {
+TEST_P(HistoryBaselineTest, AnUnknownBranchIsBadInputNamingTheBranches) {
   EXPECT_EQ(CodeAndMessage([&] { Choose("mian"); }),
             "2 nightly.sqlite: no run of branch \"mian\" in the history (branches: feature, main)");
 }
 
-TEST_F(HistoryBaselineTest, ACorruptStoredResultIsBadInputNamingTheDatabaseAndRun) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(file_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "UPDATE scenario_results SET result_bytes = result_bytes + 1", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
-  EXPECT_EQ(CodeAndMessage([&] { Choose("main"); }).rfind("2 " + file_ + ": run ", 0), 0u)
+TEST_P(HistoryBaselineTest, ACorruptStoredResultIsBadInputNamingTheDatabaseAndRun) {
+  history_->Sql("UPDATE scenario_results SET result_bytes = result_bytes + 1");
+  EXPECT_EQ(CodeAndMessage([&] { Choose("main"); }).rfind("2 " + DisplayLocation(file_) + ": run ", 0), 0u)
       << CodeAndMessage([&] { Choose("main"); });
   EXPECT_NE(CodeAndMessage([&] { Choose("main"); }).find("scenario camera: the stored result is corrupt"),
             std::string::npos);
@@ -222,22 +226,18 @@ TEST(HistoryBaselineDb, OpeningForReadingRefusesWhatIsNoPerfgateHistoryAndChange
             "2 " + other + ": not a perfgate history database");
 }
 
-TEST(HistoryBaselineDb, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAndSaid) {
-  TempDir dir;
-  const std::string file = dir / "old.sqlite";
+TEST_P(HistoryBaselineTest, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAndSaid) {
+  testing::TestHistory old(GetParam());
+  const std::string file = old.location();
   {
     HistoryDb db = HistoryDb::Open(file);
     db.AddRun(HostRun(kThisHost, "2026-11-20T02:00:00Z", 1.0), {"c1", "main"});
   }
   // What schema 2 left: statistics only. Read as it is, without migrating.
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(file.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
-                         "PRAGMA user_version = 2;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
+  old.Sql(old.postgres() ? "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
+                           "ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 2;"
+                         : "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
+                           "kept_whole; PRAGMA user_version = 2;");
   {
     HistoryDb db = HistoryDb::OpenForReading(file);
     EXPECT_EQ(db.SchemaVersion(), 2);

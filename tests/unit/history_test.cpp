@@ -15,7 +15,9 @@
 
 #include "harness/environment.h"
 #include "harness/files.h"
+#include "harness/history_backends.h"
 #include "history/history_db.h"
+#include "history/history_store.h"
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
@@ -59,26 +61,6 @@ RunResults SampleRun(const std::string& timestamp, double wall_s, const std::str
   return r;
 }
 
-int64_t CountRows(const std::string& file, const std::string& table) {
-  sqlite3* db = nullptr;
-  sqlite3_open(file.c_str(), &db);
-  sqlite3_stmt* stmt = nullptr;
-  sqlite3_prepare_v2(db, ("SELECT count(*) FROM " + table).c_str(), -1, &stmt, nullptr);
-  int64_t n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return n;
-}
-
-void Sql(const std::string& file, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
-  sqlite3_free(error);
-  sqlite3_close(db);
-}
-
 std::string ErrorOf(const std::function<void()>& f) {
   try {
     f();
@@ -88,34 +70,73 @@ std::string ErrorOf(const std::function<void()>& f) {
   return "no error";
 }
 
-TEST(HistoryDb, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
-  TempDir dir;
-  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+// Every test of the history database runs on both backends.
+class History : public ::testing::TestWithParam<testing::HistoryBackend> {
+ protected:
+  void SetUp() override {
+    PERFGATE_REQUIRE_HISTORY_BACKEND(GetParam());
+    history_ = std::make_unique<testing::TestHistory>(GetParam());
+  }
+  const std::string& location() const { return history_->location(); }
+  // How the history names itself in messages: for PostgreSQL, its URL.
+  std::string name() const { return DisplayLocation(location()); }
+  testing::TestHistory& h() { return *history_; }
+
+ private:
+  std::unique_ptr<testing::TestHistory> history_;
+};
+INSTANTIATE_TEST_SUITE_P(Backends, History,
+                         ::testing::Values(testing::HistoryBackend::kSqlite, testing::HistoryBackend::kPostgres),
+                         testing::BackendName);
+
+TEST_P(History, CreatesTheCurrentSchemaAndStoresEveryStatistic) {
+  HistoryDb db = HistoryDb::Open(location());
   EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
   EXPECT_EQ(db.RunCount(), 1);
   // 3 repetitions x (1 scalar statistic + 7 histogram statistics + 2 counter statistics without ops).
-  EXPECT_EQ(CountRows(dir / "h.sqlite", "metric_values"), 3 * (1 + 7 + 2));
-  EXPECT_EQ(CountRows(dir / "h.sqlite", "check_results"), 1);
-  EXPECT_EQ(CountRows(dir / "h.sqlite", "scenario_results"), 1);  // the scenario whole, for baselines
+  EXPECT_EQ(h().Count("metric_values"), 3 * (1 + 7 + 2));
+  EXPECT_EQ(h().Count("check_results"), 1);
+  EXPECT_EQ(h().Count("scenario_results"), 1);  // the scenario whole, for baselines
 }
 
-TEST(HistoryDb, AddingTheSameRunTwiceStoresItOnce) {
-  TempDir dir;
-  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+TEST_P(History, TrendChangePointsReplaceThoseOfTheSameSeriesAndBranch) {
+  HistoryDb db = HistoryDb::Open(location());
+  db.ReplaceChangePoints(
+      {{"nightly", "camera", "workload.wall_time", "value", "", {{"c1", "c2", "t2", 12.5, 1e-5, true}}},
+       {"nightly", "camera", "workload.wall_time", "value", "main", {}}});
+  db.ReplaceChangePoints(
+      {{"nightly", "camera", "workload.wall_time", "value", "", {{"c3", "c4", "t4", -5, 1e-6, false}}}});
+  const std::vector<SeriesChangePoints> stored = db.ChangePoints();
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_EQ(stored[0].change_points.size(), 1u);
+  EXPECT_EQ(stored[0].change_points[0].commit_after, "c4");
+  EXPECT_DOUBLE_EQ(stored[0].change_points[0].change_pct, -5);
+  EXPECT_FALSE(stored[0].change_points[0].for_the_worse);
+}
+
+TEST(HistorySchema, EachVersionHasOneMigrationInEachDialect) {
+  EXPECT_EQ(HistoryMigrations().size(), static_cast<size_t>(kHistorySchemaVersion));
+  for (const HistoryMigration& m : HistoryMigrations()) {
+    EXPECT_NE(std::string(m.sqlite).find("CREATE"), std::string::npos);
+    EXPECT_NE(std::string(m.postgres).find("CREATE"), std::string::npos);
+  }
+}
+
+TEST_P(History, AddingTheSameRunTwiceStoresItOnce) {
+  HistoryDb db = HistoryDb::Open(location());
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
   EXPECT_FALSE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "release"}));
   EXPECT_EQ(db.RunCount(), 2);
 }
 
-TEST(HistoryDb, SeriesAreOrderedByRunTimeAndFilteredByBranch) {
-  TempDir dir;
-  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+TEST_P(History, SeriesAreOrderedByRunTimeAndFilteredByBranchAndSuite) {
+  HistoryDb db = HistoryDb::Open(location());
   db.AddRun(SampleRun("2024-05-03T00:00:00Z", 3.0), {"c3", "main"});
   db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"c1", "main"});
   db.AddRun(SampleRun("2024-05-02T00:00:00Z", 2.0), {"c2", "feature"});
-  std::vector<HistorySeries> all = db.Series({"", {"value"}});
+  std::vector<HistorySeries> all = db.Series({"", {"value"}, ""});
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].metric, "workload.wall_time");
   EXPECT_EQ(all[0].unit, "s");
@@ -123,40 +144,56 @@ TEST(HistoryDb, SeriesAreOrderedByRunTimeAndFilteredByBranch) {
   EXPECT_EQ(all[0].points[0].commit, "c1");
   EXPECT_EQ(all[0].points[1].commit, "c2");
   EXPECT_EQ(all[0].points[2].values.size(), 3u);
-  std::vector<HistorySeries> main = db.Series({"main", {"value", "p99"}});
+  EXPECT_DOUBLE_EQ(all[0].points[2].values[1], 3.0 * 1.001);
+  std::vector<HistorySeries> main = db.Series({"main", {"value", "p99"}, ""});
   ASSERT_EQ(main.size(), 2u);
   EXPECT_EQ(main[0].points.size(), 2u);
+  EXPECT_EQ(db.Series({"", {"value"}, "nightly"}).size(), 1u);
+  EXPECT_TRUE(db.Series({"", {"value"}, "presubmit"}).empty());
 }
 
-TEST(HistoryDb, MigratesAVersionOneDatabaseKeepingItsRuns) {
-  TempDir dir;
-  std::string file = dir / "old.sqlite";
+TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
   {
-    HistoryDb db = HistoryDb::Open(file);
+    HistoryDb db = HistoryDb::Open(location());
     db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
   }
   // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
-  Sql(file,
-      "DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN kept_whole; "
-      "PRAGMA user_version = 1;");
-  HistoryDb db = HistoryDb::Open(file);
+  if (h().postgres()) {
+    h().Sql(
+        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
+        "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
+  } else {
+    h().Sql(
+        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
+        "COLUMN kept_whole; PRAGMA user_version = 1;");
+  }
+  HistoryDb db = HistoryDb::Open(location());
   EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   EXPECT_EQ(db.RunCount(), 1);
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"def", "main"}));
-  EXPECT_EQ(CountRows(file, "check_results"), 1);
+  EXPECT_EQ(h().Count("check_results"), 1);
 }
 
-TEST(HistoryDb, RefusesANewerSchemaAForeignDatabaseAndAFileThatIsNoDatabase) {
+TEST_P(History, RefusesANewerSchemaAndAForeignDatabase) {
+  if (h().postgres()) {
+    HistoryDb::Open(location());
+    h().Sql("UPDATE perfgate_schema SET version = 99");
+  } else {
+    h().Sql("PRAGMA user_version = 99;");
+  }
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(location()); }).rfind("2 " + name() + ": history schema version 99", 0), 0u);
+
+  testing::TestHistory foreign(GetParam());
+  foreign.Sql("CREATE TABLE t (x integer);");
+  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(foreign.location()); }),
+            "2 " + DisplayLocation(foreign.location()) +
+                (foreign.postgres() ? ": a PostgreSQL database, but not a perfgate history (it has tables of its own)"
+                                    : ": an SQLite database, but not a perfgate history"));
+  EXPECT_EQ(foreign.Count("t"), 0);
+}
+
+TEST(HistoryDb, RefusesAFileThatIsNoDatabaseAndAMissingOne) {
   TempDir dir;
-  std::string newer = dir / "newer.sqlite";
-  Sql(newer, "PRAGMA user_version = 99;");
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(newer); }).rfind("2 " + newer + ": history schema version 99", 0), 0u);
-
-  std::string foreign = dir / "foreign.sqlite";
-  Sql(foreign, "CREATE TABLE t (x);");
-  EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(foreign); }),
-            "2 " + foreign + ": an SQLite database, but not a perfgate history");
-
   std::string text = dir / "text.sqlite";
   std::ofstream(text) << "this is not a database, not even close, but long enough to have a header page\n";
   EXPECT_EQ(ErrorOf([&] { HistoryDb::Open(text); }).rfind("2 " + text + ": ", 0), 0u);
@@ -165,9 +202,8 @@ TEST(HistoryDb, RefusesANewerSchemaAForeignDatabaseAndAFileThatIsNoDatabase) {
   EXPECT_FALSE(fs::exists(dir / "missing.sqlite"));
 }
 
-TEST(HistoryDb, RefusesPartialRunsAndEmptyIdentityStoringNothing) {
-  TempDir dir;
-  HistoryDb db = HistoryDb::Open(dir / "h.sqlite");
+TEST_P(History, RefusesPartialRunsAndEmptyIdentityStoringNothing) {
+  HistoryDb db = HistoryDb::Open(location());
   RunResults partial = SampleRun("2024-05-01T00:00:00Z", 1.0);
   partial.partial = true;
   EXPECT_EQ(ErrorOf([&] { db.AddRun(partial, {"abc", "main"}); }).rfind("2 ", 0), 0u);
@@ -176,19 +212,25 @@ TEST(HistoryDb, RefusesPartialRunsAndEmptyIdentityStoringNothing) {
   EXPECT_EQ(db.RunCount(), 0);
 }
 
-TEST(HistoryDb, AFailedAddRollsBackTheWholeRun) {
-  TempDir dir;
-  std::string file = dir / "h.sqlite";
-  HistoryDb db = HistoryDb::Open(file);
+TEST_P(History, AFailedAddRollsBackTheWholeRun) {
+  HistoryDb db = HistoryDb::Open(location());
   // Make the check insert fail after the run and its values were inserted.
-  Sql(file, "CREATE TRIGGER no_checks BEFORE INSERT ON check_results BEGIN SELECT RAISE(ABORT, 'refused'); END;");
-  EXPECT_EQ(ErrorOf([&] {
-              db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"});
-            }),
-            "2 " + file + ": refused");
-  EXPECT_EQ(CountRows(file, "runs"), 0);
-  EXPECT_EQ(CountRows(file, "metric_values"), 0);
-  EXPECT_EQ(CountRows(file, "scenario_results"), 0);
+  if (h().postgres()) {
+    h().Sql(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' "
+        "USING ERRCODE = '23514'; END $$; CREATE TRIGGER no_checks BEFORE INSERT ON check_results FOR EACH ROW "
+        "EXECUTE FUNCTION refuse();");
+  } else {
+    h().Sql("CREATE TRIGGER no_checks BEFORE INSERT ON check_results BEGIN SELECT RAISE(ABORT, 'refused'); END;");
+  }
+  const std::string error = ErrorOf([&] { db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}); });
+  EXPECT_EQ(error.rfind("2 " + name() + ": refused", 0), 0u) << error;
+  EXPECT_EQ(h().Count("runs"), 0);
+  EXPECT_EQ(h().Count("metric_values"), 0);
+  EXPECT_EQ(h().Count("scenario_results"), 0);
+  // The history is still usable after the failure.
+  h().Sql("DROP TRIGGER no_checks" + std::string(h().postgres() ? " ON check_results" : ""));
+  EXPECT_TRUE(db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"abc", "main"}));
 }
 
 std::vector<TrendSeries> PlantedTrend(const std::string& scenario) {

@@ -1,0 +1,436 @@
+// The history in one SQLite file. The schema version is PRAGMA user_version;
+// each migration step runs in its own write transaction (BEGIN IMMEDIATE), so
+// one process migrates while the others wait on the file lock.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "history/history_store.h"
+#include "metrics/error.h"
+
+namespace perfgate {
+namespace {
+
+// Not a database, corrupt, read-only or data the schema refuses (two
+// repetitions with one index) is the user's input; the rest is the machine.
+[[noreturn]] void ThrowSqliteError(sqlite3* db, const std::string& file, int rc) {
+  std::string message = file + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  int primary = rc & 0xff;
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_READONLY ||
+      primary == SQLITE_CANTOPEN || primary == SQLITE_CONSTRAINT) {
+    throw InputError(message);
+  }
+  throw InfraError(message);
+}
+
+// A prepared statement; errors name the database file.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& file, const std::string& sql) : db_(db), file_(file) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) Fail();
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& Bind(int i, const std::string& text) {
+    Check(sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& BindBlob(int i, const std::string& bytes) {
+    Check(sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& Bind(int i, double value) {
+    Check(sqlite3_bind_double(stmt_, i, value));
+    return *this;
+  }
+  Statement& Bind(int i, int64_t value) {
+    Check(sqlite3_bind_int64(stmt_, i, value));
+    return *this;
+  }
+  Statement& BindOptional(int i, const std::optional<double>& value) {
+    Check(value && std::isfinite(*value) ? sqlite3_bind_double(stmt_, i, *value) : sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  // True while there is a row.
+  bool Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) Fail();
+    return false;
+  }
+  // Runs an insert or update again with new bindings.
+  void Run() {
+    Step();
+    sqlite3_reset(stmt_);
+  }
+  void Reset() { sqlite3_reset(stmt_); }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+  std::string Blob(int column) const {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+                : std::string();
+  }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK) Fail();
+  }
+  [[noreturn]] void Fail() const { ThrowSqliteError(db_, file_, sqlite3_extended_errcode(db_)); }
+  sqlite3* db_;
+  const std::string& file_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Rolls back unless committed.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& file) : db_(db), file_(file) { Exec("BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (!committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void Commit() {
+    Exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  void Exec(const char* sql) {
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) ThrowSqliteError(db_, file_, rc);
+  }
+  sqlite3* db_;
+  const std::string& file_;
+  bool committed_ = false;
+};
+
+class SqliteHistory final : public HistoryStore {
+ public:
+  SqliteHistory(const std::string& file, sqlite3* db) : HistoryStore(file), db_(db) {}
+  ~SqliteHistory() override { sqlite3_close_v2(db_); }
+
+  int SchemaVersion() override {
+    Statement version(db_, Name(), "PRAGMA user_version");
+    version.Step();
+    return static_cast<int>(version.Int(0));
+  }
+
+  void Exec(const std::string& sql) {
+    char* error = nullptr;
+    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+    if (rc == SQLITE_OK) return;
+    sqlite3_free(error);
+    ThrowSqliteError(db_, Name(), rc);
+  }
+
+  void Migrate() {
+    // Reading needs no lock; a migration re-reads the version under the write
+    // lock, since another process may have migrated meanwhile.
+    const std::vector<HistoryMigration>& migrations = HistoryMigrations();
+    for (int version = SchemaVersion(); version < kHistorySchemaVersion;) {
+      Transaction transaction(db_, Name());
+      version = SchemaVersion();
+      if (version >= kHistorySchemaVersion) break;
+      if (version == 0) {
+        Statement tables(db_, Name(), "SELECT count(*) FROM sqlite_schema");
+        tables.Step();
+        if (tables.Int(0) > 0) throw InputError(Name() + ": an SQLite database, but not a perfgate history");
+      }
+      Exec(migrations[static_cast<size_t>(version)].sqlite);
+      Exec("PRAGMA user_version = " + std::to_string(version + 1));
+      transaction.Commit();
+      ++version;
+    }
+    CheckNotNewer();
+  }
+
+  void CheckNotNewer() {
+    const int version = SchemaVersion();
+    if (version > kHistorySchemaVersion) throw InputError(NewerSchemaMessage(Name(), version));
+  }
+
+  int64_t RunCount() override {
+    Statement count(db_, Name(), "SELECT count(*) FROM runs");
+    count.Step();
+    return count.Int(0);
+  }
+
+  bool Insert(const StoredRun& r) override {
+    Transaction transaction(db_, Name());
+    Statement exists(db_, Name(),
+                     "SELECT 1 FROM runs WHERE suite = ?1 AND commit_sha = ?2 AND branch = ?3 AND run_timestamp = ?4");
+    exists.Bind(1, r.suite).Bind(2, r.commit).Bind(3, r.branch).Bind(4, r.run_timestamp);
+    if (exists.Step()) return false;
+
+    Statement run(db_, Name(),
+                  "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
+                  "cpu_count, perfgate_version, verdict, kept_whole) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                  "?11, ?12)");
+    run.Bind(1, r.suite).Bind(2, r.commit).Bind(3, r.branch).Bind(4, r.run_timestamp);
+    run.Bind(5, r.added_at).Bind(6, r.hostname).Bind(7, r.kernel).Bind(8, r.cpu_model);
+    run.Bind(9, r.cpu_count).Bind(10, r.perfgate_version).Bind(11, r.verdict);
+    run.Bind(12, int64_t{r.kept_whole ? 1 : 0});
+    run.Run();
+    const int64_t run_id = sqlite3_last_insert_rowid(db_);
+
+    Statement whole(
+        db_, Name(),
+        "INSERT INTO scenario_results (run_id, scenario, result_zlib, result_bytes) VALUES (?1, ?2, ?3, ?4)");
+    for (const StoredRun::Whole& w : r.wholes) {
+      whole.Bind(1, run_id).Bind(2, w.scenario).BindBlob(3, w.result_zlib).Bind(4, w.result_bytes);
+      whole.Run();
+    }
+    Statement value(db_, Name(),
+                    "INSERT INTO metric_values (run_id, series_id, repetition, value) VALUES (?1, ?2, ?3, ?4)");
+    std::map<SeriesKey, int64_t> series_ids;
+    for (const StoredRun::Value& v : r.values) {
+      auto known = series_ids.find(v.series);
+      int64_t series = known != series_ids.end() ? known->second : series_ids[v.series] = SeriesId(v.series);
+      value.Bind(1, run_id).Bind(2, series).Bind(3, v.repetition).Bind(4, v.value);
+      value.Run();
+    }
+    Statement check(db_, Name(),
+                    "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    for (const StoredRun::Check& c : r.checks) {
+      check.Bind(1, run_id).Bind(2, c.scenario).Bind(3, c.name).Bind(4, c.metric).Bind(5, c.statistic);
+      check.Bind(6, c.verdict).BindOptional(7, c.change_pct);
+      check.Run();
+    }
+    transaction.Commit();
+    return true;
+  }
+
+  void ForEachSeriesRow(const SeriesFilter& filter, const std::function<void(const SeriesRow&)>& visit) override {
+    Statement rows(db_, Name(),
+                   "SELECT r.suite, s.scenario, s.metric, s.statistic, s.unit, s.better, r.id, r.commit_sha, r.branch, "
+                   "r.run_timestamp, v.value FROM metric_values v JOIN runs r ON r.id = v.run_id "
+                   "JOIN series s ON s.id = v.series_id WHERE (?1 = '' OR r.branch = ?1) AND (?2 = '' OR r.suite = ?2) "
+                   "ORDER BY r.suite, s.scenario, s.metric, s.statistic, r.run_timestamp, r.id, v.repetition");
+    rows.Bind(1, filter.branch).Bind(2, filter.suite);
+    SeriesRow row;
+    while (rows.Step()) {
+      row.statistic = rows.Text(3);
+      if (!filter.statistics.empty() &&
+          std::find(filter.statistics.begin(), filter.statistics.end(), row.statistic) == filter.statistics.end())
+        continue;
+      row.suite = rows.Text(0);
+      row.scenario = rows.Text(1);
+      row.metric = rows.Text(2);
+      row.unit = rows.Text(4);
+      row.better = rows.Text(5);
+      row.run_id = rows.Int(6);
+      row.commit = rows.Text(7);
+      row.branch = rows.Text(8);
+      row.timestamp = rows.Text(9);
+      row.value = rows.Double(10);
+      visit(row);
+    }
+  }
+
+  std::vector<std::string> Branches() override {
+    Statement rows(db_, Name(), "SELECT DISTINCT branch FROM runs ORDER BY branch");
+    std::vector<std::string> out;
+    while (rows.Step()) out.push_back(rows.Text(0));
+    return out;
+  }
+
+  std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
+                                                    const std::string& branch, size_t limit) override {
+    // A database of schema 2, read without migrating, has no results kept whole.
+    const bool whole = SchemaVersion() >= 3;
+    Statement rows(db_, Name(),
+                   std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, r.kernel, "
+                               "r.cpu_model, r.cpu_count, r.perfgate_version, ") +
+                       (whole ? "r.kept_whole, sr.run_id IS NOT NULL FROM runs r LEFT JOIN scenario_results "
+                                "sr ON sr.run_id = r.id AND sr.scenario = ?2 "
+                              : "0, 0 FROM runs r ") +
+                       "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC" +
+                       (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
+    rows.Bind(1, suite).Bind(3, branch);
+    if (whole) rows.Bind(2, scenario);
+    std::vector<StoredScenarioRun> out;
+    while (rows.Step()) {
+      StoredScenarioRun run;
+      run.run_id = rows.Int(0);
+      run.branch = rows.Text(2);
+      run.verdict = ParseVerdict(rows.Text(3)).value_or(Verdict::kError);
+      Environment& env = run.environment;
+      env.git_commit = rows.Text(1);
+      env.timestamp = rows.Text(4);
+      env.hostname = rows.Text(5);
+      env.kernel = rows.Text(6);
+      env.cpu_model = rows.Text(7);
+      env.cpu_count = static_cast<int>(rows.Int(8));
+      env.perfgate_version = rows.Text(9);
+      run.kept_whole = rows.Int(10) != 0;
+      run.has_scenario = rows.Int(11) != 0;
+      out.push_back(std::move(run));
+    }
+    return out;
+  }
+
+  std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) override {
+    if (SchemaVersion() < 3) return std::nullopt;
+    Statement row(db_, Name(),
+                  "SELECT result_zlib, result_bytes FROM scenario_results WHERE run_id = ?1 AND scenario = ?2");
+    row.Bind(1, run_id).Bind(2, scenario);
+    if (!row.Step()) return std::nullopt;
+    return PackedResult{row.Blob(0), row.Int(1)};
+  }
+
+  void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) override {
+    const int version = SchemaVersion();
+    Statement runs(db_, Name(),
+                   std::string("SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
+                               "cpu_model, cpu_count, perfgate_version, verdict, ") +
+                       (version >= 3 ? "kept_whole" : "0") + " FROM runs ORDER BY run_timestamp, id");
+    Statement values(db_, Name(),
+                     "SELECT s.scenario, s.metric, s.statistic, s.unit, s.better, v.repetition, v.value FROM "
+                     "metric_values v JOIN series s ON s.id = v.series_id WHERE v.run_id = ?1 ORDER BY v.series_id, "
+                     "v.repetition");
+    std::optional<Statement> checks, wholes;
+    if (version >= 2)
+      checks.emplace(db_, Name(),
+                     "SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = "
+                     "?1 ORDER BY rowid");
+    if (version >= 3)
+      wholes.emplace(db_, Name(),
+                     "SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = ?1 ORDER BY "
+                     "scenario");
+    while (runs.Step()) {
+      StoredRun r;
+      const int64_t id = runs.Int(0);
+      r.suite = runs.Text(1);
+      r.commit = runs.Text(2);
+      r.branch = runs.Text(3);
+      r.run_timestamp = runs.Text(4);
+      r.added_at = runs.Text(5);
+      r.hostname = runs.Text(6);
+      r.kernel = runs.Text(7);
+      r.cpu_model = runs.Text(8);
+      r.cpu_count = runs.Int(9);
+      r.perfgate_version = runs.Text(10);
+      r.verdict = runs.Text(11);
+      r.kept_whole = runs.Int(12) != 0;
+      values.Bind(1, id);
+      while (values.Step()) {
+        r.values.push_back({{values.Text(0), values.Text(1), values.Text(2), values.Text(3), values.Text(4)},
+                            values.Int(5),
+                            values.Double(6)});
+      }
+      values.Reset();
+      if (checks) {
+        checks->Bind(1, id);
+        while (checks->Step()) {
+          r.checks.push_back({checks->Text(0), checks->Text(1), checks->Text(2), checks->Text(3), checks->Text(4),
+                              checks->IsNull(5) ? std::nullopt : std::optional(checks->Double(5))});
+        }
+        checks->Reset();
+      }
+      if (wholes) {
+        wholes->Bind(1, id);
+        while (wholes->Step()) r.wholes.push_back({wholes->Text(0), wholes->Blob(1), wholes->Int(2)});
+        wholes->Reset();
+      }
+      visit(r);
+    }
+  }
+
+  void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) override {
+    Transaction transaction(db_, Name());
+    Statement clear(db_, Name(),
+                    "DELETE FROM change_points WHERE suite = ?1 AND scenario = ?2 AND metric = ?3 AND statistic = ?4 "
+                    "AND branch = ?5");
+    Statement insert(db_, Name(),
+                     "INSERT INTO change_points (suite, scenario, metric, statistic, branch, commit_before, "
+                     "commit_after, timestamp_after, change_pct, p_value, for_the_worse, found_at) VALUES (?1, ?2, ?3, "
+                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    for (const SeriesChangePoints& s : series) {
+      clear.Bind(1, s.suite).Bind(2, s.scenario).Bind(3, s.metric).Bind(4, s.statistic).Bind(5, s.branch);
+      clear.Run();
+      for (const StoredChangePoint& c : s.change_points) {
+        insert.Bind(1, s.suite).Bind(2, s.scenario).Bind(3, s.metric).Bind(4, s.statistic).Bind(5, s.branch);
+        insert.Bind(6, c.commit_before).Bind(7, c.commit_after).Bind(8, c.timestamp_after).Bind(9, c.change_pct);
+        insert.Bind(10, c.p_value).Bind(11, int64_t{c.for_the_worse ? 1 : 0}).Bind(12, now);
+        insert.Run();
+      }
+    }
+    transaction.Commit();
+  }
+
+  std::vector<SeriesChangePoints> ChangePoints() override {
+    std::vector<SeriesChangePoints> out;
+    if (SchemaVersion() < 4) return out;
+    Statement rows(db_, Name(),
+                   "SELECT suite, scenario, metric, statistic, branch, commit_before, commit_after, timestamp_after, "
+                   "change_pct, p_value, for_the_worse FROM change_points ORDER BY suite, scenario, metric, statistic, "
+                   "branch, timestamp_after");
+    while (rows.Step()) {
+      if (out.empty() || out.back().suite != rows.Text(0) || out.back().scenario != rows.Text(1) ||
+          out.back().metric != rows.Text(2) || out.back().statistic != rows.Text(3) ||
+          out.back().branch != rows.Text(4))
+        out.push_back({rows.Text(0), rows.Text(1), rows.Text(2), rows.Text(3), rows.Text(4), {}});
+      out.back().change_points.push_back(
+          {rows.Text(5), rows.Text(6), rows.Text(7), rows.Double(8), rows.Double(9), rows.Int(10) != 0});
+    }
+    return out;
+  }
+
+ private:
+  // Id of the series, added when new.
+  int64_t SeriesId(const SeriesKey& key) {
+    Statement insert(
+        db_, Name(),
+        "INSERT OR IGNORE INTO series (scenario, metric, statistic, unit, better) VALUES (?1, ?2, ?3, ?4, ?5)");
+    Statement select(db_, Name(),
+                     "SELECT id FROM series WHERE scenario = ?1 AND metric = ?2 AND statistic = ?3 AND unit = ?4 AND "
+                     "better = ?5");
+    for (int i = 0; i < 5; ++i) {
+      insert.Bind(i + 1, key[static_cast<size_t>(i)]);
+      select.Bind(i + 1, key[static_cast<size_t>(i)]);
+    }
+    insert.Run();
+    select.Step();
+    return select.Int(0);
+  }
+
+  sqlite3* db_;
+};
+
+}  // namespace
+
+std::unique_ptr<HistoryStore> OpenSqliteHistory(const std::string& file, OpenMode mode) {
+  if (mode != OpenMode::kCreate) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) throw InputError(file + ": no such history database");
+  }
+  sqlite3* raw = nullptr;
+  const int flags = mode == OpenMode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, flags, nullptr);
+  auto store = std::make_unique<SqliteHistory>(file, raw);
+  if (rc != SQLITE_OK) ThrowSqliteError(raw, file, rc);
+  sqlite3_busy_timeout(raw, 10000);  // two nightly jobs adding at once wait, not fail
+  sqlite3_extended_result_codes(raw, 1);
+  if (mode == OpenMode::kReadOnly) {
+    const int version = store->SchemaVersion();
+    if (version == 0) throw InputError(file + ": not a perfgate history database");
+    store->CheckNotNewer();
+    return store;
+  }
+  store->Exec("PRAGMA foreign_keys = ON");
+  store->Migrate();
+  return store;
+}
+
+}  // namespace perfgate
