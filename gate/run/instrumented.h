@@ -37,6 +37,11 @@ std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text);
 // and waits for (not a service it only observes).
 bool CanInstrument(const std::string& workload_kind);
 
+// Valgrind's launcher as found in PATH: Debian's valgrind.bin beside its
+// wrapper script when there is one; "valgrind" when none is found (the
+// launch then fails as a missing program would).
+std::string ValgrindExecutable();
+
 // `argv` under Cachegrind, one output file per process in `out_dir`
 // (children followed through exec, so a shell's workload is counted).
 std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir);
@@ -68,10 +73,12 @@ InstructionCounts ReadInstructionCounts(const std::string& out_dir);
 std::string FunctionMetricName(const std::string& function);
 
 // Functions below this share of a repetition's instructions get no metric of
-// their own: a program executes thousands, and the few that matter for a
-// change are the large ones or those that grew (whose share the differential
-// profile shows).
-inline constexpr double kFunctionMetricShare = 0.001;
+// their own: a program executes thousands, most of them a few hundred
+// instructions of start-up. Low enough that a function near it on one side
+// is named on the other too (0.1 % left the C library's start-up named on
+// one side of an A/A pair only), high enough to keep a repetition to a few
+// hundred metrics.
+inline constexpr double kFunctionMetricShare = 0.0001;
 
 // instr.total and instr.<function> (for every function of at least
 // kFunctionMetricShare) as counters over `wall_s`.
