@@ -53,7 +53,7 @@ p, i = scenarios(plain), scenarios(instr)
 seconds = open(instr + ".seconds").read().strip()
 print(f"{os.path.basename(suite)} (instrumented record took {seconds} s):")
 for name, s in i.items():
-    counts = [r["metrics"]["instr.total"]["value"] for r in s["repetitions"] if "instr.total" in r["metrics"]]
+    counts = [r["metrics"]["instr.total"]["count"] for r in s["repetitions"] if "instr.total" in r["metrics"]]
     if not counts:
         print(f"  {name}: not instrumented ({s.get('workload_kind', '?')})")
         continue

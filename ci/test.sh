@@ -84,6 +84,8 @@ phase "build"
 ASAN_SKIP='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^EvidenceWithoutFramePointers\.SlowerFunctionIsNamedFirst|^WhyTest\.'
 ASAN_SKIP+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.'
 ASAN_SKIP+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist'
+# The instrumented A/B runs spend their time in Valgrind, not in perfgate.
+ASAN_SKIP+='|^InstrumentedAb\.'
 asan_status=0
 cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
   -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
