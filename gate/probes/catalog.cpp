@@ -123,11 +123,13 @@ const std::vector<CatalogEntry>& Entries() {
        MakeProfileProbe},
       {{"cpu",
         "CPU counters of the workload's process tree (perf_event, counting mode, inherited by every process and "
-        "thread from the workload's exec; no BPF), read once per repetition: hardware instructions, cycles, branch "
+        "thread from the workload's exec; no BPF), read once per repetition: hardware instructions (in all, in user "
+        "space, in the kernel), cycles, branch "
         "and cache misses where the host has a PMU, else software task-clock, context switches, page faults and CPU "
         "migrations; counts the PMU multiplexed are scaled to the whole time and cpu.running_fraction says so",
-        {"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses", "cpu.task_clock",
-         "cpu.context_switches", "cpu.page_faults", "cpu.migrations", "cpu.running_fraction"},
+        {"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses", "cpu.instructions.user",
+         "cpu.instructions.kernel", "cpu.task_clock", "cpu.context_switches", "cpu.page_faults", "cpu.migrations",
+         "cpu.running_fraction"},
         {{"counters", ProbeParameterType::kString,
           "\"auto\" (default: hardware where the host has a PMU, else software), \"hardware\" (fails without a PMU) "
           "or \"software\" (the same metrics on every host)"}}},
