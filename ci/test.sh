@@ -87,6 +87,8 @@ ASAN_SKIP+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWith
 # The triage e2e repeats the PR gate's path (which stays) five times; its
 # stage's code runs under the sanitizers in its unit and malformed-input tests.
 ASAN_SKIP+='|^e2e\.pr_gate_triage$'
+# The instrumented A/B runs spend their time in Valgrind, not in perfgate.
+ASAN_SKIP+='|^InstrumentedAb\.'
 asan_status=0
 cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
   -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "compare/adaptive.h"
+#include "compare/deterministic.h"
+#include "compare/load_allowance.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/quantity.h"
 #include "stats/descriptive.h"
@@ -157,21 +159,38 @@ void EvaluateBudget(CheckResult& check, const ScenarioResult& scenario) {
   // some metrics past it by itself (run-queue waits, rates per second). A
   // crossed bound is judged on the repetitions the host left alone: their
   // median when they are at least half, else the check is inconclusive.
+  // What the load cannot explain is decided on every repetition, busy or
+  // not (compare/load_allowance.h): a count past its bound, CPU time past it
+  // by more than contention adds, anything under a minimum.
   std::string clean_note;
   if ((spec.max && check.candidate_median > *spec.max) || (spec.min && check.candidate_median < *spec.min)) {
     const auto [clean, taint] = CleanRepetitions(scenario);
     const std::vector<double> values = StatisticValues(clean, spec.metric, check.statistic);
     const size_t all = check.candidate_values.size(), busy = all - std::min(all, values.size());
-    if (busy > 0 && values.size() * 2 < all) {
+    const LoadAllowance allowance = AllowanceOf(spec.metric, check.statistic, check.unit);
+    const bool over = spec.max && check.candidate_median > *spec.max;
+    const double bound = over ? *spec.max : *spec.min;
+    const double explained = BoundTheLoadCanExplain(bound, over, allowance);
+    const bool beyond_load = allowance.inflation != LoadInflation::kUnbounded &&
+                             (over ? check.candidate_median > explained : check.candidate_median < explained);
+    if (busy > 0 && beyond_load) {
+      clean_note = " (median of " + std::to_string(all) + " repetitions, " + std::to_string(busy) +
+                   " taken while other work kept the host busy: " + taint + "; " + AllowanceText(allowance) +
+                   (explained != bound ? ", to " + FormatQuantity(explained, check.unit) : "") +
+                   (over ? "" : ", and never lowers a value") + ", so the load cannot explain it)";
+    } else if (busy > 0 && values.size() * 2 < all) {
+      const std::string allowance_text = AllowanceText(allowance);
       check.verdict = Verdict::kInconclusive;
       check.message =
           Subject(check) + " " + FormatQuantity(check.candidate_median, check.unit) + " beyond budget " +
-          FormatQuantity(spec.max && check.candidate_median > *spec.max ? *spec.max : *spec.min, check.unit) +
-          "; inconclusive: other work kept the host busy in " + std::to_string(busy) + " of " + std::to_string(all) +
-          " repetitions (" + taint + "), so the bound is not held against the workload";
+          FormatQuantity(bound, check.unit) + "; inconclusive: other work kept the host busy in " +
+          std::to_string(busy) + " of " + std::to_string(all) + " repetitions (" + taint + ")" +
+          (allowance_text.empty() ? ", which can stretch it without bound"
+                                  : ", and " + allowance_text + ", to " + FormatQuantity(explained, check.unit)) +
+          ", so the bound is not held against the workload";
       return;
     }
-    if (busy > 0) {
+    if (busy > 0 && !beyond_load) {
       check.candidate_median = stats::Median(values);
       clean_note = " (median of the " + std::to_string(values.size()) + " repetitions the host left alone; " +
                    std::to_string(busy) + " taken while other work kept it busy are left out)";
@@ -225,6 +244,9 @@ struct CheckEvidence {
   const ScenarioResult* baseline = nullptr;  // for gathering it again unpaired
   std::string scenario;
   std::string test;  // "rank+KS, " when KS gave a second opinion (tails), "paired signed-rank, " for pairs
+  // Why a near-deterministic metric is decided by the rank tests after all
+  // (compare/deterministic.h), for the end of the message.
+  std::string deterministic_fallback;
 };
 
 bool IsTailStatistic(const std::string& statistic) {
@@ -560,16 +582,33 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   const bool host_saturated = !evidence.interleaved && IsTimeUnit(check.unit) && evidence.candidate_spare_cpus &&
                               evidence.host_other_cpus && *evidence.candidate_spare_cpus < kBusierHostCpus &&
                               evidence.host_other_cpus->first > kBusierHostCpus;
-  if (worse_significant && beyond && host_saturated && !host_busier) {
+  // A change beyond what contention can add on top of the threshold is the
+  // workload's, busy host or not; a count the load does not move at all.
+  const LoadAllowance allowance = AllowanceOf(check.spec.metric, check.statistic, check.unit);
+  const bool beyond_load = allowance.inflation != LoadInflation::kUnbounded && change.best &&
+                           *change.best > 100 * (BoundTheLoadCanExplain(1 + threshold / 100, true, allowance) - 1);
+  const std::string load_note = (host_saturated || host_busier) && beyond_load
+                                    ? " (the host was busy, and " + AllowanceText(allowance) + ")"
+                                    : "";
+  const std::string allowance_note = allowance.inflation == LoadInflation::kBounded
+                                         ? "; " + AllowanceText(allowance) + ", and the interval's low end " +
+                                               FormatSignedPct(change.best.value_or(0)) + " % is within it"
+                                         : "";
+  if (worse_significant && beyond && beyond_load) {
+    check.verdict = Verdict::kRegression;
+    tail = " > threshold " + FormatPct(threshold) + load_note;
+    report_better_p = false;
+  } else if (worse_significant && beyond && host_saturated && !host_busier) {
     check.verdict = Verdict::kInconclusive;
     tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host had no CPU to spare (" +
-           FormatValue("%.2f", std::max(0.0, *evidence.candidate_spare_cpus)) + " idle) while the candidate ran";
+           FormatValue("%.2f", std::max(0.0, *evidence.candidate_spare_cpus)) + " idle) while the candidate ran" +
+           allowance_note;
     report_better_p = false;
   } else if (worse_significant && beyond && host_busier) {
     check.verdict = Verdict::kInconclusive;
     tail = " > threshold " + FormatPct(threshold) + "; inconclusive: the host was busier, other work kept " +
            FormatValue("%.2f", evidence.host_other_cpus->first) + " CPUs busy vs " +
-           FormatValue("%.2f", evidence.host_other_cpus->second) + " when the baseline was recorded";
+           FormatValue("%.2f", evidence.host_other_cpus->second) + " when the baseline was recorded" + allowance_note;
     report_better_p = false;
   } else if (worse_significant && beyond) {
     check.verdict = Verdict::kRegression;
@@ -650,6 +689,10 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
                                                 options.interleaved && baseline_scenario
                                                     ? PairedLogRatios(check, scenario, *baseline_scenario)
                                                     : std::vector<double>{})) {
+        // Near-deterministic counts are decided by their interval, outside the family.
+        std::string fallback;
+        if (IsNearDeterministic(check.spec.metric) && DecideNearDeterministic(check, fallback)) continue;
+        evidence->deterministic_fallback = fallback;
         evidence->host_other_cpus = HostOtherCpus(reps, baseline_scenario);
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         evidence->candidate = reps;
@@ -690,6 +733,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
       unpaired.adaptive = evidence.adaptive;
       unpaired.level_scale = evidence.level_scale;
       unpaired.interleaved = evidence.interleaved;
+      unpaired.deterministic_fallback = evidence.deterministic_fallback;
       evidence = std::move(unpaired);
     }
     p_worse[i] = std::min(1.0, evidence.p_worse / evidence.level_scale);
@@ -700,6 +744,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
   const std::vector<double> better_adjusted = adjust(p_better);
   for (size_t i = 0; i < family.size(); ++i) {
     DecideRegression(family[i], worse_adjusted[i], better_adjusted[i], context);
+    family[i].check->message += family[i].deterministic_fallback;
     AddOutlierNote(*family[i].check, family[i].candidate);
   }
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "compare/deterministic.h"
 #include "metrics/quantity.h"
 
 namespace perfgate {
@@ -12,7 +13,10 @@ std::map<std::string, std::vector<size_t>> ChecksToConfirm(const RunResults& run
   for (const ScenarioResult& scenario : run.scenarios) {
     for (size_t i = 0; i < scenario.checks.size(); ++i) {
       const CheckResult& check = scenario.checks[i];
-      if (check.spec.type == CheckSpec::Type::kRegression && check.verdict == Verdict::kRegression)
+      // A near-deterministic check decided by its interval was never
+      // screened at a level: nothing for a confirmation to confirm.
+      const bool by_interval = IsNearDeterministic(check.spec.metric) && !check.p_value;
+      if (check.spec.type == CheckSpec::Type::kRegression && check.verdict == Verdict::kRegression && !by_interval)
         flagged[scenario.name].push_back(i);
     }
   }

@@ -358,8 +358,8 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
     JsonObjectReader pr(profiles[i], file, r.At("profiles", i));
     FoldedProfile p;
     p.kind = pr.String("kind");
-    if (p.kind != "on-cpu" && p.kind != "off-cpu" && p.kind != "preempted" && p.kind != "futex")
-      pr.Fail(pr.At("kind"), "expected \"on-cpu\", \"off-cpu\", \"preempted\" or \"futex\"");
+    if (p.kind != "on-cpu" && p.kind != "off-cpu" && p.kind != "preempted" && p.kind != "futex" && p.kind != "counted")
+      pr.Fail(pr.At("kind"), "expected \"on-cpu\", \"off-cpu\", \"preempted\", \"futex\" or \"counted\"");
     p.unit = pr.String("unit", "");
     p.total = Count(pr, "total");
     p.samples = Count(pr, "samples");

@@ -24,6 +24,7 @@
 #include "report/reporter.h"
 #include "run/environment.h"
 #include "run/evidence_run.h"
+#include "run/instrumented.h"
 #include "run/interleaved.h"
 #include "run/runner.h"
 #include "run/schedule.h"
@@ -72,6 +73,7 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
     for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
   }
   if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
+  if (o.instrument) AddInstructionChecks(suite);
   return suite;
 }
 
@@ -119,6 +121,7 @@ RunOptions RunOptionsOf(const GateOptions& o) {
   ro.allowed_attach_types = o.attach_types;
   ro.stop = o.stop;
   ro.quiet = o.quiet;
+  ro.instrument = o.instrument;
   return ro;
 }
 
@@ -367,7 +370,10 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
           sides.push_back(
               {b_spec, "baseline", MedianWallTime(b_result->repetitions), MedianCpuTime(b_result->repetitions)});
       }
-      for (Evidence& e : EvidenceRepetitions(sides, ro, *reason, EvidenceTargetSamples(scenario)))
+      // Sampled stacks of the workload itself, not of Valgrind's translation of it.
+      RunOptions sampled = ro;
+      sampled.instrument = false;
+      for (Evidence& e : EvidenceRepetitions(sides, sampled, *reason, EvidenceTargetSamples(scenario)))
         scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;
@@ -375,6 +381,13 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
     }
   }
   AddBaselineEvidence(results, stored);
+  // Instrumented scenarios: the exact per-function counts beside the samples.
+  for (ScenarioResult& scenario : results.scenarios) {
+    const ScenarioSpec* spec = SpecOf(suite, scenario.name);
+    if (!ro.instrument || spec == nullptr) continue;
+    if (const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario))
+      AddCountedEvidence(scenario, *reason);
+  }
 }
 
 // The baselines of the scenarios that ran without error, stored all or none
@@ -414,6 +427,7 @@ MetricVocabulary GateMetricVocabulary() {
   MetricVocabulary v(RepetitionMetricDeclarations());
   v.Add(AdapterMetricDeclarations());
   v.Add(ProbeMetricDeclarations());
+  v.Add(InstructionMetricDeclarations());
   return v;
 }
 

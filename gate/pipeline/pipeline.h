@@ -45,6 +45,9 @@ struct GateOptions {
   bool strict = false;             // inconclusive checks fail
   bool fdr = false;                // false discovery rate instead of family-wise error
   bool quiet = false;
+  // Command and gbench workloads under Valgrind's instruction counting, each
+  // such scenario with a check on instr.total (run/instrumented.h).
+  bool instrument = false;
   bool require_same_env = false;         // a baseline from another kernel/CPU is an error
   bool allow_other_host = false;         // ... or, opted in, decides regression checks anyway
   std::vector<AttachType> attach_types;  // restrict the loader (testing, debugging)

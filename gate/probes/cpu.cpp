@@ -40,6 +40,9 @@ const std::vector<CpuCounter>& CpuCounters(CpuCounterSet set) {
       {"cpu.cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "count"},
       {"cpu.branch_misses", "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "count"},
       {"cpu.cache_misses", "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "count"},
+      {"cpu.instructions.user", "instructions:u", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "count", false, true},
+      {"cpu.instructions.kernel", "instructions:k", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "count", true,
+       false},
   };
   static const std::vector<CpuCounter> software = {
       {"cpu.task_clock", "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "ns"},
@@ -98,6 +101,8 @@ perf_event_attr CountingAttributes(const CpuCounter& counter) {
   attr.config = counter.config;
   attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
   attr.exclude_hv = 1;
+  attr.exclude_user = counter.kernel_only ? 1 : 0;
+  attr.exclude_kernel = counter.user_only ? 1 : 0;
   return attr;
 }
 

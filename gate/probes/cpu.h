@@ -25,6 +25,11 @@ struct CpuCounter {
   uint32_t type = 0;    // perf_event_attr.type
   uint64_t config = 0;  // perf_event_attr.config
   std::string unit;     // of the count: "count", or "ns" for task-clock
+  // Count only in the kernel or only in user space (perf_event_attr's
+  // exclude_user / exclude_kernel): the workload's own code apart from the
+  // kernel's work on its behalf.
+  bool kernel_only = false;
+  bool user_only = false;
 };
 
 // The counters of a set, in a stable order.

@@ -82,9 +82,10 @@ std::map<std::string, double> UserStackShares(const FoldedProfile& profile) {
   return shares;
 }
 
-// Samples of a profile that counts samples (on-CPU), else 0.
+// Samples of a profile that counts samples (on-CPU), else 0. A counted
+// profile (instructions, Valgrind) is exact: its shares have no interval.
 uint64_t SampleCount(const FoldedProfile& profile) {
-  return IsBlockedTimeProfile(profile) ? 0 : ProfileDenominator(profile);
+  return IsBlockedTimeProfile(profile) || profile.kind == "counted" ? 0 : ProfileDenominator(profile);
 }
 
 }  // namespace

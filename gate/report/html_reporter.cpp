@@ -532,6 +532,7 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
                       : kind == "off-cpu"   ? "Off-CPU (blocked time)"
                       : kind == "futex"     ? "Futex waits (user lock wait time)"
                       : kind == "preempted" ? "Preempted (runnable, waiting for a CPU)"
+                      : kind == "counted"   ? "Instructions per function (counted, exact: no sampling noise)"
                                             : kind;
   std::string html = "<div class=\"evidence-profile\">\n<h4>" + Esc(title) + "</h4>\n";
   html += "<p class=\"sub\">" + Esc(ProfileLine(shown, *profile));

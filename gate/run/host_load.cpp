@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -105,6 +106,34 @@ std::string TaintOf(const MetricSet& metrics, int cpu_count) {
     return text;
   }
   return "";
+}
+
+bool SawTheSameLoad(const std::vector<const MetricSet*>& arms) {
+  const auto spread = [&](auto value_of) {
+    double low = HUGE_VAL, high = -HUGE_VAL;
+    for (const MetricSet* metrics : arms) {
+      if (const std::optional<double> v = value_of(*metrics)) {
+        low = std::min(low, *v);
+        high = std::max(high, *v);
+      }
+    }
+    return high >= low ? high - low : 0.0;
+  };
+  const auto metric = [](const char* name) {
+    return [name](const MetricSet& metrics) -> std::optional<double> {
+      auto it = metrics.find(name);
+      if (it == metrics.end()) return std::nullopt;
+      return it->second.value;
+    };
+  };
+  const auto behind_cpus = [](const MetricSet& metrics) -> std::optional<double> {
+    auto behind = metrics.find(kHostRunqWaitBehindOthers);
+    auto wall = metrics.find("workload.wall_time");
+    if (behind == metrics.end() || wall == metrics.end() || !(wall->second.value > 0)) return std::nullopt;
+    return behind->second.value / wall->second.value;
+  };
+  return arms.size() > 1 && spread(metric(kHostOtherCpus)) <= kSameLoadCpus &&
+         spread(metric(kHostStealCpus)) <= kSameLoadCpus && spread(behind_cpus) <= kSameLoadCpus;
 }
 
 double OtherCpus(const CpuTimes& before, const CpuTimes& after, double workload_cpu_s, double wall_s) {

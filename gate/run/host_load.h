@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrics/metric.h"
 
@@ -58,5 +59,16 @@ inline constexpr double kTaintSpareCpus = 0.1;
 inline constexpr double kTaintStealCpus = 0.25;
 inline constexpr double kTaintBehindOthersCpus = 0.25;
 std::string TaintOf(const MetricSet& metrics, int cpu_count);
+
+// The arms of one round saw the same load when their CPUs' worth of other
+// work (host.other_cpus), of steal, and of waits behind other processes'
+// tasks per second of wall time lie within kSameLoadCpus of each other. Such
+// a round is a fair pair however busy the host was: what the load did to one
+// arm it did to the other, and the paired comparison cancels it, so
+// measuring it again would spend time and learn nothing. A quarter CPU is
+// the step the taint and compare's busier-host rule already use. A metric
+// absent from some arm does not count against the pair.
+inline constexpr double kSameLoadCpus = 0.25;
+bool SawTheSameLoad(const std::vector<const MetricSet*>& arms);
 
 }  // namespace perfgate

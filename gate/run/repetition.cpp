@@ -14,6 +14,7 @@
 #include "metrics/error.h"
 #include "metrics/log.h"
 #include "run/host_load.h"
+#include "run/instrumented.h"
 #include "run/memory_pressure.h"
 #include "run/process.h"
 
@@ -172,7 +173,12 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     cgroup.emplace(limit->limit_mb);
     if (limit->antagonist) antagonist.emplace(*cgroup);
   }
-  HeldProcess process(argv, spec.workload.env, spec.workload.cwd, as ? &*as : nullptr);
+  // Instrumented: the launch under Valgrind, its counts in a directory of
+  // this repetition that the workload's user may write.
+  std::optional<InstrumentedLaunch> instrumented;
+  if (options.instrument && CanInstrument(spec.workload.kind)) instrumented.emplace(argv, as ? &*as : nullptr);
+  HeldProcess process(instrumented ? instrumented->argv() : argv, spec.workload.env, spec.workload.cwd,
+                      as ? &*as : nullptr);
   if (cgroup) cgroup->AddWorkload(process.pid());  // before exec: every page of the start is charged there
   const std::unique_ptr<ReadinessMarker> ready = adapter.Readiness(spec.workload);
   probes.Prepare(process.pid());
@@ -206,6 +212,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   share(kHostMemoryPressure, pressure_before.memory_us, pressure_after.memory_us);
   share(kHostIoPressure, pressure_before.io_us, pressure_after.io_us);
   probes.Collect(outcome.wall_s, rep.metrics);
+  if (instrumented) AddInstructionMetrics(ReadInstructionCounts(instrumented->dir()), outcome.wall_s, rep.metrics);
   if (const std::optional<double> refaults = cgroup ? cgroup->WorkloadRefaultBytes() : std::nullopt) {
     rep.metrics[kReclaimRefaultBytes] = CounterMetric(kReclaimRefaultBytes, "bytes", *refaults, outcome.wall_s);
   }

@@ -140,9 +140,21 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       measured[a] = std::move(rep);
     }
     if (round < 0) continue;
-    // A round tainted three times running: the host stays busy, and waiting
-    // for a quiet moment would spend the budget on nothing.
-    if (!taint.empty() && retakes < schedule.max_retakes && round_retakes < kMaxRetakesOfARound) {
+    // Arms that all saw the same load make a fair pair: kept, not retaken
+    // (run/host_load.h SawTheSameLoad).
+    bool fair_pair = false;
+    if (!taint.empty() && arms.size() > 1) {
+      std::vector<const MetricSet*> loads;
+      for (const Repetition& rep : measured) loads.push_back(&rep.metrics);
+      fair_pair = SawTheSameLoad(loads);
+    }
+    if (fair_pair) {
+      for (Repetition& rep : measured) {
+        if (!rep.tainted.empty()) rep.tainted += "; kept: a fair pair, every arm of the round saw the same load";
+      }
+    } else if (!taint.empty() && retakes < schedule.max_retakes && round_retakes < kMaxRetakesOfARound) {
+      // A round tainted three times running: the host stays busy, and waiting
+      // for a quiet moment would spend the budget on nothing.
       ++retakes;
       ++round_retakes;
       if (!options.quiet)
@@ -157,7 +169,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
     }
     round_retakes = 0;
     for (size_t a = 0; a < arms.size(); ++a) {
-      if (!measured[a].tainted.empty()) measured[a].tainted += "; kept: the retake budget is spent";
+      if (!measured[a].tainted.empty() && !fair_pair) measured[a].tainted += "; kept: the retake budget is spent";
       arms[a].result.repetitions.push_back(std::move(measured[a]));
     }
     if (round >= 0 && adaptive && schedule.more && round + 1 >= schedule.min_rounds && round + 1 < schedule.rounds &&

@@ -132,9 +132,11 @@ TEST(AbTest, BadOptionsExitTwoNamingTheOption) {
   EXPECT_NE(fio.output.find("--baseline-set NAME=VALUE"), std::string::npos) << fio.output;
 }
 
-// With every CPU kept busy by other work, each round is tainted: measured
-// again (within the budget) and marked, and the report says so.
-TEST(AbTest, RoundsOfABusyHostAreMeasuredAgainAndMarked) {
+// With every CPU kept busy by a constant load, each round is tainted, but
+// both arms of a round saw the same load: a fair pair, kept rather than
+// measured again (a retake would learn nothing), and marked; the report says
+// so. A round the load hit unevenly may still be retaken, within the budget.
+TEST(AbTest, RoundsBesideAConstantLoadAreKeptAsFairPairsAndMarked) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
   WriteFile(dir / "suite.json", R"({"name": "busy", "scenarios": [{"name": "loop",
@@ -160,16 +162,19 @@ TEST(AbTest, RoundsOfABusyHostAreMeasuredAgainAndMarked) {
   }
   const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "out/results.json"));
   const nlohmann::json& scenario = results["scenarios"][0];
-  ASSERT_TRUE(scenario.contains("retaken_repetitions")) << run.output;
-  // Both sides of each retaken round: the budget is max(2, 4 / 2) rounds.
-  EXPECT_EQ(scenario["retaken_repetitions"].size(), 2u) << run.output;
-  for (const nlohmann::json& rep : scenario["retaken_repetitions"])
-    EXPECT_FALSE(rep.value("tainted", "").empty()) << rep.dump();
+  // Both sides of each retaken round, if any: the budget is max(2, 4 / 2) rounds.
+  if (scenario.contains("retaken_repetitions")) {
+    EXPECT_LE(scenario["retaken_repetitions"].size(), 4u) << run.output;
+  }
   EXPECT_EQ(scenario["repetitions"].size(), 4u);
-  size_t marked = 0;
-  for (const nlohmann::json& rep : scenario["repetitions"]) marked += !rep.value("tainted", "").empty();
-  EXPECT_GE(marked, 1u) << "the budget was spent while the host stayed busy";
-  EXPECT_NE(run.output.find("measuring round"), std::string::npos) << run.output;
+  size_t marked = 0, fair = 0;
+  for (const nlohmann::json& rep : scenario["repetitions"]) {
+    const std::string taint = rep.value("tainted", "");
+    marked += !taint.empty();
+    fair += taint.find("a fair pair") != std::string::npos;
+  }
+  EXPECT_EQ(marked, 4u) << run.output;
+  EXPECT_GE(fair, 1u) << run.output;
   EXPECT_NE(ReadFile(dir / "out/summary.md").find("Host load in loop"), std::string::npos);
   EXPECT_NE(ReadFile(dir / "out/report/index.html").find("host-load"), std::string::npos);
 }

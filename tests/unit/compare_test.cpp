@@ -482,7 +482,7 @@ TEST(Compare, BudgetCrossedInTaintedRepetitionsIsJudgedOnTheCleanOnes) {
   EXPECT_EQ(most_busy.message,
             "mm.page_alloc rate 91.0k count/s beyond budget 80.0k count/s; inconclusive: other work kept the host "
             "busy in 3 of 5 repetitions (" +
-                busy + "), so the bound is not held against the workload");
+                busy + "), which can stretch it without bound, so the bound is not held against the workload");
   const CheckResult& mostly_clean = run.scenarios[1].checks[0];
   EXPECT_EQ(mostly_clean.verdict, Verdict::kPass);
   EXPECT_EQ(mostly_clean.message,
@@ -499,6 +499,104 @@ TEST(Compare, BudgetCrossedInTaintedRepetitionsIsJudgedOnTheCleanOnes) {
   EXPECT_NE(over.scenarios[0].checks[0].message.find("median of the 4 repetitions the host left alone"),
             std::string::npos)
       << over.scenarios[0].checks[0].message;
+}
+
+// A scenario of `values` of workload.cpu_time, every repetition tainted by a
+// constant neighbour.
+ScenarioResult BusyCpuTimeScenario(const std::vector<double>& values) {
+  ScenarioResult scenario = FixedScenario("busy", "workload.cpu_time", values);
+  for (Repetition& rep : scenario.repetitions) rep.tainted = "other work kept 1.95 of 2 CPUs busy, leaving 0.00 idle";
+  return scenario;
+}
+
+// The case: CPU time 51 % over its budget beside one constant CPU
+// burner is beyond anything contention adds, and fails.
+TEST(Compare, CpuTimeBudgetFarBeyondTheContentionAllowanceFailsOnABusyHost) {
+  RunResults run;
+  run.scenarios.push_back(BusyCpuTimeScenario({0.302, 0.305, 0.299, 0.301, 0.303}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("workload.cpu_time", "value", 0.2)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kRegression) << check.message;
+  EXPECT_NE(check.message.find("contention inflates CPU time by at most 20 %, to 240 ms"), std::string::npos)
+      << check.message;
+  EXPECT_NE(check.message.find("so the load cannot explain it"), std::string::npos) << check.message;
+}
+
+// Within what contention can add, the same busy host leaves it open, and
+// the message gives the allowance's size.
+TEST(Compare, CpuTimeBudgetWithinTheContentionAllowanceIsInconclusiveOnABusyHost) {
+  RunResults run;
+  run.scenarios.push_back(BusyCpuTimeScenario({0.22, 0.221, 0.219, 0.222, 0.22}));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("workload.cpu_time", "value", 0.2)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kInconclusive) << check.message;
+  EXPECT_NE(check.message.find("contention inflates CPU time by at most 20 %, to 240 ms"), std::string::npos)
+      << check.message;
+}
+
+// Counts per operation are not inflated by other work: a crossed budget fails
+// however busy the host was.
+TEST(Compare, CountBudgetCrossedOnABusyHostFails) {
+  RunResults run;
+  ScenarioResult scenario;
+  scenario.name = "calls";
+  for (double calls : {41.0, 42.0, 41.0}) {
+    Repetition rep;
+    Metric m;
+    m.name = "syscalls.count";
+    m.kind = MetricKind::kCounter;
+    m.unit = "count";
+    m.value = calls * 1000;
+    m.duration_s = 1;
+    m.ops = 1000;
+    rep.metrics[m.name] = m;
+    rep.tainted = "other work kept 1.95 of 2 CPUs busy, leaving 0.00 idle";
+    scenario.repetitions.push_back(std::move(rep));
+  }
+  run.scenarios.push_back(std::move(scenario));
+  run.scenarios[0].checks.push_back(CheckFor(Budget("syscalls.count", "per_op", 40)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kRegression) << check.message;
+  EXPECT_NE(check.message.find("the load adds nothing to counts"), std::string::npos) << check.message;
+}
+
+// A CPU-time regression against a stored baseline far beyond what the load
+// can add is decided on a saturated host; one within it stays open and says
+// the allowance.
+TEST(Compare, CpuTimeRegressionBeyondTheContentionAllowanceIsDecidedOnASaturatedHost) {
+  const auto run_with = [](double factor) {
+    RunResults run;
+    run.environment.cpu_count = 2;
+    std::vector<double> values;
+    for (double v : {1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998}) values.push_back(v * factor);
+    run.scenarios.push_back(FixedScenario("s", "workload.cpu_time", values));
+    for (Repetition& rep : run.scenarios[0].repetitions) {
+      rep.metrics["workload.cpu_time"] = Scalar("workload.cpu_time", values[static_cast<size_t>(rep.index)]);
+      rep.metrics["workload.wall_time"] = Scalar("workload.wall_time", values[static_cast<size_t>(rep.index)]);
+    }
+    run.scenarios[0].checks.push_back(CheckFor(Regression("workload.cpu_time", 10)));
+    SetHostLoad(run.scenarios[0], 1.4);
+    std::map<std::string, ScenarioResult> baseline{{"s", FixedScenario("s", "workload.cpu_time", {})}};
+    for (double v : {1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998}) {
+      Repetition rep;
+      rep.index = static_cast<int>(baseline["s"].repetitions.size());
+      rep.metrics["workload.cpu_time"] = Scalar("workload.cpu_time", v);
+      baseline["s"].repetitions.push_back(std::move(rep));
+    }
+    SetHostLoad(baseline["s"], 1.4);
+    EvaluateChecks(run, baseline, {});
+    return run.scenarios[0].checks[0];
+  };
+  const CheckResult far = run_with(1.6);
+  EXPECT_EQ(far.verdict, Verdict::kRegression) << far.message;
+  EXPECT_NE(far.message.find("the host was busy, and contention inflates CPU time by at most 20 %"), std::string::npos)
+      << far.message;
+  const CheckResult near = run_with(1.25);
+  EXPECT_EQ(near.verdict, Verdict::kInconclusive) << near.message;
+  EXPECT_NE(near.message.find("contention inflates CPU time by at most 20 %"), std::string::npos) << near.message;
 }
 
 TEST(Compare, BudgetMinimum) {

@@ -23,7 +23,21 @@ TEST(CpuCounters, HardwareSetCountsInstructionsCyclesAndMisses) {
     metrics.push_back(c.metric);
   }
   EXPECT_EQ(metrics,
-            (std::vector<std::string>{"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses"}));
+            (std::vector<std::string>{"cpu.instructions", "cpu.cycles", "cpu.branch_misses", "cpu.cache_misses",
+                                      "cpu.instructions.user", "cpu.instructions.kernel"}));
+}
+
+// The workload's own instructions apart from the kernel's on its behalf: the
+// same event, counted in user space only and in the kernel only.
+TEST(CpuCounters, InstructionsAreAlsoCountedInUserSpaceAndInTheKernelSeparately) {
+  const std::vector<CpuCounter>& hardware = CpuCounters(CpuCounterSet::kHardware);
+  ASSERT_EQ(hardware.size(), 6u);
+  EXPECT_FALSE(hardware[0].user_only || hardware[0].kernel_only);
+  EXPECT_TRUE(hardware[4].user_only);
+  EXPECT_FALSE(hardware[4].kernel_only);
+  EXPECT_TRUE(hardware[5].kernel_only);
+  EXPECT_FALSE(hardware[5].user_only);
+  for (size_t i : {0, 4, 5}) EXPECT_EQ(hardware[i].config, PERF_COUNT_HW_INSTRUCTIONS);
 }
 
 TEST(CpuCounters, SoftwareSetCountsTaskClockSwitchesFaultsAndMigrations) {

@@ -73,5 +73,21 @@ TEST(HostLoad, TaintedWhenTheWorkloadWaitedForCpusRunningOtherTasksBeyondTheBoun
   EXPECT_EQ(TaintOf(m, 2), "the workload waited 2.5 s (250 % of its wall time) for CPUs running other tasks");
 }
 
+// A constant neighbour that both arms of a round ran beside: a fair pair,
+// kept; a burst that hit one arm only is not.
+TEST(HostLoad, ArmsBesideTheSameLoadAreAFairPairAndABurstOnOneArmIsNot) {
+  const MetricSet baseline = Load(1.0, 0.9, 1.0), candidate = Load(1.1, 1.0, 1.1);
+  EXPECT_TRUE(SawTheSameLoad({&baseline, &candidate}));
+  const MetricSet burst = Load(1.6, 0.9, 1.5);
+  EXPECT_FALSE(SawTheSameLoad({&baseline, &burst}));
+  const MetricSet stolen = Load(1.0, 0.9, 1.0, 0.5);
+  EXPECT_FALSE(SawTheSameLoad({&baseline, &stolen}));
+  MetricSet waited = Load(1.0, 0.9, 1.0), behind = Load(1.0, 0.9, 1.0);
+  waited[kHostRunqWaitBehindOthers] = ScalarMetric(kHostRunqWaitBehindOthers, 0.05, "s", Better::kNone);
+  behind[kHostRunqWaitBehindOthers] = ScalarMetric(kHostRunqWaitBehindOthers, 0.6, "s", Better::kNone);
+  EXPECT_FALSE(SawTheSameLoad({&waited, &behind})) << "only one arm waited behind others";
+  EXPECT_FALSE(SawTheSameLoad({&baseline})) << "one arm is no pair";
+}
+
 }  // namespace
 }  // namespace perfgate

@@ -1,0 +1,227 @@
+#include "run/instrumented.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "metrics/error.h"
+
+namespace perfgate {
+
+std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text) {
+  std::istringstream in(text);
+  InstructionCounts counts;
+  std::string line, function;
+  bool events = false, summary = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("events:", 0) == 0) {
+      std::istringstream names(line.substr(7));
+      std::string first;
+      names >> first;
+      // Only the instruction count is asked for (--cache-sim=no): Ir alone.
+      if (first != "Ir") return std::nullopt;
+      events = true;
+    } else if (line.rfind("fn=", 0) == 0) {
+      function = line.substr(3);
+    } else if (line.rfind("summary:", 0) == 0) {
+      try {
+        counts.total = std::stoull(line.substr(8));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      summary = true;
+    } else if (!line.empty() && line[0] >= '0' && line[0] <= '9' && !function.empty()) {
+      // "<line> <Ir>": the instructions of one source line of `function`.
+      std::istringstream fields(line);
+      uint64_t source_line = 0, ir = 0;
+      if (fields >> source_line >> ir) counts.by_function[function] += ir;
+    }
+  }
+  if (!events || !summary) return std::nullopt;
+  return counts;
+}
+
+bool CanInstrument(const std::string& workload_kind) { return workload_kind == "command" || workload_kind == "gbench"; }
+
+std::string ValgrindExecutable() {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const std::string wrapper = dir + "/valgrind";
+    if (access(wrapper.c_str(), X_OK) != 0) continue;
+    // Debian's valgrind is a shell script that execs "$0.bin": run as a
+    // script from a descriptor (a workload run as another user is), its $0
+    // is /dev/fd/N, and the exec fails. Its other settings are Memcheck's.
+    const std::string binary = wrapper + ".bin";
+    return access(binary.c_str(), X_OK) == 0 ? binary : wrapper;
+  }
+  return "valgrind";
+}
+
+std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir) {
+  std::vector<std::string> wrapped = {ValgrindExecutable(), "--quiet", "--tool=cachegrind", "--cache-sim=no",
+                                      "--trace-children=yes",
+                                      // Valgrind's own errors must not pass for the workload's.
+                                      "--error-exitcode=0", "--cachegrind-out-file=" + out_dir + "/cachegrind.out.%p"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
+InstrumentedLaunch::InstrumentedLaunch(const std::vector<std::string>& argv, const Credentials* as) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "perfgate-instr.XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw InfraError("instrumented run: cannot create a directory for the counts: " + std::string(strerror(errno)));
+  dir_ = pattern;
+  if (as != nullptr && chown(dir_.c_str(), as->uid, as->gid) != 0) {
+    const std::string why = strerror(errno);
+    std::filesystem::remove_all(dir_);
+    throw InfraError("instrumented run: cannot give " + dir_ + " to user " + as->user + ": " + why);
+  }
+  argv_ = InstrumentedArgv(argv, dir_);
+}
+
+InstrumentedLaunch::~InstrumentedLaunch() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+InstructionCounts ReadInstructionCounts(const std::string& out_dir) {
+  InstructionCounts sum;
+  int files = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec)) {
+    if (entry.path().filename().string().rfind("cachegrind.out.", 0) != 0) continue;
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::optional<InstructionCounts> counts = ParseCachegrindOut(text.str());
+    if (!counts) throw InfraError("instrumented run: " + entry.path().string() + " is not a Cachegrind output file");
+    ++files;
+    sum.total += counts->total;
+    for (const auto& [function, ir] : counts->by_function) sum.by_function[function] += ir;
+  }
+  if (files == 0)
+    throw InfraError(
+        "instrumented run: Valgrind wrote no counts (is the valgrind package installed, "
+        "and can it run the workload?)");
+  return sum;
+}
+
+std::string FunctionMetricName(const std::string& function) {
+  static constexpr std::string_view kKept = "_:<>*/+-";
+  std::string name;
+  for (char c : function) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    kKept.find(c) != std::string_view::npos;
+    // A dot would start a new segment of the metric name ("foo.cold").
+    name += ok ? c : '_';
+  }
+  if (name.find_first_not_of('_') == std::string::npos) return "";
+  return "instr." + name;
+}
+
+std::vector<MetricDeclaration> InstructionMetricDeclarations() {
+  const auto counter = [](const char* name, const char* help) {
+    return MetricDeclaration{.name = name, .kind = MetricKind::kCounter, .unit = "instructions", .help = help};
+  };
+  return {counter("instr.total", "instructions the workload executed, counted under Valgrind (--instrument)"),
+          counter("instr.<function>", "instructions executed in one function's own code, counted likewise")};
+}
+
+void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, MetricSet& out) {
+  out["instr.total"] = CounterMetric("instr.total", "instructions", static_cast<double>(counts.total), wall_s);
+  const double floor = kFunctionMetricShare * static_cast<double>(counts.total);
+  for (const auto& [function, ir] : counts.by_function) {
+    if (static_cast<double>(ir) < floor) continue;
+    const std::string name = FunctionMetricName(function);
+    if (name.empty() || name == "instr.total") continue;
+    // Two functions that read alike once sanitized ("f(int)", "f(long)") add up.
+    auto [it, fresh] = out.try_emplace(name, CounterMetric(name, "instructions", 0, wall_s));
+    it->second.value += static_cast<double>(ir);
+  }
+}
+
+void AddInstructionChecks(Suite& suite) {
+  for (ScenarioSpec& spec : suite.scenarios) {
+    if (!CanInstrument(spec.workload.kind)) continue;
+    if (std::any_of(spec.checks.begin(), spec.checks.end(),
+                    [](const CheckSpec& c) { return c.metric == "instr.total"; }))
+      continue;
+    CheckSpec check;
+    check.type = CheckSpec::Type::kRegression;
+    check.metric = "instr.total";
+    check.statistic = "count";
+    check.max_regression_pct = kInstructionThresholdPct;
+    check.name = "instr.total.count";
+    spec.checks.push_back(std::move(check));
+  }
+}
+
+namespace {
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<FoldedProfile> CountedProfile(const std::vector<Repetition>& repetitions) {
+  std::map<std::string, std::vector<double>> values;
+  size_t measured = 0;
+  for (const Repetition& rep : repetitions) {
+    if (!rep.measured() || rep.metrics.count("instr.total") == 0) continue;
+    ++measured;
+    for (const auto& [name, metric] : rep.metrics) {
+      if (name.starts_with("instr.")) values[name].push_back(metric.value);
+    }
+  }
+  if (measured == 0) return std::nullopt;
+  FoldedProfile profile;
+  profile.kind = kCountedProfileKind;
+  profile.unit = "instructions";
+  profile.samples = measured;
+  profile.total = static_cast<uint64_t>(Median(values["instr.total"]) + 0.5);
+  uint64_t named = 0;
+  for (auto& [name, counts] : values) {
+    if (name == "instr.total") continue;
+    // A function below the floor in some repetitions counts 0 there.
+    counts.resize(measured, 0);
+    const auto count = static_cast<uint64_t>(Median(counts) + 0.5);
+    if (count == 0) continue;
+    profile.stacks[name.substr(6)] = count;
+    named += count;
+  }
+  if (profile.total > named) profile.stacks[kOtherFunctionsFrame] = profile.total - named;
+  return profile;
+}
+
+void AddCountedEvidence(ScenarioResult& scenario, const std::string& reason) {
+  for (const auto& [side, repetitions] :
+       {std::pair<std::string, const std::vector<Repetition>*>{"candidate", &scenario.repetitions},
+        {"baseline", &scenario.baseline_repetitions}}) {
+    std::optional<FoldedProfile> profile = CountedProfile(*repetitions);
+    if (!profile) continue;
+    auto it = std::find_if(scenario.evidence.begin(), scenario.evidence.end(),
+                           [&](const Evidence& e) { return e.side == side; });
+    if (it == scenario.evidence.end()) {
+      Evidence evidence;
+      evidence.side = side;
+      evidence.reason = reason;
+      scenario.evidence.push_back(std::move(evidence));
+      it = scenario.evidence.end() - 1;
+    }
+    std::erase_if(it->profiles, [](const FoldedProfile& p) { return p.kind == kCountedProfileKind; });
+    it->profiles.push_back(std::move(*profile));
+  }
+}
+
+}  // namespace perfgate

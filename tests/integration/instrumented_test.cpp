@@ -1,0 +1,136 @@
+// The instrumented mode end to end (perfgate ab --instrument): a small C
+// program built three ways — as is, with its hash doing 2 % more rounds
+// (about 1 % more instructions in all, all of them in pg_hash_block), and
+// with a comment changed only — run under Valgrind with a kernel probe
+// attached. The extra instructions fail the run with three repetitions a
+// side, decided by the interval of a near-deterministic count, and the
+// counted profile names the function; the comment passes; the counts of
+// one program repeat to far better than 0.01 %.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/cli.h"
+#include "harness/environment.h"
+#include "metrics/results_json.h"
+#include "report/frame_growth.h"
+#include "run/instrumented.h"
+
+namespace perfgate {
+namespace {
+
+using nlohmann::json;
+using testing::ReadFile;
+using testing::RunCli;
+using testing::ScratchDir;
+using testing::WriteFile;
+
+class InstrumentedAb : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (geteuid() != 0) return;
+    dir_ = new ScratchDir();
+    const std::string source = PERFGATE_SOURCE_DIR "/tests/integration/fixtures/nofp_workload.c";
+    const std::string commented = *dir_ / "commented.c";
+    const std::string copy = "sed 's|^int main|/* The entry point; a comment-only change. */\\nint main|' " + source +
+                             " > " + commented;
+    build_ok_ = std::system(copy.c_str()) == 0;
+    for (const auto& [name, flags] : std::map<std::string, std::string>{
+             {"a", " " + source}, {"hash2", " -DPG_HASH_EXTRA_PERCENT=2 " + source}, {"comment", " " + commented}}) {
+      const std::string command = std::string(PERFGATE_C_COMPILER) + " -O2 -g -o " + std::string(*dir_ / name) + flags;
+      build_ok_ = build_ok_ && std::system(command.c_str()) == 0;
+    }
+    WriteFile(*dir_ / "suite.json", R"({"name": "instr", "scenarios": [{
+        "name": "encode", "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+        "warmup": 0, "repetitions": 3, "timeout_s": 120,
+        "probes": [{"name": "syscalls", "scope": "workload"}],
+        "checks": []}]})");
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    PERFGATE_REQUIRE_ROOT();
+    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " PERFGATE_C_COMPILER;
+    ASSERT_EQ(std::system("valgrind --version > /dev/null 2>&1"), 0) << "valgrind is not installed";
+  }
+
+  static testing::CliRun Ab(const std::string& candidate, const std::string& out) {
+    return RunCli({"ab", *dir_ / "suite.json", "--baseline-set", "BUILD=a", "--candidate-set", "BUILD=" + candidate,
+                   "--instrument", "--out", *dir_ / out, "--quiet"});
+  }
+
+  static const CheckResult* InstrCheck(const ScenarioResult& scenario) {
+    for (const CheckResult& c : scenario.checks) {
+      if (c.spec.metric == "instr.total") return &c;
+    }
+    return nullptr;
+  }
+
+  static ScratchDir* dir_;
+  static bool build_ok_;
+};
+
+ScratchDir* InstrumentedAb::dir_ = nullptr;
+bool InstrumentedAb::build_ok_ = true;
+
+const FoldedProfile* Counted(const ScenarioResult& scenario, const std::string& side) {
+  for (const Evidence& e : scenario.evidence) {
+    if (e.side == side) return FindProfile(e, kCountedProfileKind);
+  }
+  return nullptr;
+}
+
+TEST_F(InstrumentedAb, OnePercentMoreInstructionsInOneFunctionFailsAndTheCountedProfileNamesIt) {
+  const testing::CliRun run = Ab("hash2", "out-hash2");
+  ASSERT_EQ(run.exit_code, 1) << run.output;
+  const ScenarioResult scenario = ReadResultsFile(*dir_ / "out-hash2/results.json").scenarios.at(0);
+  const CheckResult* check = InstrCheck(scenario);
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->verdict, Verdict::kRegression) << check->message;
+  EXPECT_NE(check->message.find("near-deterministic"), std::string::npos) << check->message;
+  EXPECT_GT(check->change_pct, 0.5);
+  EXPECT_LT(check->change_pct, 2);
+  EXPECT_FALSE(check->confirmation.has_value()) << "an interval decision needs no confirmation round";
+  // The kernel probe stayed attached: system calls per repetition, under Valgrind.
+  ASSERT_FALSE(scenario.repetitions.empty());
+  EXPECT_GT(scenario.repetitions[0].metrics.count("syscalls.count"), 0u);
+  EXPECT_GT(scenario.repetitions[0].metrics.count("instr.pg_hash_block"), 0u);
+  // The counted profiles of both sides: the hash's own instructions grew
+  // most, and first in the growth table.
+  const FoldedProfile* base = Counted(scenario, "baseline");
+  const FoldedProfile* cand = Counted(scenario, "candidate");
+  ASSERT_NE(base, nullptr);
+  ASSERT_NE(cand, nullptr);
+  EXPECT_GT(cand->stacks.at("pg_hash_block"), base->stacks.at("pg_hash_block"));
+  EXPECT_EQ(cand->stacks.at("pg_checksum_block"), base->stacks.at("pg_checksum_block"));
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(*base, *cand, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].frame, "pg_hash_block");
+  const std::string html = ReadFile(*dir_ / "out-hash2/report/index.html");
+  EXPECT_NE(html.find("Instructions per function (counted"), std::string::npos);
+}
+
+TEST_F(InstrumentedAb, ACommentOnlyChangePassesAndCountsRepeatWithinAHundredthOfAPercent) {
+  const testing::CliRun run = Ab("comment", "out-comment");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const RunResults results = ReadResultsFile(*dir_ / "out-comment/results.json");
+  const CheckResult* check = InstrCheck(results.scenarios.at(0));
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->verdict, Verdict::kPass) << check->message;
+  for (const std::vector<double>* side : {&check->baseline_values, &check->candidate_values}) {
+    ASSERT_GE(side->size(), 3u);
+    const auto [low, high] = std::minmax_element(side->begin(), side->end());
+    EXPECT_LE((*high - *low) / *low, 1e-4) << ::testing::PrintToString(*side);
+  }
+}
+
+}  // namespace
+}  // namespace perfgate
