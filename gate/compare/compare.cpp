@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "compare/adaptive.h"
@@ -727,13 +728,11 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
             PerCheckAlpha(*evidence.check, context) * evidence.level_scale / 2) {
       CheckEvidence unpaired =
           *GatherEvidence(*evidence.check, evidence.scenario, evidence.baseline, options.interval_confidence);
-      unpaired.host_other_cpus = evidence.host_other_cpus;
-      unpaired.candidate_spare_cpus = evidence.candidate_spare_cpus;
-      unpaired.candidate = evidence.candidate;
-      unpaired.adaptive = evidence.adaptive;
-      unpaired.level_scale = evidence.level_scale;
-      unpaired.interleaved = evidence.interleaved;
-      unpaired.deterministic_fallback = evidence.deterministic_fallback;
+      // What the pairing did not decide carries over.
+      std::tie(unpaired.host_other_cpus, unpaired.candidate_spare_cpus, unpaired.candidate, unpaired.adaptive,
+               unpaired.level_scale, unpaired.interleaved, unpaired.deterministic_fallback) =
+          std::tie(evidence.host_other_cpus, evidence.candidate_spare_cpus, evidence.candidate, evidence.adaptive,
+                   evidence.level_scale, evidence.interleaved, evidence.deterministic_fallback);
       evidence = std::move(unpaired);
     }
     p_worse[i] = std::min(1.0, evidence.p_worse / evidence.level_scale);

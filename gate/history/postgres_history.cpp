@@ -32,25 +32,20 @@ std::string FirstLine(const char* text) {
   return line;
 }
 
+// Calls fn(result, row) for every row of `result`.
+template <typename Fn>
+void ForEachRow(const ResultPtr& result, Fn fn) {
+  for (int row = 0; row < PQntuples(result.get()); ++row) fn(result.get(), row);
+}
+
 // A value for COPY's text format: backslash, tab, newline and carriage return escaped.
 void AppendCopyText(std::string& out, const std::string& text) {
   for (char c : text) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        out += c;
-    }
+    const char* escaped = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : nullptr;
+    if (escaped != nullptr)
+      out += escaped;
+    else
+      out += c;
   }
 }
 
@@ -514,30 +509,28 @@ class PostgresHistory final : public HistoryStore {
       r.perfgate_version = Text(rr, i, 10);
       r.verdict = Text(rr, i, 11);
       r.kept_whole = Int(rr, i, 12) != 0;
-      ResultPtr values = Exec(
-          "SELECT s.scenario, s.metric, s.statistic, s.unit, s.better, v.repetition, v.value FROM metric_values v "
-          "JOIN series s ON s.id = v.series_id WHERE v.run_id = $1 ORDER BY v.series_id, v.repetition",
-          {id});
-      for (int j = 0; j < PQntuples(values.get()); ++j) {
-        const PGresult* v = values.get();
-        r.values.push_back({{Text(v, j, 0), Text(v, j, 1), Text(v, j, 2), Text(v, j, 3), Text(v, j, 4)},
-                            Int(v, j, 5),
-                            Double(v, j, 6)});
-      }
-      ResultPtr checks = Exec(
-          "SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = $1 "
-          "ORDER BY ctid",
-          {id});
-      for (int j = 0; j < PQntuples(checks.get()); ++j) {
-        const PGresult* c = checks.get();
-        r.checks.push_back({Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4),
-                            PQgetisnull(c, j, 5) ? std::nullopt : std::optional(Double(c, j, 5))});
-      }
-      ResultPtr wholes = Exec(
-          "SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 ORDER BY scenario", {id});
-      for (int j = 0; j < PQntuples(wholes.get()); ++j) {
-        r.wholes.push_back({Text(wholes.get(), j, 0), Bytes(wholes.get(), j, 1), Int(wholes.get(), j, 2)});
-      }
+      ForEachRow(Exec("SELECT s.scenario, s.metric, s.statistic, s.unit, s.better, v.repetition, v.value FROM "
+                      "metric_values v JOIN series s ON s.id = v.series_id WHERE v.run_id = $1 ORDER BY v.series_id, "
+                      "v.repetition",
+                      {id}),
+                 [&](const PGresult* v, int j) {
+                   r.values.push_back({{Text(v, j, 0), Text(v, j, 1), Text(v, j, 2), Text(v, j, 3), Text(v, j, 4)},
+                                       Int(v, j, 5),
+                                       Double(v, j, 6)});
+                 });
+      ForEachRow(Exec("SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = "
+                      "$1 ORDER BY ctid",
+                      {id}),
+                 [&](const PGresult* c, int j) {
+                   r.checks.push_back({Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4),
+                                       PQgetisnull(c, j, 5) ? std::nullopt : std::optional(Double(c, j, 5))});
+                 });
+      ForEachRow(Exec("SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 ORDER BY "
+                      "scenario",
+                      {id}),
+                 [&](const PGresult* w, int j) {
+                   r.wholes.push_back({Text(w, j, 0), Bytes(w, j, 1), Int(w, j, 2)});
+                 });
       visit(r);
     }
   }

@@ -115,14 +115,12 @@ void ReplaceCommand(Suite& suite, const std::string& command, const std::string&
 
 // The runner's options, built once per flow.
 RunOptions RunOptionsOf(const GateOptions& o) {
-  RunOptions ro;
-  ro.scenarios = o.scenarios;
-  ro.repetitions = o.repetitions;
-  ro.allowed_attach_types = o.attach_types;
-  ro.stop = o.stop;
-  ro.quiet = o.quiet;
-  ro.instrument = o.instrument;
-  return ro;
+  return RunOptions{.scenarios = o.scenarios,
+                    .repetitions = o.repetitions,
+                    .allowed_attach_types = o.attach_types,
+                    .stop = o.stop,
+                    .quiet = o.quiet,
+                    .instrument = o.instrument};
 }
 
 // ... for a flow that measures a suite: it writes the partial results.json

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -211,23 +212,13 @@ std::string Legend(bool with_baseline) {
 }  // namespace
 
 std::string OutcomeColor(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kRegressed:
-    case Outcome::kOverBudget:
-      return "#d13438";
-    case Outcome::kError:
-      return "#6b7280";
-    case Outcome::kInconclusive:
-      return "#b7791f";
-    case Outcome::kAccepted:
-    case Outcome::kQuarantined:
-      return "#7c3aed";
-    case Outcome::kImproved:
-      return "#107c41";
-    case Outcome::kPassed:
-      return "#2563eb";
-  }
-  return "#6b7280";
+  // In Outcome's order: regressed and over budget red, errors grey,
+  // inconclusive amber, accepted and quarantined violet, improved green,
+  // passed blue.
+  static constexpr const char* kColors[] = {"#d13438", "#d13438", "#6b7280", "#b7791f",
+                                            "#7c3aed", "#7c3aed", "#107c41", "#2563eb"};
+  static_assert(std::size(kColors) == static_cast<size_t>(Outcome::kPassed) + 1);
+  return kColors[static_cast<size_t>(outcome)];
 }
 
 std::string StripPlotSvg(const CheckResult& check) {
