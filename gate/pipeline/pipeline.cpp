@@ -119,6 +119,8 @@ RunOptions RunOptionsOf(const GateOptions& o) {
                     .repetitions = o.repetitions,
                     .allowed_attach_types = o.attach_types,
                     .stop = o.stop,
+                    .on_scenario_done = {},
+                    .more_repetitions = {},
                     .quiet = o.quiet,
                     .instrument = o.instrument};
 }
