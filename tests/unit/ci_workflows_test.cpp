@@ -60,7 +60,7 @@ TEST(CiWorkflows, ParseAsYamlAndReferToEachOther) {
   while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
   int status = pclose(pipe);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
-  EXPECT_EQ(output, "4\n");
+  EXPECT_EQ(output, "5\n");
 }
 
 }  // namespace
