@@ -265,8 +265,9 @@ TEST_F(ColdStartTest, AntagonistInTheAppsMemoryCgroupFailsAbWithReclaimInTheWhy)
   EXPECT_TRUE(time_regressed || reclaim_regressed) << run.output;
   if (time_regressed) {
     bool explained = false;
-    for (const auto& item : results.value("why", json::array())) {
-      if (item["scenario"] != "python-imports-memory") continue;
+    for (const auto& scenario : results["scenarios"]) {
+      if (scenario["name"] != "python-imports-memory" || !scenario.contains("explanation")) continue;
+      const json& item = scenario["explanation"];
       ASSERT_FALSE(item["causes"].empty()) << item.dump(2);
       bool reclaim = false;
       for (size_t i = 0; i < std::min<size_t>(2, item["causes"].size()); ++i) {
