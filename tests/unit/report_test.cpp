@@ -719,8 +719,8 @@ TEST(Why, ResultsJsonCarriesTheRankedCausesAndStillReadsBack) {
     for (CheckResult& c : s.checks) c.verdict = Verdict::kPass;
   }
   ExplainFailures(passed, Vocabulary());
-  for (const auto& s : nlohmann::json::parse(JsonReporter().Render(passed))["scenarios"])
-    EXPECT_FALSE(s.contains("explanation"));
+  const nlohmann::json passed_json = nlohmann::json::parse(JsonReporter().Render(passed));
+  for (const auto& s : passed_json["scenarios"]) EXPECT_FALSE(s.contains("explanation"));
 }
 
 // Who held the workload's CPUs: host noise on the "why" and host-load lines
