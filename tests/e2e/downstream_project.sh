@@ -6,6 +6,23 @@
 # as root, so a gate that gave it root fails.
 #   source tests/e2e/downstream_project.sh; make_downstream_project DIR
 
+# How the gate's end-to-end tests start: as root (else exit 77, a skip,
+# which fails under CI=true), in a scratch directory removed on exit, in the
+# project made at $repo ($scratch/project). Sets scratch and repo.
+start_downstream_gate_test() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "skipped: the gate loads BPF programs as root"
+    [ "${CI:-}" = true ] && exit 1
+    exit 77
+  fi
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  chmod 0755 "$scratch"
+  repo=$scratch/project
+  make_downstream_project "$repo"
+  cd "$repo"
+}
+
 # Makes the repository in DIR (created); runs in a subshell.
 make_downstream_project() (
 set -euo pipefail

@@ -12,19 +12,8 @@
 set -euo pipefail
 perfgate=$1
 source_dir=$(cd "$2" && pwd)
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skipped: the gate loads BPF programs as root"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-fi
-
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-chmod 0755 "$scratch"
-repo=$scratch/project
 source "$source_dir/tests/e2e/downstream_project.sh"
-make_downstream_project "$repo"
-cd "$repo"
+start_downstream_gate_test
 
 gate() {  # gate NAME HEAD [EVENT_HEAD_REPO [LABEL]]
   local name=$1 head=$2 head_repo=${3:-me/project} label=${4:-}

@@ -12,19 +12,8 @@
 set -euo pipefail
 perfgate=$1
 source_dir=$(cd "$2" && pwd)
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skipped: the gate loads BPF programs as root"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-fi
-
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-chmod 0755 "$scratch"
-repo=$scratch/project
 source "$source_dir/tests/e2e/downstream_project.sh"
-make_downstream_project "$repo"
-cd "$repo"
+start_downstream_gate_test
 check=mix/workload.cpu_time.value
 
 # A tighter threshold than the project's 8 %, so that +10 % is a regression
