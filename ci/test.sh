@@ -44,65 +44,51 @@ print_failed_tests() {
   ' "$1/Testing/Temporary/LastTest.log"
 }
 
+# Each test runs once, in one of two builds:
+# - the ASan+UBSan build runs the unit tests and nearly every integration
+#   test: perfgate's own code, end to end, under the sanitizers;
+# - the normal build (the code that ships) runs the tests in NORMAL_ONLY:
+#   those whose time goes to repeated runs, other programs or the probes'
+#   attach variants, none of which the sanitizers would check more of.
 # ctest -j: the unit tests run side by side; the integration tests are
 # RUN_SERIAL (they load BPF programs and time workloads), so each runs alone.
-# Order: the sanitizer build and the fuzz targets first, the normal ctest
-# last, so a CI log ends with ctest's own account of what ran.
+# Order: the normal build's tests, the fuzz targets and the kernels in a VM
+# first, the sanitizer build's ctest last, so a CI log ends with the account
+# of what most of the tests did.
+#
+# NORMAL_ONLY:
+# - the probes' tests on the raw_tp and tracepoint attach types: the same
+#   user-space code as their tp_btf runs, which run under the sanitizers;
+# - repeated-run acceptance and simulation: the verdict simulations (thousands
+#   of simulated suites through the statistics code), the 20-run A/A smoke
+#   suite, the why's planted causes, the triage e2e (the PR gate's path five
+#   times; its stage's code runs under the sanitizers in its unit and
+#   malformed-input tests);
+# - tests whose time goes to programs other than perfgate: the browser's
+#   rendering of the report, Prometheus' queries of the dashboard, the
+#   package's build and install, git's commits of the bisect test repository,
+#   the memory antagonists' and cold starts' A/B runs (the cold-start
+#   adapter's own tests run under the sanitizers), Valgrind's instrumented runs.
+NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^WhyTest\.'
+NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
+NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^InstrumentedAb\.'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.
 # Tests and benchmarks on, whatever an earlier configure of the same build
 # dir chose (the main job's configures without them). The unit tests are
-# built and run in the sanitizer build only: they are pure user-space code,
-# which the sanitizers check, and they were two fifths of the normal build's
-# compiling. The normal build holds the integration tests (BPF, timing).
+# built in the sanitizer build only.
 cmake -S . -B "$BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
   -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=OFF -DPERFGATE_BUILD_BENCH=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 phase "build"
 
-# The same tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
-# Any sanitizer report fails the test that triggered it (halt_on_error);
-# leaks are reported at perfgate's exit. -Og: optimized enough for the
-# sanitizers (their docs advise -O1), and it compiles about 40 % faster than
-# -O1 with them (nlohmann::json code most of all).
-#
-# Under the sanitizers ctest runs every unit test and every integration test
-# but those that only repeat, more slowly, code paths the others already run
-# there; they run in the normal ctest. Left out (ASAN_SKIP):
-# - the probes' tests on the raw_tp and tracepoint attach types: the same
-#   user-space code as their tp_btf runs, which stay;
-# - repeated-run acceptance and simulation: the verdict simulations (thousands
-#   of simulated suites through the statistics code), the 20-run A/A smoke
-#   suite, the 10-run evidence acceptance without frame pointers, the why's
-#   planted causes;
-# - tests whose extra time goes to programs other than perfgate: the
-#   browser's rendering of the report, Prometheus' queries of the dashboard,
-#   the package's build and install, git's commits of the bisect test
-#   repository, the memory antagonists' and cold starts' A/B runs (the
-#   cold-start adapter's own tests stay).
-ASAN_SKIP='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^EvidenceWithoutFramePointers\.SlowerFunctionIsNamedFirst|^WhyTest\.'
-ASAN_SKIP+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.'
-ASAN_SKIP+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist'
-# The triage e2e repeats the PR gate's path (which stays) five times; its
-# stage's code runs under the sanitizers in its unit and malformed-input tests.
-ASAN_SKIP+='|^e2e\.pr_gate_triage$'
-# The instrumented A/B runs spend their time in Valgrind, not in perfgate.
-ASAN_SKIP+='|^InstrumentedAb\.'
-asan_status=0
-cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
-  -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG"
-cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
-phase "ASan+UBSan build"
-
-(cd "$ASAN_BUILD_DIR" &&
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -E "$ASAN_SKIP" "$@") ||
-  asan_status=$?
-phase "ASan+UBSan ctest"
-if [ "$asan_status" -ne 0 ]; then print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"; fi
+# --no-tests=error: a build that found no test fails rather than passing empty.
+status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -R "$NORMAL_ONLY" "$@") ||
+  status=$?
+phase "normal build's ctest"
+if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR" "normal build"; fi
 
 # The parsers' fuzz targets, a bounded time each (ci/fuzz.sh). Not beside
 # the tests: other work's CPU time marks their repetitions tainted, which
@@ -120,15 +106,28 @@ vm_status=0
 BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
 phase "VM probe tests"
 
-status=0
-phase "all but the normal ctest"
-# --no-tests=error: a build that found no test fails rather than passing empty.
-(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" "$@") || status=$?
-if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR"; fi
-if [ "$asan_status" -ne 0 ]; then
-  echo "The ASan+UBSan ctest failed (its failed tests are listed above)."
-  [ "$status" -ne 0 ] || status=$asan_status
+# The sanitizer build. Any sanitizer report fails the test that triggered it
+# (halt_on_error); leaks are reported at perfgate's exit. -Og: optimized
+# enough for the sanitizers (their docs advise -O1), and it compiles about
+# 40 % faster than -O1 with them (nlohmann::json code most of all).
+asan_status=0
+cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON -DPERFGATE_SANITIZE=ON \
+  -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG"
+cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
+phase "ASan+UBSan build"
+(cd "$ASAN_BUILD_DIR" &&
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -E "$NORMAL_ONLY" "$@") ||
+  asan_status=$?
+phase "ASan+UBSan ctest"
+if [ "$asan_status" -ne 0 ]; then print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"; fi
+
+if [ "$status" -ne 0 ]; then
+  echo "The normal build's ctest failed (its failed tests are listed above)."
 fi
+[ "$status" -ne 0 ] || status=$asan_status
 if [ "$vm_status" -ne 0 ]; then
   echo "The probe tests in a virtual machine failed (see \"vm-probe-tests:\" above)."
   [ "$status" -ne 0 ] || status=1

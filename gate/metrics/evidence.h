@@ -33,6 +33,13 @@ struct FoldedProfile {
   // debug info have none.
   std::map<std::string, std::string> sources;
   std::string file;  // the folded file next to the reports, relative to the out dir; empty until written
+  // How far the repetitions' shares spread beyond the samples' binomial
+  // spread: Pearson's chi-square of each repetition's samples per leaf frame
+  // against the pooled shares, and its degrees of freedom (0: a single
+  // repetition, nothing to tell). Host activity moves a function's share
+  // from one repetition to the next; growth intervals widen by it.
+  double spread_chi_square = 0;
+  uint32_t spread_df = 0;
 };
 
 // Stacks of one side ("baseline" or "candidate") of one scenario.

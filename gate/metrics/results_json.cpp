@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "metrics/error.h"
 #include "metrics/json_reader.h"
@@ -320,6 +321,7 @@ json ToJson(const Evidence& e) {
                {"stacks", stacks}};
     if (!p.sources.empty()) pj["sources"] = p.sources;
     if (!p.file.empty()) pj["file"] = p.file;
+    if (p.spread_df > 0) pj["spread"] = {{"chi_square", p.spread_chi_square}, {"df", p.spread_df}};
     profiles.push_back(std::move(pj));
   }
   return {{"side", e.side},   {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
@@ -365,6 +367,11 @@ Evidence EvidenceFromJson(const json& j, const std::string& file, const std::str
     p.samples = Count(pr, "samples");
     p.truncated_user_stacks = Count(pr, "truncated_user_stacks");
     p.file = pr.String("file", "");
+    if (pr.Has("spread")) {
+      JsonObjectReader sr(pr.Get("spread"), file, pr.At("spread"));
+      p.spread_chi_square = sr.Number("chi_square", 0, std::numeric_limits<double>::max());
+      p.spread_df = static_cast<uint32_t>(sr.Integer("df", 1, std::numeric_limits<int>::max()));
+    }
     if (pr.Has("stacks")) {
       const json& stacks = pr.Get("stacks");
       if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");

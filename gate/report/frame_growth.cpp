@@ -90,6 +90,12 @@ uint64_t SampleCount(const FoldedProfile& profile) {
 
 }  // namespace
 
+double Dispersion(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  const double df = static_cast<double>(baseline.spread_df) + static_cast<double>(candidate.spread_df);
+  if (df <= 0) return 1;
+  return std::max(1.0, (baseline.spread_chi_square + candidate.spread_chi_square) / df);
+}
+
 double GrowthZ(std::vector<double> max_z) {
   constexpr double kAlpha = 0.05;
   constexpr size_t kMinFamily = 10;
@@ -189,9 +195,12 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
   const uint64_t n1 = SampleCount(baseline), n2 = SampleCount(candidate);
+  // The intervals count samples as if each were drawn alone; shares that
+  // spread from one repetition to the next beyond that count as fewer.
+  const double dispersion = Dispersion(baseline, candidate);
   double z = 0;
   if (n1 > 0 && n2 > 0) {
-    const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+    const double b = static_cast<double>(n1) / dispersion, c = static_cast<double>(n2) / dispersion;
     std::vector<double> max_z;
     for (const auto& [frame, r] : rows) {
       // The most a frame's samples could say: all of them on the candidate's side.
@@ -204,7 +213,7 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
   for (auto& [frame, r] : rows) {
     if (n1 > 0 && n2 > 0) {
       // Shares of sampled profiles are sample counts over the total.
-      const double b = static_cast<double>(n1), c = static_cast<double>(n2);
+      const double b = static_cast<double>(n1) / dispersion, c = static_cast<double>(n2) / dispersion;
       r.baseline_samples = n1;
       r.candidate_samples = n2;
       r.self_margin_pp = ShareChangeMarginPp(r.baseline_self * b, b, r.candidate_self * c, c, z);

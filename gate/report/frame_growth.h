@@ -7,7 +7,10 @@
 // A share of a sampled profile is a proportion of its samples, so the change
 // of a function's share between two sides gets the interval of a difference
 // of two proportions (Agresti-Caffo: one sample of each kind added to each
-// side, which keeps the interval honest at a handful of samples). The
+// side, which keeps the interval honest at a handful of samples), its
+// samples counted as fewer where the shares spread between the evidence
+// repetitions more than sampling would (Dispersion: on a shared host a
+// neighbour slows one function more than another, for a while). The
 // confidence is corrected for the number of functions compared (Bonferroni,
 // one-sided at 5 %, over the functions that have samples enough to be
 // named at all: Tarone's count, at least 10): with a few hundred functions
@@ -61,6 +64,13 @@ struct FrameGrowth {
 };
 
 inline constexpr double kMinGrowthPp = 1.0;
+
+// How many times the binomial variance the shares of the two profiles
+// spread by: their repetitions' chi-squares pooled over their degrees of
+// freedom (quasi-binomial dispersion), at least 1; 1 when neither profile
+// says (a single repetition, or results written before profiles had it).
+// The intervals count each side's samples divided by it.
+double Dispersion(const FoldedProfile& baseline, const FoldedProfile& candidate);
 
 // The one-sided normal quantile of the intervals, given for every function
 // compared the largest z its samples could reach (all of them on the

@@ -149,6 +149,7 @@ std::vector<RawStack> UnwoundStacks(const SampledStack& sampled, UserStackUnwind
 // next keeps its own map.
 struct SideCapture {
   std::vector<RawStack> on_cpu, off_cpu, preempted, futex_waits;
+  std::vector<size_t> on_cpu_starts;  // where each repetition's stacks start in `on_cpu`
   std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
   bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
@@ -171,6 +172,14 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
   evidence.frequency_hz = frequency_hz;
   symbolizer.ReplaceMaps(std::move(capture.maps));
   evidence.profiles.push_back(FoldProfile("on-cpu", "samples", capture.on_cpu, symbolizer));
+  std::vector<FoldedProfile> repetitions;
+  for (size_t i = 0; i < capture.on_cpu_starts.size(); ++i) {
+    const size_t end = i + 1 < capture.on_cpu_starts.size() ? capture.on_cpu_starts[i + 1] : capture.on_cpu.size();
+    const std::vector<RawStack> stacks(capture.on_cpu.begin() + static_cast<std::ptrdiff_t>(capture.on_cpu_starts[i]),
+                                       capture.on_cpu.begin() + static_cast<std::ptrdiff_t>(end));
+    repetitions.push_back(FoldProfile("on-cpu", "samples", stacks, symbolizer));
+  }
+  SetRepetitionSpread(evidence.profiles.back(), repetitions);
   evidence.profiles.push_back(FoldProfile("off-cpu", "ns", capture.off_cpu, symbolizer));
   if (!capture.preempted.empty())
     evidence.profiles.push_back(FoldProfile("preempted", "ns", capture.preempted, symbolizer));
@@ -286,6 +295,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     if (auto wall = rep.metrics.find("workload.wall_time"); wall != rep.metrics.end())
       c.walls.push_back(wall->second.value);
     if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
+      c.on_cpu_starts.push_back(c.on_cpu.size());
       frequency_hz = profile->frequency_hz();
       event = profile->sampled_event();
       std::map<uint32_t, std::unique_ptr<UserStackUnwinder>> unwinders;

@@ -443,6 +443,60 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
   return profile;
 }
 
+void SetRepetitionSpread(FoldedProfile& pooled, const std::vector<FoldedProfile>& repetitions) {
+  pooled.spread_chi_square = 0;
+  pooled.spread_df = 0;
+  // Weight per leaf frame, of each repetition and pooled.
+  std::vector<std::map<std::string, double>> rows;
+  std::map<std::string, double> columns;
+  double total = 0;
+  for (const FoldedProfile& repetition : repetitions) {
+    std::map<std::string, double> row;
+    for (const auto& [stack, weight] : repetition.stacks) {
+      const size_t leaf = stack.rfind(';');
+      row[leaf == std::string::npos ? stack : stack.substr(leaf + 1)] += static_cast<double>(weight);
+    }
+    double n = 0;
+    for (const auto& [frame, weight] : row) n += weight;
+    if (n <= 0) continue;
+    for (const auto& [frame, weight] : row) columns[frame] += weight;
+    total += n;
+    rows.push_back(std::move(row));
+  }
+  if (rows.size() < 2 || total <= 0) return;
+  // Frames below 1 % of the weight are one column: their expected counts are
+  // too small for the chi-square.
+  std::vector<std::string> named;
+  double rest = 0;
+  for (const auto& [frame, weight] : columns) {
+    if (weight >= 0.01 * total) {
+      named.push_back(frame);
+    } else {
+      rest += weight;
+    }
+  }
+  const size_t k = named.size() + (rest > 0 ? 1 : 0);
+  if (k < 2) return;
+  double chi_square = 0;
+  for (const auto& row : rows) {
+    double n = 0, named_weight = 0;
+    for (const auto& [frame, weight] : row) n += weight;
+    auto add = [&](double observed, double column) {
+      const double expected = n * column / total;
+      if (expected > 0) chi_square += (observed - expected) * (observed - expected) / expected;
+    };
+    for (const std::string& frame : named) {
+      auto it = row.find(frame);
+      const double observed = it == row.end() ? 0 : it->second;
+      named_weight += observed;
+      add(observed, columns[frame]);
+    }
+    if (rest > 0) add(n - named_weight, rest);
+  }
+  pooled.spread_chi_square = chi_square;
+  pooled.spread_df = static_cast<uint32_t>((rows.size() - 1) * (k - 1));
+}
+
 std::string TruncationNote(const FoldedProfile& profile) {
   if (profile.truncated_user_stacks == 0) return "";
   const std::string what = profile.kind == "off-cpu" ? " waits" : " samples";

@@ -194,6 +194,13 @@ std::string FoldFrames(const std::vector<std::string>& user_innermost_first,
 FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, const std::vector<RawStack>& stacks,
                           StackSymbolizer& symbolizer);
 
+// Sets `pooled`'s spread (FoldedProfile::spread_chi_square, spread_df) from
+// the same profile folded per repetition: Pearson's chi-square of the
+// repetitions' weights per leaf frame (each frame with 1 % of the pooled
+// weight or more, the rest as one) against their pooled shares. Nothing to
+// tell (df 0) with fewer than two repetitions or frames.
+void SetRepetitionSpread(FoldedProfile& pooled, const std::vector<FoldedProfile>& repetitions);
+
 // The evidence note of a profile with truncated user stacks; empty when none is.
 std::string TruncationNote(const FoldedProfile& profile);
 

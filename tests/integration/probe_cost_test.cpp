@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <set>
@@ -58,24 +59,32 @@ TEST(ProbeCost, StatisticsCostIsMeasuredWhenStatisticsTurnOn) {
   EXPECT_LT(*StatisticsCostPerRun(), 1000.0);
 }
 
-// An empty program costs next to nothing of its own: what the statistics
-// report for it is nearly all their own, and the net run time is a small
-// part of it (the reported run time of a real probe is what remains).
-TEST(ProbeCost, AnEmptyProgramsNetRunTimeIsASmallPartOfItsMeasuredOne) {
+// What the statistics charge is a real part of what they report for an
+// empty program, and it is what the net run time leaves out. How large a
+// part depends on the CPU: most of it on one host, two fifths on another
+// (57 ns measured, 24 ns of it the statistics' clock reads); what an
+// uncalibrated report would show, the whole measured time, fails this.
+TEST(ProbeCost, AnEmptyProgramsNetRunTimeLeavesOutTheStatisticsCost) {
   PERFGATE_REQUIRE_ROOT();
   BpfStatsEnabler stats;
   if (!stats.enabled()) GTEST_SKIP() << stats.reason();
+  ASSERT_TRUE(StatisticsCostPerRun().has_value());
   EmptyProgramAtSysEnter empty;
   ASSERT_TRUE(empty.attached());
   constexpr int kCalls = 200'000;
   for (int i = 0; i < kCalls; ++i) syscall(SYS_getppid);
   ProgramRunStats run = ReadRunStats({empty.fd()});
   ASSERT_GE(run.run_count, static_cast<uint64_t>(kCalls));
-  const double measured = static_cast<double>(run.measured_run_time_ns) / static_cast<double>(run.run_count);
-  const double net = static_cast<double>(run.run_time_ns) / static_cast<double>(run.run_count);
-  std::printf("empty program at sys_enter: %.1f ns per run measured, %.1f ns net\n", measured, net);
-  EXPECT_LT(net, 0.5 * measured);
+  const double runs = static_cast<double>(run.run_count);
+  const double measured = static_cast<double>(run.measured_run_time_ns) / runs;
+  const double net = static_cast<double>(run.run_time_ns) / runs;
+  std::printf("empty program at sys_enter: %.1f ns per run measured, %.1f ns net (statistics %.1f ns)\n", measured,
+              net, *StatisticsCostPerRun());
   EXPECT_LE(run.run_time_ns, run.measured_run_time_ns);
+  // Net is measured less the calibrated cost per run (to the nanosecond the
+  // totals are rounded to), and that cost is at least a tenth of it.
+  EXPECT_NEAR(measured - net, std::min(*StatisticsCostPerRun(), measured), 1.0);
+  EXPECT_GT(*StatisticsCostPerRun(), 0.1 * measured);
 }
 
 // `perfgate overhead`'s bare side: the probes are loaded and attached, then

@@ -348,6 +348,40 @@ Suite ParseEvidenceSuite(const std::string& suite_level, const std::string& scen
                     "s.json", kVocab, {"/suites", "/opt"});
 }
 
+// Two repetitions with the same shares spread by nothing; two whose shares
+// differ spread by Pearson's chi-square of their leaf counts, frames under
+// 1 % of the weight pooled into one column.
+TEST(RepetitionSpread, IsTheChiSquareOfTheRepetitionsLeafCountsAgainstThePooledShares) {
+  auto profile = [](std::map<std::string, uint64_t> stacks) {
+    FoldedProfile p;
+    p.kind = "on-cpu";
+    for (const auto& [stack, weight] : stacks) {
+      p.stacks[stack] = weight;
+      p.total += weight;
+    }
+    return p;
+  };
+  FoldedProfile pooled;
+  SetRepetitionSpread(pooled, {profile({{"main;hash", 60}, {"main;sum", 40}}),
+                               profile({{"main;hash", 120}, {"main;sum", 80}})});
+  EXPECT_EQ(pooled.spread_df, 1u);
+  EXPECT_NEAR(pooled.spread_chi_square, 0, 1e-9);
+  // hash 50 of 100 and 70 of 100 against 60 %: (10² / 60 + 10² / 40) * 2 = 8.33.
+  SetRepetitionSpread(pooled, {profile({{"main;hash", 50}, {"a;sum", 25}, {"b;sum", 25}}),
+                               profile({{"main;hash", 70}, {"main;sum", 30}})});
+  EXPECT_EQ(pooled.spread_df, 1u);
+  EXPECT_NEAR(pooled.spread_chi_square, 2 * (100.0 / 60 + 100.0 / 40), 1e-9);
+  // Rare frames are one column; a third repetition adds its row.
+  SetRepetitionSpread(pooled, {profile({{"main;hash", 500}, {"main;sum", 495}, {"x", 2}, {"y", 3}}),
+                               profile({{"main;hash", 500}, {"main;sum", 500}}),
+                               profile({{"main;hash", 500}, {"main;sum", 497}, {"x", 3}})});
+  EXPECT_EQ(pooled.spread_df, 4u) << "(3 - 1) repetitions x (hash, sum, the rest - 1)";
+  // One repetition, or an empty one beside it: nothing to tell.
+  SetRepetitionSpread(pooled, {profile({{"main;hash", 50}}), profile({})});
+  EXPECT_EQ(pooled.spread_df, 0u);
+  EXPECT_EQ(pooled.spread_chi_square, 0);
+}
+
 TEST(SuiteEvidence, DefaultsToOnFailureWithSuiteLevelAndScenarioOverride) {
   Suite plain = ParseEvidenceSuite("", "");
   EXPECT_EQ(plain.scenarios[0].evidence, EvidenceMode::kOnFailure);

@@ -160,6 +160,31 @@ TEST(GrownFrames, NothingInAnAaPairEvenWithManyFunctions) {
   EXPECT_EQ(FormatGrowth(0, 0, 0), "0 pp");
 }
 
+// Repetitions whose shares spread beyond sampling count as fewer samples:
+// the growth that 24,000 independent samples a side would name (hash
+// 40 % -> 41.7 %) is within the interval of repetitions spread four times
+// as much, and named again when the spread is the binomial one.
+TEST(GrownFrames, SharesThatSpreadBetweenRepetitionsWidenTheInterval) {
+  auto [base, cand] = HashProfiles(24000, 9600, 10000);
+  ASSERT_EQ(GrownFrames(base, cand, 5).size(), 1u);
+  const double narrow = GrownFrames(base, cand, 5)[0].self_margin_pp;
+  EXPECT_EQ(Dispersion(base, cand), 1.0) << "no repetitions: nothing to widen by";
+  base.spread_chi_square = 4 * 3;
+  base.spread_df = 3;
+  cand.spread_chi_square = 4 * 3;
+  cand.spread_df = 3;
+  EXPECT_DOUBLE_EQ(Dispersion(base, cand), 4.0);
+  EXPECT_TRUE(GrownFrames(base, cand, 5).empty());
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].candidate_samples, 24000u) << "the samples reported are the ones taken";
+  EXPECT_NEAR(rows[0].self_margin_pp, 2 * narrow, 0.05 * narrow);
+  // Less spread than sampling (chi-square below its df) is not read as more precision.
+  base.spread_chi_square = cand.spread_chi_square = 1;
+  EXPECT_EQ(Dispersion(base, cand), 1.0);
+  EXPECT_EQ(GrownFrames(base, cand, 5).size(), 1u);
+}
+
 TEST(GrownFrames, AGrowthBelowOnePointIsNotNamedHoweverManySamples) {
   // 0.5 pp in 4 million samples is far outside the interval but could be a burst of interrupts.
   auto [base, cand] = HashProfiles(4000000, 1600000, 1620000);
