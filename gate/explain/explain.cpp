@@ -397,13 +397,17 @@ Explanation FromChecks(const ScenarioResult& scenario, const MetricVocabulary& v
   return out;
 }
 
-// The candidate's and the baseline's on-CPU profiles of the evidence.
+// The user function whose share grew most, from the evidence's counted
+// profiles (instructions per function, exact) where both sides have them,
+// else from its on-CPU profiles.
 std::optional<UserCodeGrowth> UserCodeOf(const ScenarioResult& scenario) {
-  const FoldedProfile* candidate = nullptr;
-  const FoldedProfile* baseline = nullptr;
-  for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, "on-cpu");
-  if (candidate == nullptr || baseline == nullptr) return std::nullopt;
-  return UserCodeGrowthOf(*baseline, *candidate);
+  for (const char* kind : {"counted", "on-cpu"}) {
+    const FoldedProfile* candidate = nullptr;
+    const FoldedProfile* baseline = nullptr;
+    for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, kind);
+    if (candidate != nullptr && baseline != nullptr) return UserCodeGrowthOf(*baseline, *candidate);
+  }
+  return std::nullopt;
 }
 
 }  // namespace

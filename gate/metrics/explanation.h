@@ -64,6 +64,8 @@ struct UserCodeGrowth {
   double self_delta_pp = 0;  // percentage points of the profile
   uint64_t samples = 0;      // the candidate's samples
   double margin_pp = 0;      // half-width of the change's interval
+  // Of a counted profile (instructions per function, exact): no samples, no interval.
+  bool counted = false;
 };
 
 // Everything the why says of one scenario.

@@ -464,6 +464,7 @@ json ToJson(const Explanation& e) {
                       {"self_delta_pp", FiniteOrNull(e.user_code->self_delta_pp)},
                       {"samples", e.user_code->samples},
                       {"margin_pp", FiniteOrNull(e.user_code->margin_pp)}};
+    if (e.user_code->counted) j["user_code"]["counted"] = true;
   }
   for (const HostShift& host : e.host) {
     j["host_noise"].push_back({{"metric", host.metric},
@@ -496,7 +497,8 @@ Explanation ExplanationFromJson(const json& j, const std::string& file, const st
     e.user_code = UserCodeGrowth{.function = u.String("function"),
                                  .self_delta_pp = u.OptionalNumber("self_delta_pp").value_or(0),
                                  .samples = Count(u, "samples"),
-                                 .margin_pp = u.OptionalNumber("margin_pp").value_or(0)};
+                                 .margin_pp = u.OptionalNumber("margin_pp").value_or(0),
+                                 .counted = u.Bool("counted", false)};
   }
   const json& host = r.ArrayOrEmpty("host_noise");
   for (size_t i = 0; i < host.size(); ++i) {

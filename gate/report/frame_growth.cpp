@@ -85,7 +85,7 @@ std::map<std::string, double> UserStackShares(const FoldedProfile& profile) {
 // Samples of a profile that counts samples (on-CPU), else 0. A counted
 // profile (instructions, Valgrind) is exact: its shares have no interval.
 uint64_t SampleCount(const FoldedProfile& profile) {
-  return IsBlockedTimeProfile(profile) || profile.kind == "counted" ? 0 : ProfileDenominator(profile);
+  return IsBlockedTimeProfile(profile) || IsCountedProfile(profile) ? 0 : ProfileDenominator(profile);
 }
 
 }  // namespace
@@ -143,6 +143,8 @@ std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
 
 bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
 
+bool IsCountedProfile(const FoldedProfile& profile) { return profile.kind == "counted"; }
+
 std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const FoldedProfile& candidate, size_t n) {
   std::map<std::string, StackGrowth> rows;
   if (baseline != nullptr) {
@@ -195,6 +197,7 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
   std::vector<FrameGrowth> out;
   out.reserve(rows.size());
   const uint64_t n1 = SampleCount(baseline), n2 = SampleCount(candidate);
+  const bool counted = IsCountedProfile(baseline) && IsCountedProfile(candidate);
   // The intervals count samples as if each were drawn alone; shares that
   // spread from one repetition to the next beyond that count as fewer.
   const double dispersion = Dispersion(baseline, candidate);
@@ -223,6 +226,10 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
       const auto [own_b, own_c] = r.interrupt ? std::pair(r.baseline_self, r.candidate_self) : own_self[frame];
       r.self_grew = ShareGrew(own_b * b, b, own_c * c, c, z);
       r.inclusive_grew = ShareGrew(r.baseline_inclusive * b, b, r.candidate_inclusive * c, c, z);
+    } else if (counted) {
+      // Exact counts: a share grew when it grew by more than their repeats vary.
+      r.self_grew = 100 * (r.candidate_self - r.baseline_self) >= kMinCountedGrowthPp;
+      r.inclusive_grew = 100 * (r.candidate_inclusive - r.baseline_inclusive) >= kMinCountedGrowthPp;
     }
     out.push_back(std::move(r));
   }
@@ -266,10 +273,14 @@ std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, co
     if (r.self_grew && r.kind == FrameKind::kKernel) return std::nullopt;
   }
   const FrameGrowth& top = grown.front();
-  return UserCodeGrowth{FrameLabel(top.frame), top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp};
+  return UserCodeGrowth{FrameLabel(top.frame), top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp,
+                        IsCountedProfile(baseline) && IsCountedProfile(candidate)};
 }
 
 std::string DescribeUserCode(const UserCodeGrowth& growth) {
+  if (growth.counted)
+    return "the extra instructions are in user code: " + growth.function + " self " +
+           FormatGrowth(growth.self_delta_pp, 0, 0) + " of the instructions (counted)";
   return "the extra cost is on-CPU in user code: " + growth.function + " self " +
          FormatGrowth(growth.self_delta_pp, growth.samples, growth.margin_pp);
 }

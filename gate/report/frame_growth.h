@@ -65,6 +65,14 @@ struct FrameGrowth {
 
 inline constexpr double kMinGrowthPp = 1.0;
 
+// The least growth of a share of a counted profile (instructions per
+// function, exact) that is named: counts repeat within a hundredth of a
+// percent, so a share moves by less than this between identical runs.
+inline constexpr double kMinCountedGrowthPp = 0.01;
+
+// Whether the profile counts instructions per function (Valgrind) rather than sampling.
+bool IsCountedProfile(const FoldedProfile& profile);
+
 // How many times the binomial variance the shares of the two profiles
 // spread by: their repetitions' chi-squares pooled over their degrees of
 // freedom (quasi-binomial dispersion), at least 1; 1 when neither profile

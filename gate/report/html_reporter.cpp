@@ -420,7 +420,13 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
   // Above the table, what grew beyond sampling noise, or that nothing did.
   std::string html;
   const std::vector<FrameGrowth> rows = TopFrameGrowth(*baseline, candidate, kGrowthRows);
-  if (!rows.empty() && rows.front().HasInterval()) {
+  if (!rows.empty() && IsCountedProfile(*baseline) && IsCountedProfile(candidate)) {
+    const std::string user = UserCodeGrowthLine(*baseline, candidate);
+    html += "<p class=\"sub\">" +
+            (user.empty() ? std::string("No function's share of the instructions grew (counted, exact).")
+                          : Esc(Abbreviate(SanitizeText(user), 600))) +
+            "</p>\n";
+  } else if (!rows.empty() && rows.front().HasInterval()) {
     const std::string user = UserCodeGrowthLine(*baseline, candidate);
     if (!user.empty()) {
       html += "<p class=\"sub\">" + Esc(Abbreviate(SanitizeText(user), 600)) + "</p>\n";

@@ -241,12 +241,14 @@ std::string FrameText(const FoldedProfile& profile, const FrameGrowth& r) {
 std::string GrownFramesItem(const std::string& scenario, const FoldedProfile& base, const FoldedProfile& profile) {
   std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) + " vs baseline: ";
   const std::vector<FrameGrowth> rows = GrownFrames(base, profile, kGrowthItems);
+  const bool counted = IsCountedProfile(base) && IsCountedProfile(profile);
+  if (rows.empty() && counted) return item + "no function's share of the instructions grew (counted, exact)\n";
   if (rows.empty()) {
     return item + "no function's share grew beyond sampling noise (" + FormatCount(ProfileDenominator(profile)) +
            " candidate samples, " + FormatCount(ProfileDenominator(base)) + " baseline)\n";
   }
   if (std::string user = UserCodeGrowthLine(base, profile); !user.empty()) item += Cell(user) + "; ";
-  item += "grew beyond sampling noise:";
+  item += counted ? "grew (counted, exact):" : "grew beyond sampling noise:";
   for (size_t i = 0; i < rows.size(); ++i) {
     const FrameGrowth& r = rows[i];
     item += (i ? "; " : " ") + FrameText(profile, r);

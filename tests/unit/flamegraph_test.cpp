@@ -185,6 +185,27 @@ TEST(GrownFrames, SharesThatSpreadBetweenRepetitionsWidenTheInterval) {
   EXPECT_EQ(GrownFrames(base, cand, 5).size(), 1u);
 }
 
+// Counted profiles (instructions per function under Valgrind) are exact: a
+// growth of a few hundredths of a point is named, with no interval, and the
+// why says the extra instructions are in that function.
+TEST(GrownFrames, CountedProfilesNameTheFunctionWhoseInstructionsGrewWithoutAnInterval) {
+  auto [base, cand] = HashProfiles(10'000'000, 4'000'000, 4'040'000);  // hash +1 % of its instructions
+  base.kind = cand.kind = "counted";
+  const std::vector<FrameGrowth> grown = GrownFrames(base, cand, 5);
+  ASSERT_EQ(grown.size(), 1u);
+  EXPECT_EQ(grown[0].frame, "hash");
+  EXPECT_FALSE(grown[0].HasInterval());
+  EXPECT_NEAR(grown[0].SelfDeltaPp(), 0.4, 1e-9);
+  const std::optional<UserCodeGrowth> user = UserCodeGrowthOf(base, cand);
+  ASSERT_TRUE(user.has_value());
+  EXPECT_TRUE(user->counted);
+  EXPECT_EQ(DescribeUserCode(*user), "the extra instructions are in user code: hash self +0.4 pp of the instructions (counted)");
+  // Identical counts name nothing; so does a change below a hundredth of a point.
+  auto [same_base, same_cand] = HashProfiles(10'000'000, 4'000'000, 4'000'500);
+  same_base.kind = same_cand.kind = "counted";
+  EXPECT_TRUE(GrownFrames(same_base, same_cand, 5).empty());
+}
+
 TEST(GrownFrames, AGrowthBelowOnePointIsNotNamedHoweverManySamples) {
   // 0.5 pp in 4 million samples is far outside the interval but could be a burst of interrupts.
   auto [base, cand] = HashProfiles(4000000, 1600000, 1620000);
