@@ -397,6 +397,11 @@ Explanation FromChecks(const ScenarioResult& scenario, const MetricVocabulary& v
   return out;
 }
 
+bool HasCountedProfiles(const ScenarioResult& scenario) {
+  return std::any_of(scenario.evidence.begin(), scenario.evidence.end(),
+                     [](const Evidence& e) { return FindProfile(e, "counted") != nullptr; });
+}
+
 // The user function whose share grew most, from the evidence's counted
 // profiles (instructions per function, exact) where both sides have them,
 // else from its on-CPU profiles.
@@ -419,8 +424,11 @@ Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vo
   Rank(out.causes);
   Rank(out.cpu_waits);
   if (out.causes.size() > limit) out.causes.resize(limit);
-  // Nothing the kernel did explains it: the samples say whose code ran longer.
-  if (out.causes.empty()) out.user_code = UserCodeOf(scenario);
+  // Nothing the kernel did explains it: the samples say whose code ran
+  // longer. Counted instructions per function are exact, and are said
+  // whatever else moved (under Valgrind its own system calls grow with the
+  // instructions it runs).
+  if (out.causes.empty() || HasCountedProfiles(scenario)) out.user_code = UserCodeOf(scenario);
   return out;
 }
 

@@ -201,16 +201,18 @@ std::string WhySection(const std::vector<Finding>& findings) {
     }
     if (std::string host = DescribeHost(e); !host.empty())
       body += "<p class=\"host-noise muted\">" + Esc(host) + "</p>\n";
+    std::string user_code;
+    if (e.user_code) {
+      std::string sentence = DescribeUserCode(*e.user_code);
+      sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+      user_code = "<p class=\"user-code\">" + Esc(sentence) + ".</p>\n";
+    }
     if (e.causes.empty()) {
       body += "<p class=\"muted\">No kernel-side metric of this scenario clearly grew against the baseline.</p>\n";
-      if (e.user_code) {
-        std::string sentence = DescribeUserCode(*e.user_code);
-        sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
-        body += "<p class=\"user-code\">" + Esc(sentence) + ".</p>\n";
-      }
-      body += "</div>\n";
+      body += user_code + "</div>\n";
       continue;
     }
+    body += user_code;
     double scale = 1e-12;
     for (const KernelShift& shift : e.causes) scale = std::max(scale, 100 * shift.accounted_low_s);
     body += "<table class=\"related\">\n<thead><tr>" + Th("Kernel metric") + Th("Baseline", "num") +

@@ -202,6 +202,8 @@ std::string WhyDetail(const ScenarioResult& scenario) {
   if (e.causes.empty()) {
     text +=
         "why: no kernel-side metric clearly grew" + (e.user_code ? "; " + DescribeUserCode(*e.user_code) : "") + "\n";
+  } else if (e.user_code) {
+    text += "why: " + DescribeUserCode(*e.user_code) + "\n";
   }
   if (std::string host = DescribeHost(e); !host.empty()) text += host + "\n";
   return text;

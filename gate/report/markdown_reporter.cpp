@@ -177,9 +177,9 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
     }
     item += ":";
     if (e.causes.empty()) item += " no kernel-side metric clearly grew";
-    if (e.user_code) item += "; " + Cell(DescribeUserCode(*e.user_code));
     for (size_t i = 0; i < e.causes.size() && i < kShownCauses; ++i)
       item += (i ? "; " : " ") + Cell(DescribeShift(e.causes[i]));
+    if (e.user_code) item += "; " + Cell(DescribeUserCode(*e.user_code));
     if (!host.empty()) item += ". " + PhrasesCell(host);
     if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + PhrasesCell(held);
     items.push_back(item + "\n");

@@ -116,6 +116,17 @@ TEST_F(InstrumentedAb, OnePercentMoreInstructionsInOneFunctionFailsAndTheCounted
   EXPECT_EQ(rows[0].frame, "pg_hash_block");
   const std::string html = ReadFile(*dir_ / "out-hash2/report/index.html");
   EXPECT_NE(html.find("Instructions per function (counted"), std::string::npos);
+  // No kernel-side metric grew: the why names the function by its counted instructions.
+  ASSERT_TRUE(scenario.explanation.has_value());
+  std::string causes;
+  for (const KernelShift& shift : scenario.explanation->causes) causes += shift.metric + " ";
+  ASSERT_TRUE(scenario.explanation->user_code.has_value()) << "causes: " << causes;
+  EXPECT_EQ(scenario.explanation->user_code->function, "pg_hash_block");
+  EXPECT_TRUE(scenario.explanation->user_code->counted);
+  const std::string summary = ReadFile(*dir_ / "out-hash2/summary.md");
+  EXPECT_NE(summary.find("the extra instructions are in user code: pg\\_hash\\_block self +"), std::string::npos)
+      << summary;
+  EXPECT_NE(html.find("the extra instructions are in user code: pg_hash_block"), std::string::npos);
 }
 
 TEST_F(InstrumentedAb, ACommentOnlyChangePassesAndCountsRepeatWithinAHundredthOfAPercent) {
