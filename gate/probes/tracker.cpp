@@ -24,8 +24,7 @@ namespace {
 const char* const kTrackerName = "tracker";
 
 std::vector<HookSpec> TrackerHooks() {
-  return {TracepointHook("sched", "sched_process_fork", "tracker_fork", {"wake_up_new_task"}),
-          TracepointHook("sched", "sched_process_exit", "tracker_exit", {"do_exit"})};
+  return {ProcessForkHook("tracker_fork"), ThreadExitHook("tracker_exit")};
 }
 
 }  // namespace
