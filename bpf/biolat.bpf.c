@@ -322,9 +322,8 @@ int biolat_complete_tracepoint(struct trace_event_raw_block_rq_completion *ctx)
  * block_rq_complete first thing in blk_update_request(rq, error, bytes)
  * (completions batched by blk_mq_end_request_batch() bypass it: polled
  * queues). block_rq_insert fires from several functions that differ between
- * kernel versions, some inlined: it stays on tracepoints, and its keys are
- * the request's address as with the function variants (not the tracepoint
- * variant's sector). */
+ * kernel versions, some inlined: it stays on tracepoints (tp_btf), and the
+ * plan's mixed types key requests by sector (gate/probes/biolat.cpp). */
 PG_FUNCTION_ENTRY_HOOK(biolat_issue, on_issue(request_key(rq), BPF_CORE_READ(rq, __data_len)), struct request *rq)
 
 PG_FUNCTION_ENTRY_HOOK(biolat_complete, complete_request(rq), struct request *rq)

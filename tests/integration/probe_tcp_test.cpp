@@ -393,6 +393,7 @@ constexpr size_t kBytes = 256 * kKiB;
 
 class TcpProbe : public ProbeRun {
  protected:
+  void SetUp() override { WithoutFunctionVariants({"inet_sock_set_state", "tcp_retransmit_skb", "tcp_send_reset"}); }
   // The link, or why not (the test is skipped, or fails under CI=true).
   bool Prepare(std::string& why) {
     link_ = VethPair::Create(why);
@@ -567,6 +568,8 @@ TEST_P(TcpProbe, SystemScopeCountsConnectionsOfUntrackedProcesses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, TcpProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, TcpProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 // --- lifetime, cost and suites ---------------------------------------------
 
