@@ -9,6 +9,12 @@ fail() {
 }
 step() { echo "vm-probe-tests: $*"; }
 
+step "a disk at /var/tmp (the block and reclaim tests' scratch directory)"
+mkdir -p /var/tmp
+[ -e /var/run ] || ln -s /run /var/run
+mke2fs /dev/vda > /dev/null 2>&1 || fail "mke2fs /dev/vda"
+mount -t ext4 /dev/vda /var/tmp || fail "mount /dev/vda on /var/tmp"
+
 step "perfgate doctor"
 "$build/perfgate" doctor || fail "perfgate doctor"
 

@@ -20,6 +20,11 @@
 #   --accel A        tcg (default) or kvm; PERFGATE_VM_ACCEL sets the default
 #   --env NAME       pass the host's NAME into the guest; repeatable (CI and
 #                    every PERFGATE_* variable are always passed)
+#   --module NAME    load the kernel module NAME of the kernel package, after
+#                    the modules it depends on, before CMD; one built into
+#                    that kernel is left out. Repeatable.
+#   --disk MB        an empty virtio disk of MB megabytes (/dev/vda; on
+#                    kernels where virtio_pci is a module, --module it)
 #
 # Exit status: the command's, or 125 when the VM could not be prepared, or
 # 124 when it timed out, or 126 when the guest ended without the command's
@@ -41,6 +46,8 @@ cpus=2
 accel="${PERFGATE_VM_ACCEL:-tcg}"
 files=()
 env_names=(CI)
+modules=()
+disk_mb=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --file) files+=("$2"); shift 2 ;;
@@ -50,6 +57,8 @@ while [ $# -gt 0 ]; do
     --cpus) cpus="$2"; shift 2 ;;
     --accel) accel="$2"; shift 2 ;;
     --env) env_names+=("$2"); shift 2 ;;
+    --module) modules+=("$2"); shift 2 ;;
+    --disk) disk_mb="$2"; shift 2 ;;
     --) die "no kernel package before --" ;;
     -*) die "unknown option $1 (see the comment at the top of $0)" ;;
     *) break ;;
@@ -117,6 +126,16 @@ if [ ! -d "$kernel_dir" ]; then
 fi
 kernel=$(find "$kernel_dir/boot" -name 'vmlinu[xz]-*' -print -quit)
 [ -n "$kernel" ] || die "no vmlinuz in $kernel_dir/boot"
+# The package's modules, extracted once when a command first asks for one.
+if [ ${#modules[@]} -gt 0 ] && [ ! -d "$kernel_dir/lib/modules" ]; then
+  rm -rf "$kernel_dir/modules.tmp"
+  mkdir -p "$kernel_dir/modules.tmp"
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kernel_dir/modules.tmp" --wildcards './lib/modules/*' ||
+    die "$deb: cannot extract its modules"
+  mkdir -p "$kernel_dir/lib"
+  mv "$kernel_dir/modules.tmp/lib/modules" "$kernel_dir/lib/modules"
+  rm -rf "$kernel_dir/modules.tmp"
+fi
 
 # busybox for the guest's architecture: the host's for the host's, else the
 # static one from the other architecture's package.
@@ -200,6 +219,41 @@ for path in "${files[@]}"; do
   done < <(find "$path" -type f)
 done
 
+# Kernel modules, each after those it depends on (the depends= of its
+# .modinfo section), uncompressed (busybox's insmod passes the file as it
+# is), in the order /modules lists them.
+declare -A module_done=()
+add_module() {
+  local name="${1//-/_}" path dep file
+  [ -n "${module_done[$name]:-}" ] && return 0
+  module_done[$name]=1
+  path=$(find "$module_root/kernel" -name "$name.ko*" -o -name "${name//_/-}.ko*" | head -n1)
+  if [ -z "$path" ]; then
+    grep -q -E "/(${name}|${name//_/-})\.ko\$" "$module_root/modules.builtin" ||
+      die "--module $1: neither a module of $package nor built into it"
+    return 0
+  fi
+  file="$root/lib/modules/$name.ko"
+  case "$path" in
+    *.xz) xz -dc "$path" ;;
+    *.zst) zstd -qdc "$path" ;;
+    *.gz) gzip -dc "$path" ;;
+    *) cat "$path" ;;
+  esac > "$file" || die "cannot unpack $path"
+  for dep in $(objcopy -O binary --only-section=.modinfo "$file" /dev/stdout | tr '\0' '\n' |
+    sed -n 's/^depends=//p' | tr ',' ' '); do
+    add_module "$dep"
+  done
+  echo "$name" >> "$root/modules"
+}
+touch "$root/modules"
+if [ ${#modules[@]} -gt 0 ]; then
+  module_root=$(find "$kernel_dir/lib/modules" -mindepth 1 -maxdepth 1 -type d -print -quit)
+  [ -n "$module_root" ] || die "$package has no modules"
+  mkdir -p "$root/lib/modules"
+  for m in "${modules[@]}"; do add_module "$m"; done
+fi
+
 # The users the workloads run as (perfgate's suites use nobody).
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
@@ -232,6 +286,7 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 ip link set lo up 2> /dev/null
 echo 1 > /proc/sys/kernel/bpf_stats_enabled 2> /dev/null
+for m in $(cat /modules); do insmod "/lib/modules/$m.ko" || echo "perfgate-vm: insmod $m failed"; done
 echo "perfgate-vm: kernel $(uname -r) $(uname -m), running the command"
 sh /command < /dev/null
 echo "perfgate-vm: exit status $?"
@@ -252,10 +307,16 @@ if [ "$accel" = kvm ]; then
   [ "$arch" = x86_64 ] || die "--accel kvm needs the host's architecture"
 fi
 
+disk_args=()
+if [ "$disk_mb" -gt 0 ]; then
+  truncate -s "${disk_mb}M" "$work/disk.img"
+  disk_args=(-drive "file=$work/disk.img,if=virtio,format=raw,cache=unsafe")
+fi
+
 log="$work/console.log"
 status=0
 timeout --foreground -k 10 "$timeout_s" "$qemu" "${qemu_machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$memory_mb" \
-  -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+  -nographic -no-reboot -nic none "${disk_args[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
   -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < /dev/null |
   tee "$log" || status=$?
 # timeout's status for the time limit; qemu's own when it failed.
