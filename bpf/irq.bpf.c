@@ -184,4 +184,4 @@ PG_FUNCTION_ENTRY_HOOK(irq_hard_entry, on_entry(KIND_HARDIRQ))
 
 PG_FUNCTION_RETURN_HOOK(irq_hard_exit, on_exit(KIND_HARDIRQ))
 
-[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "GPL";
