@@ -26,16 +26,32 @@ ip=$(command -v ip) && tc=$(command -v tc) ||
 modules=()
 for m in virtio_pci virtio_blk ext4 crc32c_generic veth sch_tbf sch_ingress cls_bpf; do modules+=(--module "$m"); done
 
-status=0
-for kernel in "${kernels[@]}"; do
-  start=$SECONDS
-  rc=0
+# The kernels boot side by side, up to PERFGATE_VM_JOBS (default: the CPUs;
+# QEMU's TCG runs each guest on one host thread), each into a log of its own
+# that is printed whole once it ended.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+# Writes the exit status to $2.
+run_kernel() {
+  local kernel="$1" start=$SECONDS rc=0
   tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-900}" \
     --disk 1024 "${modules[@]}" --file "$ip" --file "$tc" \
     --file "$build/perfgate" --file "$build/pg-smoke" --file "$build/tests/perfgate_integration_tests" \
     --file "$PWD/workloads/examples/smoke.json" --file "$PWD/tests/vm/guest-probe-tests.sh" \
     "$kernel" -- sh "$PWD/tests/vm/guest-probe-tests.sh" "$build" || rc=$?
   echo "vm-probe-tests: $kernel: exit $rc after $((SECONDS - start)) s"
-  [ "$rc" -eq 0 ] || status=1
+  echo "$rc" > "$2"
+}
+jobs_max="${PERFGATE_VM_JOBS:-$(nproc)}"
+for i in "${!kernels[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  run_kernel "${kernels[$i]}" "$logs/$i.rc" > "$logs/$i.log" 2>&1 &
 done
+wait
+status=0
+for i in "${!kernels[@]}"; do
+  cat "$logs/$i.log"
+  [ "$(cat "$logs/$i.rc" 2> /dev/null)" = 0 ] || status=1
+done
+echo "vm-probe-tests: ${#kernels[@]} kernels in $SECONDS s"
 exit "$status"
