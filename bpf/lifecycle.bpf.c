@@ -184,7 +184,8 @@ int lifecycle_exit_tracepoint(void *ctx)
 }
 
 /* wake_up_new_task(child): in the parent, just after sched_process_fork. */
-PG_FUNCTION_ENTRY_HOOK(lifecycle_fork, on_fork(BPF_CORE_READ(child, pid), BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid)),
+PG_FUNCTION_ENTRY_HOOK(lifecycle_fork,
+		       on_fork(BPF_CORE_READ(child, pid), BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid)),
 		       struct task_struct *child)
 
 /* bprm_execve() returning 0: the exec succeeded, in the new program, where

@@ -23,9 +23,7 @@ namespace {
 
 const char* const kTrackerName = "tracker";
 
-std::vector<HookSpec> TrackerHooks() {
-  return {ProcessForkHook("tracker_fork"), ThreadExitHook("tracker_exit")};
-}
+std::vector<HookSpec> TrackerHooks() { return {ProcessForkHook("tracker_fork"), ThreadExitHook("tracker_exit")}; }
 
 }  // namespace
 
