@@ -64,6 +64,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
+case "$disk_mb" in '' | *[!0-9]*) die "--disk takes a size in megabytes, not $disk_mb" ;; esac
 [ $# -ge 3 ] && [ "$2" = "--" ] || die "usage: $0 [options] KERNEL_PACKAGE -- CMD [ARG]..."
 package="$1"
 shift 2
@@ -126,15 +127,16 @@ if [ ! -d "$kernel_dir" ]; then
 fi
 kernel=$(find "$kernel_dir/boot" -name 'vmlinu[xz]-*' -print -quit)
 [ -n "$kernel" ] || die "no vmlinuz in $kernel_dir/boot"
-# The package's modules, extracted once when a command first asks for one.
+# The package's modules, extracted once when a command first asks for one
+# (in a directory of its own, then renamed: another run may do the same).
 if [ ${#modules[@]} -gt 0 ] && [ ! -d "$kernel_dir/lib/modules" ]; then
-  rm -rf "$kernel_dir/modules.tmp"
-  mkdir -p "$kernel_dir/modules.tmp"
-  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kernel_dir/modules.tmp" --wildcards './lib/modules/*' ||
-    die "$deb: cannot extract its modules"
+  modules_tmp=$(mktemp -d "$kernel_dir/modules.XXXXXX")
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$modules_tmp" --wildcards './lib/modules/*' ||
+    { rm -rf "$modules_tmp"; die "$deb: cannot extract its modules"; }
   mkdir -p "$kernel_dir/lib"
-  mv "$kernel_dir/modules.tmp/lib/modules" "$kernel_dir/lib/modules"
-  rm -rf "$kernel_dir/modules.tmp"
+  mv -T "$modules_tmp/lib/modules" "$kernel_dir/lib/modules" 2> /dev/null || [ -d "$kernel_dir/lib/modules" ] ||
+    die "cannot keep the modules of $deb in $kernel_dir"
+  rm -rf "$modules_tmp"
 fi
 
 # busybox for the guest's architecture: the host's for the host's, else the
@@ -220,7 +222,7 @@ for path in "${files[@]}"; do
 done
 
 # Kernel modules, each after those it depends on (the depends= of its
-# .modinfo section), uncompressed (busybox's insmod passes the file as it
+# .modinfo section, which readelf reads for any architecture), uncompressed (busybox's insmod passes the file as it
 # is), in the order /modules lists them.
 declare -A module_done=()
 add_module() {
@@ -240,8 +242,7 @@ add_module() {
     *.gz) gzip -dc "$path" ;;
     *) cat "$path" ;;
   esac > "$file" || die "cannot unpack $path"
-  for dep in $(objcopy -O binary --only-section=.modinfo "$file" /dev/stdout | tr '\0' '\n' |
-    sed -n 's/^depends=//p' | tr ',' ' '); do
+  for dep in $(readelf -p .modinfo "$file" | sed -n 's/^ *\[ *[0-9a-f]*\]  *depends=//p' | tr ',' ' '); do
     add_module "$dep"
   done
   echo "$name" >> "$root/modules"
