@@ -34,6 +34,7 @@
 #include <bpf/bpf_core_read.h>
 #include "biolat.h"
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "slot_table.bpf.h"
 #include "trace_events.bpf.h"
@@ -238,6 +239,15 @@ static __always_inline void add_request(__u32 dev, __u64 latency, __u64 bytes)
 			      bpf_ktime_get_ns() - latency, latency);
 }
 
+/* The completion of rq, read through BPF_CORE_READ (raw_tp, fentry, kprobe). */
+static __always_inline void complete_request(struct request *rq)
+{
+	__u64 latency, bytes;
+
+	if (end_request(request_key(rq), &latency, &bytes))
+		add_request(request_dev(rq), latency, bytes);
+}
+
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(biolat_insert_tp_btf, struct request *rq)
 {
@@ -294,10 +304,7 @@ int BPF_PROG(biolat_complete_tp_btf, struct request *rq)
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(biolat_complete_raw_tp, struct request *rq)
 {
-	__u64 latency, bytes;
-
-	if (end_request(request_key(rq), &latency, &bytes))
-		add_request(request_dev(rq), latency, bytes);
+	complete_request(rq);
 	return 0;
 }
 
@@ -310,5 +317,15 @@ int biolat_complete_tracepoint(struct trace_event_raw_block_rq_completion *ctx)
 		add_request(ctx->dev, latency, bytes);
 	return 0;
 }
+
+/* block_rq_issue fires first thing in blk_mq_start_request(rq), and
+ * block_rq_complete first thing in blk_update_request(rq, error, bytes)
+ * (completions batched by blk_mq_end_request_batch() bypass it: polled
+ * queues). block_rq_insert fires from several functions that differ between
+ * kernel versions, some inlined: it stays on tracepoints (tp_btf), and the
+ * plan's mixed types key requests by sector (gate/probes/biolat.cpp). */
+PG_FUNCTION_ENTRY_HOOK(biolat_issue, on_issue(request_key(rq), BPF_CORE_READ(rq, __data_len)), struct request *rq)
+
+PG_FUNCTION_ENTRY_HOOK(biolat_complete, complete_request(rq), struct request *rq)
 
 char LICENSE[] SEC("license") = "GPL";

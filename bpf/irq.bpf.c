@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "irq.h"
 
@@ -172,5 +173,15 @@ int irq_soft_exit_tracepoint(void *ctx)
 	on_exit(KIND_SOFTIRQ);
 	return 0;
 }
+
+/* __handle_irq_event_percpu(desc) runs a line's handlers, each between
+ * irq_handler_entry and irq_handler_exit: on a shared line (rare with MSI)
+ * the function variants time all its handlers as one. Softirqs have no such
+ * function: the vectors run in a loop inside __do_softirq() (6.1) or
+ * handle_softirqs() (6.12), so their hooks stay on tracepoints, as
+ * libbpf-tools' softirqs does. */
+PG_FUNCTION_ENTRY_HOOK(irq_hard_entry, on_entry(KIND_HARDIRQ))
+
+PG_FUNCTION_RETURN_HOOK(irq_hard_exit, on_exit(KIND_HARDIRQ))
 
 char LICENSE[] SEC("license") = "GPL";

@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "lifecycle.h"
 
@@ -181,5 +182,20 @@ int lifecycle_exit_tracepoint(void *ctx)
 	on_exit();
 	return 0;
 }
+
+/* wake_up_new_task(child): in the parent, just after sched_process_fork. */
+PG_FUNCTION_ENTRY_HOOK(lifecycle_fork,
+		       on_fork(BPF_CORE_READ(child, pid), BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid)),
+		       struct task_struct *child)
+
+/* bprm_execve() returning 0: the exec succeeded, in the new program, where
+ * sched_process_exec fires just before (from exec_binprm, which is inlined).
+ * A thread that exec'd now has the leader's id, which the tracker had. */
+PG_FUNCTION_RESULT_HOOK(lifecycle_exec, if (ret == 0) on_exec(pg_current_tid()))
+
+/* taskstats_exit(task, group_dead): in do_exit() after signal->live was
+ * decremented, as at sched_process_exit (on_exit reads it); do_exit()'s
+ * entry is too early for that. */
+PG_FUNCTION_ENTRY_HOOK(lifecycle_exit, on_exit())
 
 char LICENSE[] SEC("license") = "GPL";

@@ -32,6 +32,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "pagefault.h"
 
 /* Repetition the baselines belong to; user space bumps it at each reset, and
@@ -135,5 +136,13 @@ int pagefault_exit_tracepoint(void *ctx)
 	on_exit();
 	return 0;
 }
+
+/* The tracker's functions (gate/probes/tracker.cpp): wake_up_new_task(child)
+ * in the parent just after sched_process_fork, do_exit() in the exiting
+ * thread before sched_process_exit (the fault counters of its exit path are
+ * left out, a handful of faults). */
+PG_FUNCTION_ENTRY_HOOK(pagefault_fork, on_fork(BPF_CORE_READ(child, pid)), struct task_struct *child)
+
+PG_FUNCTION_ENTRY_HOOK(pagefault_exit, on_exit())
 
 char LICENSE[] SEC("license") = "GPL";

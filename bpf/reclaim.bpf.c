@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "reclaim.h"
 #include "trace_events.bpf.h"
@@ -215,5 +216,17 @@ int reclaim_softlimit_end_tracepoint(struct trace_event_raw_mm_vmscan_direct_rec
 	on_end(PG_RECLAIM_MEMCG_SOFTLIMIT, ctx->nr_reclaimed);
 	return 0;
 }
+
+/* The functions that fire the events first and last thing (libbpf-tools'
+ * drsnoop stays on the tracepoints): try_to_free_pages() for direct reclaim
+ * (a call throttled before it reclaims counts here, not at the tracepoint),
+ * try_to_free_mem_cgroup_pages() for memcg reclaim, mem_cgroup_shrink_node()
+ * for soft-limit reclaim. Each returns the pages reclaimed. */
+PG_FUNCTION_ENTRY_HOOK(reclaim_direct_begin, on_begin(PG_RECLAIM_DIRECT))
+PG_FUNCTION_RESULT_HOOK(reclaim_direct_end, on_end(PG_RECLAIM_DIRECT, ret))
+PG_FUNCTION_ENTRY_HOOK(reclaim_memcg_begin, on_begin(PG_RECLAIM_MEMCG))
+PG_FUNCTION_RESULT_HOOK(reclaim_memcg_end, on_end(PG_RECLAIM_MEMCG, ret))
+PG_FUNCTION_ENTRY_HOOK(reclaim_softlimit_begin, on_begin(PG_RECLAIM_MEMCG_SOFTLIMIT))
+PG_FUNCTION_RESULT_HOOK(reclaim_softlimit_end, on_end(PG_RECLAIM_MEMCG_SOFTLIMIT, ret))
 
 char LICENSE[] SEC("license") = "GPL";

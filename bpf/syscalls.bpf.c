@@ -24,6 +24,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "stats.h"
 #include "trace_events.bpf.h"
@@ -220,19 +221,7 @@ int syscalls_enter_tracepoint(struct trace_event_raw_sys_enter *ctx)
  * never return from it, as they never reach sys_exit. Syscalls a seccomp
  * filter or a tracer skipped never reach it: uncounted here, where the
  * tracepoint counts them as -1. */
-SEC("fentry")
-int BPF_PROG(syscalls_enter_fentry, struct pt_regs *regs, unsigned int nr)
-{
-	on_enter(nr);
-	return 0;
-}
-
-SEC("kprobe")
-int BPF_KPROBE(syscalls_enter_kprobe, struct pt_regs *regs, unsigned int nr)
-{
-	on_enter(nr);
-	return 0;
-}
+PG_FUNCTION_ENTRY_HOOK(syscalls_enter, on_enter(nr), struct pt_regs *regs, unsigned int nr)
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(syscalls_exit_tp_btf)
@@ -255,18 +244,6 @@ int syscalls_exit_tracepoint(void *ctx)
 	return 0;
 }
 
-SEC("fexit")
-int BPF_PROG(syscalls_exit_fentry)
-{
-	on_exit();
-	return 0;
-}
-
-SEC("kretprobe")
-int BPF_KRETPROBE(syscalls_exit_kprobe)
-{
-	on_exit();
-	return 0;
-}
+PG_FUNCTION_RETURN_HOOK(syscalls_exit, on_exit())
 
 char LICENSE[] SEC("license") = "GPL";

@@ -27,6 +27,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 #include "hist.bpf.h"
 #include "tcp.h"
 
@@ -406,5 +407,16 @@ int tcp_reset_received_tracepoint(struct trace_event_raw_tcp_event_sk___pg *ctx)
 	on_reset_received(ctx->skaddr);
 	return 0;
 }
+
+/* tcp_probe fires first thing in tcp_rcv_established(sk, skb) (libbpf-tools'
+ * tcprtt hooks the function), tcp_receive_reset first thing in
+ * tcp_reset(sk, skb). The other events have no such function:
+ * inet_sock_set_state fires from tcp_set_state() and from the listen and
+ * accept paths, tcp_send_reset from three functions (IPv4, IPv6, active),
+ * and tcp_retransmit_skb needs the socket at the return (a kretprobe has
+ * only the result); they stay on tracepoints. */
+PG_FUNCTION_ENTRY_HOOK(tcp_rtt, on_probe(sk), struct sock *sk)
+
+PG_FUNCTION_ENTRY_HOOK(tcp_reset_received, on_reset_received(sk), struct sock *sk)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -7,6 +7,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "filter.bpf.h"
+#include "function_hooks.bpf.h"
 
 /* child: the new thread's task_struct where the hook has it trusted
  * (tp_btf), else NULL: only the tp_btf variant keeps the marks. */
@@ -73,35 +74,11 @@ int tracker_fork_tracepoint(struct trace_event_raw_sched_process_fork *ctx)
 
 /* wake_up_new_task(p) runs in the parent's context for every new thread,
  * before the child first runs, like sched_process_fork just ahead of it. */
-SEC("fentry")
-int BPF_PROG(tracker_fork_fentry, struct task_struct *child)
-{
-	on_fork(NULL, BPF_CORE_READ(child, pid));
-	return 0;
-}
-
-SEC("kprobe")
-int BPF_KPROBE(tracker_fork_kprobe, struct task_struct *child)
-{
-	on_fork(NULL, BPF_CORE_READ(child, pid));
-	return 0;
-}
+PG_FUNCTION_ENTRY_HOOK(tracker_fork, on_fork(NULL, BPF_CORE_READ(child, pid)), struct task_struct *child)
 
 /* sched_process_exit runs in the exiting thread's context; so does
  * do_exit(), its caller. */
-SEC("fentry")
-int BPF_PROG(tracker_exit_fentry)
-{
-	on_exit();
-	return 0;
-}
-
-SEC("kprobe")
-int BPF_KPROBE(tracker_exit_kprobe)
-{
-	on_exit();
-	return 0;
-}
+PG_FUNCTION_ENTRY_HOOK(tracker_exit, on_exit())
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tracker_exit_tp_btf)

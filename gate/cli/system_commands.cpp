@@ -78,6 +78,7 @@ int ProbesCommand() {
     std::string metrics;
     for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ", ") + m.name;
     std::printf("    metrics: %s\n", metrics.c_str());
+    std::printf("    attach: %s\n", info.attach.c_str());
     for (const auto& param : info.parameters) {
       std::printf("    parameter %s (%s): %s\n", param.name.c_str(), ToString(param.type).c_str(),
                   param.description.c_str());

@@ -63,9 +63,10 @@ class BlockLatencyProbe final : public BpfProbe<biolat_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
+    // Function variants where one function fires the event (bpf/biolat.bpf.c).
     return {TracepointHook("block", "block_rq_insert", "biolat_insert"),
-            TracepointHook("block", "block_rq_issue", "biolat_issue"),
-            TracepointHook("block", "block_rq_complete", "biolat_complete")};
+            TracepointHook("block", "block_rq_issue", "biolat_issue", {"blk_mq_start_request"}),
+            TracepointHook("block", "block_rq_complete", "biolat_complete", {"blk_update_request"})};
   }
 
   // Requests are keyed by address when every hook sees it the same way: the

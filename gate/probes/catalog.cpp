@@ -40,11 +40,12 @@ ProbeInfo DeclaredProbe(const std::string& name) {
   const std::string_view text = EmbeddedProbeJson(name);
   if (text.empty()) throw InputError(file + ": no such probe declaration in this build");
   const nlohmann::json j = ParseJsonText(std::string(text), file);
-  const JsonObjectReader r(j, file, "$", {"name", "description", "metrics", "parameters"});
+  const JsonObjectReader r(j, file, "$", {"name", "description", "attach", "metrics", "parameters"});
   ProbeInfo info;
   info.name = r.String("name");
   if (info.name != name) r.Fail(r.At("name"), "\"" + info.name + "\" in the file of probe " + name);
   info.description = r.String("description");
+  info.attach = r.String("attach");
   const nlohmann::json& metrics = r.Array("metrics");
   for (size_t i = 0; i < metrics.size(); ++i)
     info.metrics.push_back(DeclarationFromJson(metrics[i], file, r.At("metrics", i)));

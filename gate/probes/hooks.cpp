@@ -109,6 +109,14 @@ HookSpec TracepointHook(const std::string& category, const std::string& event, c
   return spec;
 }
 
+HookSpec ProcessForkHook(const std::string& program_prefix) {
+  return TracepointHook("sched", "sched_process_fork", program_prefix, {"wake_up_new_task"});
+}
+
+HookSpec ThreadExitHook(const std::string& program_prefix) {
+  return TracepointHook("sched", "sched_process_exit", program_prefix, {"do_exit"});
+}
+
 HookPlan::HookPlan(std::string probe, std::vector<HookSpec> hooks, const ProbeOptions& options)
     : probe_(std::move(probe)) {
   for (auto& spec : hooks) {

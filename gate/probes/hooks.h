@@ -41,6 +41,13 @@ struct HookSpec {
 HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix,
                         const std::vector<std::string>& functions = {});
 
+// sched_process_fork with wake_up_new_task(child) (the parent's context,
+// just after the event, before the child first runs) and sched_process_exit
+// with do_exit() (the exiting thread, just before the event): the process
+// tree's hooks of the tracker and of the probes that follow it.
+HookSpec ProcessForkHook(const std::string& program_prefix);
+HookSpec ThreadExitHook(const std::string& program_prefix);
+
 class HookPlan {
  public:
   // Runs the feature probes; throws InfraError when a hook has no usable variant.

@@ -47,8 +47,9 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("irq", "irq_handler_entry", "irq_hard_entry"),
-            TracepointHook("irq", "irq_handler_exit", "irq_hard_exit"),
+    // Function variants for hard IRQs only (bpf/irq.bpf.c).
+    return {TracepointHook("irq", "irq_handler_entry", "irq_hard_entry", {"__handle_irq_event_percpu"}),
+            TracepointHook("irq", "irq_handler_exit", "irq_hard_exit", {"__handle_irq_event_percpu"}),
             TracepointHook("irq", "softirq_entry", "irq_soft_entry"),
             TracepointHook("irq", "softirq_exit", "irq_soft_exit")};
   }

@@ -52,9 +52,11 @@ class LifecycleProbe final : public BpfProbe<lifecycle_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("sched", "sched_process_fork", "lifecycle_fork"),
-            TracepointHook("sched", "sched_process_exec", "lifecycle_exec"),
-            TracepointHook("sched", "sched_process_exit", "lifecycle_exit")};
+    // exec: bprm_execve() returning 0; exit: taskstats_exit(), where the
+    // process's last thread already shows (bpf/lifecycle.bpf.c).
+    return {ProcessForkHook("lifecycle_fork"),
+            TracepointHook("sched", "sched_process_exec", "lifecycle_exec", {"bprm_execve"}),
+            TracepointHook("sched", "sched_process_exit", "lifecycle_exit", {"taskstats_exit"})};
   }
 
  private:

@@ -78,8 +78,7 @@ class PageFaultProbe final : public BpfProbe<pagefault_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("sched", "sched_process_fork", "pagefault_fork"),
-            TracepointHook("sched", "sched_process_exit", "pagefault_exit")};
+    return {ProcessForkHook("pagefault_fork"), ThreadExitHook("pagefault_exit")};
   }
 
  private:

@@ -92,6 +92,9 @@ std::string ToString(ProbeParameterType type);
 struct ProbeInfo {
   std::string name;
   std::string description;
+  // Its attach types in the order it tries them and, for hooks without a
+  // fentry or kprobe variant, why (docs/kernels.md).
+  std::string attach;
   // Every metric the probe emits, declared once (metrics/metric_declaration.h).
   std::vector<MetricDeclaration> metrics;
   std::vector<ProbeParameter> parameters = {};

@@ -54,14 +54,17 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
  protected:
   std::vector<HookSpec> Hooks() const override {
     std::vector<HookSpec> hooks = {
-        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_begin", "reclaim_direct_begin"),
-        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_end", "reclaim_direct_end"),
-        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_begin", "reclaim_memcg_begin"),
-        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_end", "reclaim_memcg_end"),
+        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_begin", "reclaim_direct_begin", {"try_to_free_pages"}),
+        TracepointHook("vmscan", "mm_vmscan_direct_reclaim_end", "reclaim_direct_end", {"try_to_free_pages"}),
+        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_begin", "reclaim_memcg_begin",
+                       {"try_to_free_mem_cgroup_pages"}),
+        TracepointHook("vmscan", "mm_vmscan_memcg_reclaim_end", "reclaim_memcg_end", {"try_to_free_mem_cgroup_pages"}),
     };
     if (SoftLimitEventsExist()) {
-      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin", "reclaim_softlimit_begin"));
-      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_end", "reclaim_softlimit_end"));
+      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_begin", "reclaim_softlimit_begin",
+                                     {"mem_cgroup_shrink_node"}));
+      hooks.push_back(TracepointHook("vmscan", "mm_vmscan_memcg_softlimit_reclaim_end", "reclaim_softlimit_end",
+                                     {"mem_cgroup_shrink_node"}));
     }
     return hooks;
   }

@@ -75,10 +75,12 @@ class TcpProbe final : public BpfProbe<tcp_bpf> {
 
  protected:
   std::vector<HookSpec> Hooks() const override {
-    return {TracepointHook("sock", "inet_sock_set_state", "tcp_state"), TracepointHook("tcp", "tcp_probe", "tcp_rtt"),
+    // Function variants where one function fires the event (bpf/tcp.bpf.c).
+    return {TracepointHook("sock", "inet_sock_set_state", "tcp_state"),
+            TracepointHook("tcp", "tcp_probe", "tcp_rtt", {"tcp_rcv_established"}),
             TracepointHook("tcp", "tcp_retransmit_skb", "tcp_retransmit"),
             TracepointHook("tcp", "tcp_send_reset", "tcp_reset_sent"),
-            TracepointHook("tcp", "tcp_receive_reset", "tcp_reset_received")};
+            TracepointHook("tcp", "tcp_receive_reset", "tcp_reset_received", {"tcp_reset"})};
   }
 
   // Listeners are only followed in workload scope; system scope keeps

@@ -23,10 +23,7 @@ namespace {
 
 const char* const kTrackerName = "tracker";
 
-std::vector<HookSpec> TrackerHooks() {
-  return {TracepointHook("sched", "sched_process_fork", "tracker_fork", {"wake_up_new_task"}),
-          TracepointHook("sched", "sched_process_exit", "tracker_exit", {"do_exit"})};
-}
+std::vector<HookSpec> TrackerHooks() { return {ProcessForkHook("tracker_fork"), ThreadExitHook("tracker_exit")}; }
 
 }  // namespace
 

@@ -138,6 +138,8 @@ inline std::vector<AttachType> TestedFunctionAttachTypes() {
   return {AttachType::kFentry, AttachType::kKprobe};
 }
 
+inline bool IsFunctionAttachType(AttachType type) { return type == AttachType::kFentry || type == AttachType::kKprobe; }
+
 inline std::string AttachTypeName(const ::testing::TestParamInfo<AttachType>& info) { return ToString(info.param); }
 
 // Runs one probe, forced to one attach type, around a held child's work.
@@ -162,6 +164,14 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
   // Hooks forced to another attach type than the parameter's, by tracepoint.
   std::map<std::string, AttachType> forced_hooks_;
 
+  // The probe's hooks that have no fentry or kprobe variant (no one function
+  // fires their event): forced to fentry or kprobe, the probe keeps them on
+  // tp_btf.
+  void WithoutFunctionVariants(const std::vector<std::string>& hooks) {
+    if (!IsFunctionAttachType(GetParam())) return;
+    for (const auto& hook : hooks) forced_hooks_[hook] = AttachType::kTpBtf;
+  }
+
   // Attaches `probe_name` (and the tracker in workload scope), runs `work` in
   // a held child and returns the probe's metrics.
   MetricSet Measure(const std::string& probe_name, ProbeScope scope, std::function<void()> work) {
@@ -172,23 +182,42 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
   }
 
   MetricSet Measure(std::unique_ptr<Probe> probe, ProbeScope scope, std::function<void()> work) {
-    WorkloadTracker tracker;
-    tracker.Attach(Options(scope));
-    probe->Attach(Options(scope), &tracker);
-    for (const auto& hook : probe->Report().hooks) {
-      auto forced = forced_hooks_.find(hook.hook);
-      EXPECT_EQ(hook.attach_type, ToString(forced != forced_hooks_.end() ? forced->second : GetParam())) << hook.hook;
+    // Under fentry and kprobe (only in tests/vm/'s virtual machines, where no
+    // other test loads programs meanwhile), every program that the probe and
+    // the tracker loaded must be gone once they are.
+    const bool check_unload = IsFunctionAttachType(GetParam());
+    const std::vector<std::string> prefixes = {probe->name() + "_", "tracker_"};
+    std::set<uint32_t> before, loaded;
+    for (const auto& prefix : prefixes) {
+      if (check_unload) before.merge(ProgramIdsNamed(prefix));
     }
-
-    HeldChild child(std::move(work));
-    if (scope == ProbeScope::kWorkload) tracker.Track(child.pid());
-    probe->Reset();
-    auto begin = std::chrono::steady_clock::now();
-    EXPECT_TRUE(child.RunToCompletion());
     MetricSet metrics;
-    probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
-    report_ = probe->Report();
-    holders_ = probe->CpuHolders();
+    {
+      WorkloadTracker tracker;
+      tracker.Attach(Options(scope));
+      probe->Attach(Options(scope), &tracker);
+      for (const auto& prefix : prefixes) {
+        if (check_unload) loaded.merge(NewProgramIdsNow(before, prefix));
+      }
+      for (const auto& hook : probe->Report().hooks) {
+        auto forced = forced_hooks_.find(hook.hook);
+        EXPECT_EQ(hook.attach_type, ToString(forced != forced_hooks_.end() ? forced->second : GetParam())) << hook.hook;
+      }
+
+      HeldChild child(std::move(work));
+      if (scope == ProbeScope::kWorkload) tracker.Track(child.pid());
+      probe->Reset();
+      auto begin = std::chrono::steady_clock::now();
+      EXPECT_TRUE(child.RunToCompletion());
+      probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
+      report_ = probe->Report();
+      holders_ = probe->CpuHolders();
+      probe.reset();
+    }
+    if (check_unload) {
+      EXPECT_FALSE(loaded.empty());
+      EXPECT_EQ(ProgramIdsStillLoaded(loaded), std::set<uint32_t>{}) << "programs left loaded after detach";
+    }
     return metrics;
   }
 

@@ -405,6 +405,8 @@ TEST_P(ReclaimProbe, IgnoresReclaimOfUntrackedProcesses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, ReclaimProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, ReclaimProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 // --- pagefault -------------------------------------------------------------
 
@@ -557,6 +559,8 @@ TEST_P(PageFaultProbe, SystemScopeCountsUntrackedProcesses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, PageFaultProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, PageFaultProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 // --- biolat ----------------------------------------------------------------
 
@@ -573,6 +577,7 @@ constexpr int kMissedReads = kDirectReads / 8;
 
 class BiolatProbe : public ProbeRun {
  protected:
+  void SetUp() override { WithoutFunctionVariants({"block_rq_insert"}); }
   // A durable file on a request-based disk, or why not.
   bool Prepare(std::string& why) {
     dir_ = DiskScratchDir::Create(true, why);
@@ -679,6 +684,8 @@ TEST_P(BiolatProbe, SystemScopeCountsEveryRequest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, BiolatProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, BiolatProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 // A plan whose hooks use different attach types, as a kernel gives when a
 // faster type fails on only some hooks: the tracepoint records carry no
@@ -712,7 +719,10 @@ INSTANTIATE_TEST_SUITE_P(AttachTypes, BiolatMixedPlan, ::testing::Values(AttachT
 
 // --- irq -------------------------------------------------------------------
 
-class IrqProbe : public ProbeRun {};
+class IrqProbe : public ProbeRun {
+ protected:
+  void SetUp() override { WithoutFunctionVariants({"softirq_entry", "softirq_exit"}); }
+};
 
 TEST_P(IrqProbe, SystemScopeTimesHardIrqsAndSoftirqs) {
   PERFGATE_REQUIRE_ROOT();
@@ -744,6 +754,8 @@ TEST_P(IrqProbe, SystemScopeTimesHardIrqsAndSoftirqs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, IrqProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, IrqProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 TEST(IrqProbeScope, WorkloadScopeIsAnInputErrorNamingTheProbe) {
   PERFGATE_REQUIRE_ROOT();

@@ -586,6 +586,8 @@ TEST_P(LifecycleProbe, SystemScopeCountsUntrackedForks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AttachTypes, LifecycleProbe, ::testing::ValuesIn(TestedAttachTypes()), AttachTypeName);
+INSTANTIATE_TEST_SUITE_P(FunctionAttachTypes, LifecycleProbe, ::testing::ValuesIn(TestedFunctionAttachTypes()),
+                         AttachTypeName);
 
 // What the catalog-wide ProbeLifetime tests check, for lifecycle: their
 // workload (syscalls, touched memory, a sleep) fires none of its hooks.

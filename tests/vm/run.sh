@@ -20,6 +20,11 @@
 #   --accel A        tcg (default) or kvm; PERFGATE_VM_ACCEL sets the default
 #   --env NAME       pass the host's NAME into the guest; repeatable (CI and
 #                    every PERFGATE_* variable are always passed)
+#   --module NAME    load the kernel module NAME of the kernel package, after
+#                    the modules it depends on, before CMD; one built into
+#                    that kernel is left out. Repeatable.
+#   --disk MB        an empty virtio disk of MB megabytes (/dev/vda; on
+#                    kernels where virtio_pci is a module, --module it)
 #
 # Exit status: the command's, or 125 when the VM could not be prepared, or
 # 124 when it timed out, or 126 when the guest ended without the command's
@@ -41,6 +46,8 @@ cpus=2
 accel="${PERFGATE_VM_ACCEL:-tcg}"
 files=()
 env_names=(CI)
+modules=()
+disk_mb=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --file) files+=("$2"); shift 2 ;;
@@ -50,11 +57,14 @@ while [ $# -gt 0 ]; do
     --cpus) cpus="$2"; shift 2 ;;
     --accel) accel="$2"; shift 2 ;;
     --env) env_names+=("$2"); shift 2 ;;
+    --module) modules+=("$2"); shift 2 ;;
+    --disk) disk_mb="$2"; shift 2 ;;
     --) die "no kernel package before --" ;;
     -*) die "unknown option $1 (see the comment at the top of $0)" ;;
     *) break ;;
   esac
 done
+case "$disk_mb" in '' | *[!0-9]*) die "--disk takes a size in megabytes, not $disk_mb" ;; esac
 [ $# -ge 3 ] && [ "$2" = "--" ] || die "usage: $0 [options] KERNEL_PACKAGE -- CMD [ARG]..."
 package="$1"
 shift 2
@@ -117,6 +127,17 @@ if [ ! -d "$kernel_dir" ]; then
 fi
 kernel=$(find "$kernel_dir/boot" -name 'vmlinu[xz]-*' -print -quit)
 [ -n "$kernel" ] || die "no vmlinuz in $kernel_dir/boot"
+# The package's modules, extracted once when a command first asks for one
+# (in a directory of its own, then renamed: another run may do the same).
+if [ ${#modules[@]} -gt 0 ] && [ ! -d "$kernel_dir/lib/modules" ]; then
+  modules_tmp=$(mktemp -d "$kernel_dir/modules.XXXXXX")
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$modules_tmp" --wildcards './lib/modules/*' ||
+    { rm -rf "$modules_tmp"; die "$deb: cannot extract its modules"; }
+  mkdir -p "$kernel_dir/lib"
+  mv -T "$modules_tmp/lib/modules" "$kernel_dir/lib/modules" 2> /dev/null || [ -d "$kernel_dir/lib/modules" ] ||
+    die "cannot keep the modules of $deb in $kernel_dir"
+  rm -rf "$modules_tmp"
+fi
 
 # busybox for the guest's architecture: the host's for the host's, else the
 # static one from the other architecture's package.
@@ -200,6 +221,40 @@ for path in "${files[@]}"; do
   done < <(find "$path" -type f)
 done
 
+# Kernel modules, each after those it depends on (the depends= of its
+# .modinfo section, which readelf reads for any architecture), uncompressed (busybox's insmod passes the file as it
+# is), in the order /modules lists them.
+declare -A module_done=()
+add_module() {
+  local name="${1//-/_}" path dep file
+  [ -n "${module_done[$name]:-}" ] && return 0
+  module_done[$name]=1
+  path=$(find "$module_root/kernel" -name "$name.ko*" -o -name "${name//_/-}.ko*" | head -n1)
+  if [ -z "$path" ]; then
+    grep -q -E "/(${name}|${name//_/-})\.ko\$" "$module_root/modules.builtin" ||
+      die "--module $1: neither a module of $package nor built into it"
+    return 0
+  fi
+  file="$root/lib/modules/$name.ko"
+  case "$path" in
+    *.xz) xz -dc "$path" ;;
+    *.zst) zstd -qdc "$path" ;;
+    *.gz) gzip -dc "$path" ;;
+    *) cat "$path" ;;
+  esac > "$file" || die "cannot unpack $path"
+  for dep in $(readelf -p .modinfo "$file" | sed -n 's/^ *\[ *[0-9a-f]*\]  *depends=//p' | tr ',' ' '); do
+    add_module "$dep"
+  done
+  echo "$name" >> "$root/modules"
+}
+touch "$root/modules"
+if [ ${#modules[@]} -gt 0 ]; then
+  module_root=$(find "$kernel_dir/lib/modules" -mindepth 1 -maxdepth 1 -type d -print -quit)
+  [ -n "$module_root" ] || die "$package has no modules"
+  mkdir -p "$root/lib/modules"
+  for m in "${modules[@]}"; do add_module "$m"; done
+fi
+
 # The users the workloads run as (perfgate's suites use nobody).
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
@@ -232,6 +287,7 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 ip link set lo up 2> /dev/null
 echo 1 > /proc/sys/kernel/bpf_stats_enabled 2> /dev/null
+for m in $(cat /modules); do insmod "/lib/modules/$m.ko" || echo "perfgate-vm: insmod $m failed"; done
 echo "perfgate-vm: kernel $(uname -r) $(uname -m), running the command"
 sh /command < /dev/null
 echo "perfgate-vm: exit status $?"
@@ -252,10 +308,16 @@ if [ "$accel" = kvm ]; then
   [ "$arch" = x86_64 ] || die "--accel kvm needs the host's architecture"
 fi
 
+disk_args=()
+if [ "$disk_mb" -gt 0 ]; then
+  truncate -s "${disk_mb}M" "$work/disk.img"
+  disk_args=(-drive "file=$work/disk.img,if=virtio,format=raw,cache=unsafe")
+fi
+
 log="$work/console.log"
 status=0
 timeout --foreground -k 10 "$timeout_s" "$qemu" "${qemu_machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$memory_mb" \
-  -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+  -nographic -no-reboot -nic none "${disk_args[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
   -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < /dev/null |
   tee "$log" || status=$?
 # timeout's status for the time limit; qemu's own when it failed.

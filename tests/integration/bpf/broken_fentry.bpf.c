@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One hook, raw_syscalls:sys_enter, whose fentry program is broken on
  * purpose: it reads the syscall number one off, so it never counts the
- * getppid calls its siblings count. tests/vm/harness-test.sh shows that the
- * probe tests in the virtual machine catch such a program. */
+ * getppid calls its siblings count. Every other variant is sound, the
+ * kprobe included (a hook with fentry has one, or its plan cannot be
+ * loaded): the test fails on the count alone. tests/vm/harness-test.sh
+ * shows that the probe tests in the virtual machine catch such a program. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -21,6 +23,13 @@ SEC("fentry")
 int BPF_PROG(broken_enter_fentry, struct pt_regs *regs, unsigned int nr)
 {
 	on_enter(nr + 1); /* the deliberate bug */
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(broken_enter_kprobe, struct pt_regs *regs, unsigned int nr)
+{
+	on_enter(nr);
 	return 0;
 }
 
