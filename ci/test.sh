@@ -90,51 +90,49 @@ status=0
 phase "normal build's ctest"
 if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR" "normal build"; fi
 
-# The parsers' fuzz targets, a bounded time each (ci/fuzz.sh), beside the
-# probe tests on Debian's own kernels (6.1 cloud, 6.12) booted in QEMU: the
+# Debian's own kernels (6.1 cloud, 6.12) booted in QEMU, side by side: the
 # probes' fentry and kprobe variants, which this host cannot load, tested
-# where they work (tests/vm/, docs/kernels.md), one boot per kernel. The VM
-# runs on one CPU (TCG, single-threaded) and counts events rather than
-# timing them; the fuzz targets take the other CPU, one at a time. Neither
+# where they work (tests/vm/, docs/kernels.md). Alone: its guests' tests
+# wait for events in emulated time, and the guests take both CPUs.
+vm_status=0
+BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
+phase "VM probe tests"
+
+# The sanitizer build (what it runs is below) and, beside it, the parsers'
+# fuzz targets, a bounded time each, one at a time (ci/fuzz.sh). Neither
 # runs beside the ctests: other work's CPU time marks their repetitions
 # tainted, which turns budgets inconclusive and costs the timing tests
-# their retakes.
-# The sanitizer build compiles meanwhile too (see below for what it runs).
-# -Og: optimized enough for the sanitizers (their docs advise -O1), and it
-# compiles about 40 % faster than -O1 with them (nlohmann::json code most of all).
-asan_build_status=0
-{
-  cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
-    -DPERFGATE_SANITIZE=ON -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG" &&
-    cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
-} > "$BUILD_DIR/asan-build.log" 2>&1 &
-asan_build_pid=$!
+# their retakes. -Og: optimized enough for the sanitizers (their docs
+# advise -O1), and it compiles about 40 % faster than -O1 with them
+# (nlohmann::json code most of all).
 fuzz_status=0
 fuzz_pid=
 if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
   FUZZ_JOBS="${FUZZ_JOBS:-1}" bash ci/fuzz.sh > "$BUILD_DIR/fuzz.log" 2>&1 &
   fuzz_pid=$!
 fi
-vm_status=0
-BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
-phase "VM probe tests"
+asan_build_status=0
+{
+  cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
+    -DPERFGATE_SANITIZE=ON -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG" &&
+    cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
+} > "$BUILD_DIR/asan-build.log" 2>&1 || asan_build_status=$?
+if [ "$asan_build_status" -ne 0 ]; then
+  tail -n 60 "$BUILD_DIR/asan-build.log"
+  echo "The ASan+UBSan build failed (the end of its log is above)."
+fi
+phase "ASan+UBSan build"
 if [ -n "$fuzz_pid" ]; then
   wait "$fuzz_pid" || fuzz_status=$?
   cat "$BUILD_DIR/fuzz.log"
   phase "fuzzing"
 fi
+[ "$asan_build_status" -eq 0 ] || exit "$asan_build_status"
 
 # The sanitizer build's ctest. Any sanitizer report fails the test that
 # triggered it (halt_on_error); leaks are reported at perfgate's exit.
 asan_status=0
-wait "$asan_build_pid" || asan_build_status=$?
-if [ "$asan_build_status" -ne 0 ]; then
-  tail -n 60 "$BUILD_DIR/asan-build.log"
-  echo "The ASan+UBSan build failed (the end of its log is above)."
-  exit "$asan_build_status"
-fi
-phase "ASan+UBSan build"
 (cd "$ASAN_BUILD_DIR" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
