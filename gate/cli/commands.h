@@ -110,7 +110,7 @@ struct AlertsOptions {
   std::string id;                   // show, set: as typed (parsed by the command)
   bool json = false;                // list, show
   std::string state, owner, bug, by, note;  // set; owner and bug "" when not given
-  bool owner_given = false, bug_given = false;
+  bool state_given = false, owner_given = false, bug_given = false;
 };
 int AlertsListCommand(const AlertsOptions& options);
 int AlertsShowCommand(const AlertsOptions& options);

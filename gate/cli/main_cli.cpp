@@ -288,7 +288,8 @@ int PerfgateMain(int argc, char** argv) {
   alerts_show->add_option("id", alerts_opts.id, "Alert id (alerts list shows it)")->required();
   alerts_show->add_flag("--json", alerts_opts.json, "JSON with every state change instead of Markdown");
   alerts_set->add_option("id", alerts_opts.id, "Alert id (alerts list shows it)")->required();
-  alerts_set->add_option("--state", alerts_opts.state, "new, acknowledged, expected, invalid or fixed");
+  alerts_set->add_option("--state", alerts_opts.state, "new, acknowledged, expected, invalid or fixed")
+      ->each([&](const std::string&) { alerts_opts.state_given = true; });
   alerts_set->add_option("--owner", alerts_opts.owner, "Who owns it ('' to clear)")
       ->each([&](const std::string&) { alerts_opts.owner_given = true; });
   alerts_set->add_option("--bug", alerts_opts.bug, "Bug or issue link, http(s)://… ('' to clear)")

@@ -105,7 +105,7 @@ int AlertsShowCommand(const AlertsOptions& o) {
 int AlertsSetCommand(const AlertsOptions& o) {
   const int64_t id = AlertId(o.id);
   AlertUpdate update;
-  if (!o.state.empty()) update.state = StateOption(o.state, "--state");
+  if (o.state_given) update.state = StateOption(o.state, "--state");
   if (o.owner_given) update.owner = o.owner;
   if (o.bug_given) update.bug = o.bug;
   update.by = o.by.empty() ? DefaultBy() : o.by;
