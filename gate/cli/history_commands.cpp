@@ -74,7 +74,10 @@ int TrendCommand(const TrendOptions& o) {
     std::fprintf(stderr, "perfgate: warning: the change points and alerts were not stored in the history: %s\n",
                  e.what());
   }
-  WriteTrendDashboard(trends, {db.Name(), o.branch, db.Alerts(o.suite)}, o.out_dir);
+  // The groups of the branch this trend looked at (another branch's trend has its own).
+  std::vector<AlertGroup> alerts = db.Alerts(o.suite);
+  std::erase_if(alerts, [&](const AlertGroup& g) { return g.branch != o.branch; });
+  WriteTrendDashboard(trends, {db.Name(), o.branch, std::move(alerts)}, o.out_dir);
   size_t changes = 0;
   nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {

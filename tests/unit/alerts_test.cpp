@@ -206,5 +206,24 @@ TEST(Alerts, MarkdownEscapesEverythingStored) {
   EXPECT_EQ(j["changes"][0]["by"], "<img src=x>");
 }
 
+TEST(Alerts, TheTrendPageShowsEachGroupsStateEscaped) {
+  const std::vector<TrendSeries> trends = {Series("camera", "workload.wall_time", Better::kLower, {{10, 1.2}})};
+  AlertGroup g = WithId(GroupChangePoints(trends, "main")[0], 7, AlertState::kAcknowledged);
+  g.owner = "<script>alert(1)</script>";
+  g.bug = "https://bugs.example.org/1?a=1&b=\"2\"";
+  std::string html = RenderTrendDashboard(trends, {"h.sqlite", "main", {g}});
+  EXPECT_NE(html.find("<span class=\"pill alert-acknowledged\">#7 acknowledged</span>"), std::string::npos);
+  // In the alerts table and beside the change point it groups.
+  EXPECT_EQ(html.find("#7 acknowledged", html.find("#7 acknowledged") + 1) != std::string::npos, true);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("href=\"https://bugs.example.org/1?a=1&amp;b=&quot;2&quot;\""), std::string::npos) << html;
+  // A stored bug that is no web address (written by hand) is text, not a link.
+  g.bug = "javascript:alert(1)";
+  html = RenderTrendDashboard(trends, {"h.sqlite", "main", {g}});
+  EXPECT_EQ(html.find("href=\"javascript"), std::string::npos);
+  EXPECT_NE(html.find(">javascript:alert(1)<"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace perfgate
