@@ -36,7 +36,8 @@
 #                       (the gate collects them, with their commits, into
 #                       OUT/accept-trailers.txt)
 #
-# Quarantines live in the suite (read from the merge base); PERFGATE_TODAY
+# Quarantines live in the suite or the file beside it (SUITE.quarantine.json
+# for SUITE.json), both read from the merge base; PERFGATE_TODAY
 # sets the date they are judged on.
 #
 # Pull requests from forks are untrusted on a self-hosted runner: under

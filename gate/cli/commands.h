@@ -102,6 +102,19 @@ int TrendCommand(const TrendOptions& options);
 int ExportCommand(const ExportOptions& options);
 // `perfgate quarantine list SUITE`: each quarantined check with its owner, reason and expiry.
 int QuarantineListCommand(const std::string& suite_file, const std::string& today);
+// perfgate alerts list|show|set: the nightly alert groups of the history.
+struct AlertsOptions {
+  std::string db_file;
+  std::string suite;                // list: only this suite
+  std::vector<std::string> states;  // list: only these states
+  std::string id;                   // show, set: as typed (parsed by the command)
+  bool json = false;                // list, show
+  std::string state, owner, bug, by, note;  // set; owner and bug "" when not given
+  bool state_given = false, owner_given = false, bug_given = false;
+};
+int AlertsListCommand(const AlertsOptions& options);
+int AlertsShowCommand(const AlertsOptions& options);
+int AlertsSetCommand(const AlertsOptions& options);
 int ProbesCommand();
 // `perfgate metrics`: every declared metric (the runner's, the adapters', the probes').
 int MetricsCommand(bool markdown);

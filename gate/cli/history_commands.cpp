@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "history/alerts.h"
 #include "history/history_db.h"
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
@@ -45,7 +46,6 @@ int TrendCommand(const TrendOptions& o) {
   SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics, o.suite};
   std::vector<TrendSeries> trends =
       AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
-  WriteTrendDashboard(trends, {db.Name(), o.branch}, o.out_dir);
   // Kept in the history too, where a dashboard on the database marks them.
   std::vector<SeriesChangePoints> found;
   for (const TrendSeries& t : trends) {
@@ -57,12 +57,27 @@ int TrendCommand(const TrendOptions& o) {
     }
     found.push_back(std::move(series));
   }
+  // And as alerts: one group per commit range, with its state.
   try {
     db.ReplaceChangePoints(found);
+    const HistoryDb::RecordedAlerts recorded = db.RecordAlerts(GroupChangePoints(trends, o.branch));
+    for (int64_t id : recorded.added) {
+      const AlertGroup alert = db.Alert(id);
+      std::printf("perfgate: new alert %s\n", AlertLine(alert).c_str());
+    }
+    for (const AlertTransition& t : recorded.changed) {
+      std::printf("perfgate: alert #%lld is now %s: %s\n", static_cast<long long>(t.id),
+                  ToString(*t.update.state).c_str(), t.update.note.c_str());
+    }
   } catch (const Error& e) {
     // A history fetched read-only from another job's artifacts still gets its dashboard.
-    std::fprintf(stderr, "perfgate: warning: the change points were not stored in the history: %s\n", e.what());
+    std::fprintf(stderr, "perfgate: warning: the change points and alerts were not stored in the history: %s\n",
+                 e.what());
   }
+  // The groups of the branch this trend looked at (another branch's trend has its own).
+  std::vector<AlertGroup> alerts = db.Alerts(o.suite);
+  std::erase_if(alerts, [&](const AlertGroup& g) { return g.branch != o.branch; });
+  WriteTrendDashboard(trends, {db.Name(), o.branch, std::move(alerts)}, o.out_dir);
   size_t changes = 0;
   nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {

@@ -267,6 +267,36 @@ int PerfgateMain(int argc, char** argv) {
   quarantine_list->add_option("--today", quarantine_today,
                               "The date expiry is judged on, YYYY-MM-DD (default: PERFGATE_TODAY, else today in UTC)");
 
+  AlertsOptions alerts_opts;
+  auto* alerts = app.add_subcommand(
+      "alerts", "The nightly alerts: change points grouped per commit range, with a state, an owner and a bug link");
+  alerts->require_subcommand(1);
+  const std::string alerts_db_help =
+      "History database: an SQLite file or a postgresql:// URL (default: $PERFGATE_HISTORY)";
+  auto* alerts_list = alerts->add_subcommand("list", "List the alert groups, oldest first, one a line");
+  auto* alerts_show =
+      alerts->add_subcommand("show", "Show one alert group as Markdown (an issue body a job can post) or JSON");
+  auto* alerts_set = alerts->add_subcommand(
+      "set", "Change an alert group's state, owner or bug link; every change is kept with who made it and when");
+  for (CLI::App* cmd : {alerts_list, alerts_show, alerts_set}) {
+    cmd->add_option("--db", alerts_opts.db_file, alerts_db_help)->envname(kHistoryEnvironmentVariable)->required();
+  }
+  alerts_list->add_option("--suite", alerts_opts.suite, "Only this suite (default: all)");
+  alerts_list->add_option("--state", alerts_opts.states,
+                          "Only groups in this state (repeatable): new, acknowledged, expected, invalid, fixed");
+  alerts_list->add_flag("--json", alerts_opts.json, "A JSON array of the groups with their series");
+  alerts_show->add_option("id", alerts_opts.id, "Alert id (alerts list shows it)")->required();
+  alerts_show->add_flag("--json", alerts_opts.json, "JSON with every state change instead of Markdown");
+  alerts_set->add_option("id", alerts_opts.id, "Alert id (alerts list shows it)")->required();
+  alerts_set->add_option("--state", alerts_opts.state, "new, acknowledged, expected, invalid or fixed")
+      ->each([&](const std::string&) { alerts_opts.state_given = true; });
+  alerts_set->add_option("--owner", alerts_opts.owner, "Who owns it ('' to clear)")
+      ->each([&](const std::string&) { alerts_opts.owner_given = true; });
+  alerts_set->add_option("--bug", alerts_opts.bug, "Bug or issue link, http(s)://… ('' to clear)")
+      ->each([&](const std::string&) { alerts_opts.bug_given = true; });
+  alerts_set->add_option("--by", alerts_opts.by, "Who makes the change (default: the login name)");
+  alerts_set->add_option("--note", alerts_opts.note, "Why, kept with the change");
+
   auto* probes = app.add_subcommand("probes", "List the probe catalog and the attach type chosen on this kernel");
 
   bool metrics_markdown = false;
@@ -324,6 +354,9 @@ int PerfgateMain(int argc, char** argv) {
       return AbCommand(ab_opts);
     }
     if (*quarantine_list) return QuarantineListCommand(quarantine_suite, quarantine_today);
+    if (*alerts_list) return AlertsListCommand(alerts_opts);
+    if (*alerts_show) return AlertsShowCommand(alerts_opts);
+    if (*alerts_set) return AlertsSetCommand(alerts_opts);
     if (*probes) return ProbesCommand();
     if (*metrics) return MetricsCommand(metrics_markdown);
     if (*doctor) return DoctorCommand(doctor_fix);

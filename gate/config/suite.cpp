@@ -450,6 +450,13 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   return suite;
 }
 
+std::string QuarantineFileOf(const std::string& suite_file) {
+  const std::string suffix = ".json";
+  const bool json_name =
+      suite_file.size() > suffix.size() && suite_file.compare(suite_file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return (json_name ? suite_file.substr(0, suite_file.size() - suffix.size()) : suite_file) + ".quarantine.json";
+}
+
 Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocab, const SuiteVariables& vars) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file + ": cannot open suite file");
@@ -459,7 +466,20 @@ Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocab, const Sui
   if (with_dir.suite_dir.empty()) {
     with_dir.suite_dir = std::filesystem::absolute(file).parent_path().string();
   }
-  return ParseSuite(buffer.str(), file, vocab, with_dir);
+  Suite suite = ParseSuite(buffer.str(), file, vocab, with_dir);
+  const std::string beside = QuarantineFileOf(file);
+  std::error_code ec;
+  if (!std::filesystem::exists(beside, ec)) return suite;
+  std::ifstream quarantine(beside, std::ios::binary);
+  if (!quarantine || !std::filesystem::is_regular_file(beside, ec))
+    throw InputError(beside + ": cannot open quarantine file");
+  std::stringstream text;
+  text << quarantine.rdbuf();
+  json j = ParseJsonText(text.str(), beside);
+  SuiteObject o(j, beside, "$", {"quarantine"});
+  if (!o.Has("quarantine")) o.Fail("$", "a quarantine file holds {\"quarantine\": [...]}");
+  for (QuarantineEntry& e : ParseQuarantine(o, suite.scenarios)) suite.quarantine.push_back(std::move(e));
+  return suite;
 }
 
 }  // namespace perfgate

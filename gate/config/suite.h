@@ -149,7 +149,14 @@ struct SuiteVariables {
   std::set<std::string>* expanded = nullptr;
 };
 
+// Also reads the quarantine file beside the suite (QuarantineFileOf) when
+// there is one: its entries join the suite's own.
 Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, const SuiteVariables& variables);
+// The quarantine file beside a suite: perf/suite.json -> perf/suite.quarantine.json,
+// {"quarantine": [...]} with the entries the suite's own list takes. Kept
+// apart so that quarantining a check touches no suite; read, like the suite,
+// from the merge base by the pull-request gate.
+std::string QuarantineFileOf(const std::string& suite_file);
 // Same, from text (tests, fuzzing); `file` names it in errors.
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocabulary,
                  const SuiteVariables& variables);

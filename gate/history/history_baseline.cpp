@@ -30,11 +30,17 @@ size_t GoodRepetitions(const ScenarioResult& s) {
                                            [](const Repetition& r) { return r.measured() && !r.metrics.empty(); }));
 }
 
+// A night that failed can still be a baseline when its only regressions are
+// in alert groups someone (or an accept trailer) marked expected: the new
+// level is the intended one.
+bool Failed(const StoredScenarioRun& run, bool expected) {
+  return run.verdict == Verdict::kError || (run.verdict == Verdict::kRegression && !expected);
+}
+
 // Why a stored run cannot be a baseline of the scenario; empty when it can.
-std::string Unusable(const StoredScenarioRun& run) {
+std::string Unusable(const StoredScenarioRun& run, bool expected) {
   if (!run.kept_whole) return "stored before the history kept repetitions whole";
-  if (run.verdict == Verdict::kRegression || run.verdict == Verdict::kError)
-    return "its verdict was " + ToString(run.verdict);
+  if (Failed(run, expected)) return "its verdict was " + ToString(run.verdict);
   if (!run.scenario->error.empty()) return "the scenario failed";
   if (GoodRepetitions(*run.scenario) < kMinRepetitions) return "fewer than 2 good repetitions";
   return "";
@@ -44,22 +50,23 @@ struct ScenarioChoice {
   const StoredScenarioRun* run = nullptr;    // this host's fingerprint
   const StoredScenarioRun* other = nullptr;  // else the newest good run of another machine
   std::vector<std::string> skipped;          // runs of this fingerprint, newer than the one chosen
+  std::vector<int64_t> expected;             // runs that regressed only where expected
 };
 
 // Reads the results of only the runs it looks at, newest first: in a year of
 // nightly runs the one chosen is nearly always among the newest few.
 ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs, const std::string& scenario,
-                      const Environment& now) {
+                      const Environment& now, const std::vector<AlertGroup>& alerts) {
   ScenarioChoice choice;
   for (StoredScenarioRun& run : runs) {
     if (run.kept_whole && !run.has_scenario) continue;  // the run did not run this scenario
     const bool here = EnvironmentMismatches(run.environment, now).empty();
     if (!here && choice.other != nullptr) continue;
-    if (run.kept_whole && run.verdict != Verdict::kRegression && run.verdict != Verdict::kError)
-      db.LoadScenario(run, scenario);
-    if (run.kept_whole && !run.scenario && run.verdict != Verdict::kRegression && run.verdict != Verdict::kError)
-      continue;  // deleted meanwhile
-    const std::string why = Unusable(run);
+    const bool expected = db.OnlyExpectedRegressions(run, alerts);
+    if (expected) choice.expected.push_back(run.run_id);
+    if (run.kept_whole && !Failed(run, expected)) db.LoadScenario(run, scenario);
+    if (run.kept_whole && !run.scenario && !Failed(run, expected)) continue;  // deleted meanwhile
+    const std::string why = Unusable(run, expected);
     if (!why.empty()) {
       if (here)
         choice.skipped.push_back("commit " + ShortCommit(run.environment.git_commit) + " of " +
@@ -87,6 +94,7 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
     }
   }
   HistoryBaselines out;
+  const std::vector<AlertGroup> alerts = db.Alerts(query.suite);
   // The runs used, each with the scenarios it serves, in the order first used.
   std::vector<std::pair<std::string, std::vector<std::string>>> used;
   std::vector<std::string> missing, skipped;
@@ -95,10 +103,10 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
     // nearly always among them. Only when none of them serves are all read.
     constexpr size_t kNewest = 16;
     std::vector<StoredScenarioRun> runs = db.ScenarioRunHeaders(query.suite, name, query.branch, kNewest);
-    ScenarioChoice choice = Choose(db, runs, name, query.now);
+    ScenarioChoice choice = Choose(db, runs, name, query.now, alerts);
     if (choice.run == nullptr && runs.size() == kNewest) {
       runs = db.ScenarioRunHeaders(query.suite, name, query.branch);
-      choice = Choose(db, runs, name, query.now);
+      choice = Choose(db, runs, name, query.now, alerts);
     }
     for (const std::string& s : choice.skipped) skipped.push_back(name + ": " + s);
     const StoredScenarioRun* run = choice.run ? choice.run : choice.other;
@@ -110,6 +118,8 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
       continue;
     }
     std::string text = RunText(run->environment);
+    if (std::find(choice.expected.begin(), choice.expected.end(), run->run_id) != choice.expected.end())
+      text += ", whose only regressions were expected (alerts marked expected)";
     if (run == choice.other) {
       std::string difference = Joined(EnvironmentMismatches(run->environment, query.now), "; ");
       text += " — another machine than this one: its numbers are not this host's (" + difference + ")";

@@ -3,7 +3,9 @@
 // host's fingerprint (kernel, CPU model, CPU count), with its repetitions
 // whole, so the rank test has samples. A run whose verdict failed (a
 // regression or an error), a scenario that could not run and a run stored
-// before the history kept repetitions are skipped, and said. When no run of
+// before the history kept repetitions are skipped, and said; a run whose only
+// regressions were in alert groups marked `expected` counts as passing (a run
+// whose regressions were all accepted passed already). When no run of
 // this fingerprint qualifies, the newest good run of another machine is
 // returned as foreign: its numbers decide no regression check unless the
 // user opts in, as with a stored baseline from another machine.

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -211,6 +212,62 @@ std::vector<StoredScenarioRun> HistoryDb::ScenarioRuns(const std::string& suite,
   std::vector<StoredScenarioRun> runs = ScenarioRunHeaders(suite, scenario, branch);
   for (StoredScenarioRun& run : runs) LoadScenario(run, scenario);
   return runs;
+}
+
+}  // namespace perfgate
+
+namespace perfgate {
+
+HistoryDb::RecordedAlerts HistoryDb::RecordAlerts(const std::vector<AlertGroup>& found) {
+  RecordedAlerts out;
+  const std::string now = NowIso8601();
+  std::vector<std::string> suites;
+  for (const AlertGroup& g : found) {
+    auto [id, added] = store_->AddAlertGroup(g, now);
+    if (added) out.added.push_back(id);
+    if (std::find(suites.begin(), suites.end(), g.suite) == suites.end()) suites.push_back(g.suite);
+  }
+  for (const std::string& suite : suites) {
+    const std::vector<AlertGroup> groups = store_->AlertGroups(suite);
+    auto accepted = [&](const AlertGroup& g) {
+      return store_->AcceptedChecks(g.suite, g.branch, g.timestamp_before, g.timestamp_after);
+    };
+    for (AlertTransition& t : AutomaticAlertChanges(groups, accepted)) {
+      if (store_->UpdateAlert(t.id, t.update, NowIso8601()) == HistoryStore::UpdateResult::kChanged)
+        out.changed.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+std::vector<AlertGroup> HistoryDb::Alerts(const std::string& suite) const {
+  if (store_->SchemaVersion() < 5) return {};
+  return store_->AlertGroups(suite);
+}
+
+AlertGroup HistoryDb::Alert(int64_t id) const {
+  for (AlertGroup& g : Alerts()) {
+    if (g.id != id) continue;
+    g.changes = store_->AlertChanges(id);
+    return std::move(g);
+  }
+  throw InputError(Name() + ": no alert " + std::to_string(id) + " (perfgate alerts list shows them)");
+}
+
+void HistoryDb::SetAlert(int64_t id, const AlertUpdate& update) {
+  if (!update.state && !update.owner && !update.bug)
+    throw InputError("alerts set: nothing to change (give --state, --owner or --bug)");
+  CheckAlertName(update.by, "--by");
+  if (update.owner && !update.owner->empty()) CheckAlertName(*update.owner, "--owner");
+  if (update.bug && !update.bug->empty()) CheckBugLink(*update.bug, "--bug");
+  if (store_->UpdateAlert(id, update, NowIso8601()) == HistoryStore::UpdateResult::kMissing)
+    throw InputError(Name() + ": no alert " + std::to_string(id) + " (perfgate alerts list shows them)");
+}
+
+bool HistoryDb::OnlyExpectedRegressions(const StoredScenarioRun& run, const std::vector<AlertGroup>& alerts) const {
+  if (run.verdict != Verdict::kRegression || alerts.empty()) return false;
+  return perfgate::OnlyExpectedRegressions(store_->RegressedChecks(run.run_id), run.environment.timestamp,
+                                           run.branch, alerts);
 }
 
 }  // namespace perfgate

@@ -16,12 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "history/alerts.h"
 #include "metrics/results.h"
 
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 4;
+inline constexpr int kHistorySchemaVersion = 5;
 
 // The environment variable that names the history when --db is not given.
 inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
@@ -172,6 +173,26 @@ class HistoryDb {
   void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series);
   // The stored change points of every series, in no particular order.
   std::vector<SeriesChangePoints> ChangePoints() const;
+
+  // Stores the groups `perfgate trend` found (those already stored are kept
+  // as they are), then makes perfgate's own changes (AutomaticAlertChanges)
+  // to the groups of their suites. The ids of the groups added, and the
+  // changes made.
+  struct RecordedAlerts {
+    std::vector<int64_t> added;
+    std::vector<AlertTransition> changed;
+  };
+  RecordedAlerts RecordAlerts(const std::vector<AlertGroup>& found);
+  // Every group of `suite` (every suite when empty), oldest first, with its series.
+  std::vector<AlertGroup> Alerts(const std::string& suite = "") const;
+  // One group with its series and its changes; InputError naming the
+  // history when there is none with that id.
+  AlertGroup Alert(int64_t id) const;
+  // `alerts set`: InputError when there is no such group or nothing to change.
+  void SetAlert(int64_t id, const AlertUpdate& update);
+  // Whether the regressed checks of a stored run were all expected
+  // (OnlyExpectedRegressions); `alerts`: the suite's groups.
+  bool OnlyExpectedRegressions(const StoredScenarioRun& run, const std::vector<AlertGroup>& alerts) const;
 
   // Every stored run row for row, oldest first (history copy).
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) const;

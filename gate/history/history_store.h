@@ -10,14 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "history/alerts.h"
 #include "history/history_db.h"
 
 namespace perfgate {
 
 struct HistoryMigration {
-  const char* sqlite;
-  const char* postgres;
+  std::string sqlite;
+  std::string postgres;
 };
+// A migration written once for both dialects: types both accept (text,
+// integer, bigint, double precision), and IDENTITY_KEY where a table's own
+// id goes (SQLite's rowid alias, PostgreSQL's identity column).
+HistoryMigration BothDialects(const std::string& sql);
 // Entry i brings a database from schema version i to i + 1.
 const std::vector<HistoryMigration>& HistoryMigrations();
 
@@ -56,6 +61,24 @@ class HistoryStore {
   virtual void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) = 0;
   virtual void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) = 0;
   virtual std::vector<SeriesChangePoints> ChangePoints() = 0;
+
+  // The alerts (history/alerts.h). Adds the group with its series and its
+  // first change (state new) unless a group of the same suite, branch and
+  // commits is stored; its id either way, and whether it was added.
+  virtual std::pair<int64_t, bool> AddAlertGroup(const AlertGroup& group, const std::string& now) = 0;
+  // Every group (of `suite`, every suite when empty) with its series, oldest first.
+  virtual std::vector<AlertGroup> AlertGroups(const std::string& suite) = 0;
+  virtual std::vector<AlertChange> AlertChanges(int64_t id) = 0;
+  // One transaction: the group's row locked, the update applied (unless its
+  // state is not among update.only_from) and stored as a change.
+  enum class UpdateResult { kChanged, kMissing, kSkipped };
+  virtual UpdateResult UpdateAlert(int64_t id, const AlertUpdate& update, const std::string& now) = 0;
+  // The accepted checks of the suite's runs after `after` up to `up_to` (run
+  // timestamps) on `branch` (every branch when empty).
+  virtual std::vector<AcceptedCheck> AcceptedChecks(const std::string& suite, const std::string& branch,
+                                                    const std::string& after, const std::string& up_to) = 0;
+  // The checks of a stored run that regressed.
+  virtual std::vector<RegressedCheck> RegressedChecks(int64_t run_id) = 0;
 
  protected:
   explicit HistoryStore(std::string name) : name_(std::move(name)) {}

@@ -561,6 +561,148 @@ class PostgresHistory final : public HistoryStore {
     }
   }
 
+  // Runs fn between BEGIN and COMMIT, rolling back when it throws.
+  template <typename Fn>
+  auto InTransaction(const std::string& doing, Fn fn) {
+    Exec("BEGIN", {}, doing);
+    try {
+      auto result = fn();
+      Exec("COMMIT", {}, doing);
+      return result;
+    } catch (const Error&) {
+      if (PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
+      throw;
+    }
+  }
+
+  void InsertChange(const std::string& id, const std::string& now, const std::string& by, AlertState state,
+                    const std::string& owner, const std::string& bug, const std::string& note,
+                    const std::string& doing) {
+    Exec("INSERT INTO alert_changes (alert_id, changed_at, changed_by, state, owner, bug, note) VALUES ($1, $2, $3, "
+         "$4, $5, $6, $7)",
+         {id, now, by, ToString(state), owner, bug, note}, doing);
+  }
+
+  std::pair<int64_t, bool> AddAlertGroup(const AlertGroup& g, const std::string& now) override {
+    const std::string doing = "while storing an alert; nothing of it was stored";
+    return InTransaction(doing, [&]() -> std::pair<int64_t, bool> {
+      ResultPtr added = Exec(
+          "INSERT INTO alert_groups (suite, branch, commit_before, commit_after, timestamp_before, timestamp_after, "
+          "state, owner, bug, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, '', '', $8, $8) ON "
+          "CONFLICT (suite, branch, commit_before, commit_after) DO NOTHING RETURNING id",
+          {g.suite, g.branch, g.commit_before, g.commit_after, g.timestamp_before, g.timestamp_after,
+           ToString(AlertState::kNew), now},
+          doing);
+      if (PQntuples(added.get()) == 0) {
+        ResultPtr found = Exec(
+            "SELECT id FROM alert_groups WHERE suite = $1 AND branch = $2 AND commit_before = $3 AND commit_after = "
+            "$4",
+            {g.suite, g.branch, g.commit_before, g.commit_after}, doing);
+        return {Int(found.get(), 0, 0), false};
+      }
+      const std::string id = Text(added.get(), 0, 0);
+      for (const AlertMetric& m : g.metrics) {
+        Exec("INSERT INTO alert_metrics (alert_id, scenario, metric, statistic, unit, value_before, value_after, "
+             "change_pct, p_value, for_the_worse) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+             {id, m.scenario, m.metric, m.statistic, m.unit, DoubleText(m.before), DoubleText(m.after),
+              DoubleText(m.change_pct), DoubleText(m.p_value), m.for_the_worse ? "1" : "0"},
+             doing);
+      }
+      InsertChange(id, now, "perfgate", AlertState::kNew, "", "", "change point found by perfgate trend", doing);
+      return {std::strtoll(id.c_str(), nullptr, 10), true};
+    });
+  }
+
+  std::vector<AlertGroup> AlertGroups(const std::string& suite) override {
+    std::vector<AlertGroup> out;
+    std::map<int64_t, size_t> index;
+    ForEachRow(Exec("SELECT id, suite, branch, commit_before, commit_after, timestamp_before, timestamp_after, state, "
+                    "owner, bug, created_at, updated_at FROM alert_groups WHERE $1 = '' OR suite = $1 ORDER BY id",
+                    {suite}),
+               [&](const PGresult* r, int i) {
+                 AlertGroup g;
+                 g.id = Int(r, i, 0);
+                 g.suite = Text(r, i, 1);
+                 g.branch = Text(r, i, 2);
+                 g.commit_before = Text(r, i, 3);
+                 g.commit_after = Text(r, i, 4);
+                 g.timestamp_before = Text(r, i, 5);
+                 g.timestamp_after = Text(r, i, 6);
+                 g.state = ParseAlertState(Text(r, i, 7)).value_or(AlertState::kNew);
+                 g.owner = Text(r, i, 8);
+                 g.bug = Text(r, i, 9);
+                 g.created_at = Text(r, i, 10);
+                 g.updated_at = Text(r, i, 11);
+                 index[g.id] = out.size();
+                 out.push_back(std::move(g));
+               });
+    ForEachRow(Exec("SELECT alert_id, scenario, metric, statistic, unit, value_before, value_after, change_pct, "
+                    "p_value, for_the_worse FROM alert_metrics ORDER BY alert_id, scenario, metric, statistic"),
+               [&](const PGresult* r, int i) {
+                 auto it = index.find(Int(r, i, 0));
+                 if (it == index.end()) return;
+                 out[it->second].metrics.push_back({Text(r, i, 1), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4),
+                                                    Double(r, i, 5), Double(r, i, 6), Double(r, i, 7),
+                                                    Double(r, i, 8), Int(r, i, 9) != 0});
+               });
+    return out;
+  }
+
+  std::vector<AlertChange> AlertChanges(int64_t id) override {
+    std::vector<AlertChange> out;
+    ForEachRow(Exec("SELECT id, changed_at, changed_by, state, owner, bug, note FROM alert_changes WHERE alert_id = "
+                    "$1 ORDER BY id",
+                    {std::to_string(id)}),
+               [&](const PGresult* r, int i) {
+                 out.push_back({Int(r, i, 0), Text(r, i, 1), Text(r, i, 2),
+                                ParseAlertState(Text(r, i, 3)).value_or(AlertState::kNew), Text(r, i, 4),
+                                Text(r, i, 5), Text(r, i, 6)});
+               });
+    return out;
+  }
+
+  UpdateResult UpdateAlert(int64_t id, const AlertUpdate& u, const std::string& now) override {
+    const std::string doing = "while changing alert " + std::to_string(id) + "; it was not changed";
+    const std::string key = std::to_string(id);
+    // FOR UPDATE: a concurrent `alerts set` of the same group waits for this
+    // transaction and then reads what it wrote, so neither change is lost.
+    return InTransaction(doing, [&]() {
+      ResultPtr current = Exec("SELECT state, owner, bug FROM alert_groups WHERE id = $1 FOR UPDATE", {key}, doing);
+      if (PQntuples(current.get()) == 0) return UpdateResult::kMissing;
+      const AlertState state = ParseAlertState(Text(current.get(), 0, 0)).value_or(AlertState::kNew);
+      if (!u.only_from.empty() && std::find(u.only_from.begin(), u.only_from.end(), state) == u.only_from.end())
+        return UpdateResult::kSkipped;
+      const AlertState next = u.state.value_or(state);
+      const std::string owner = u.owner.value_or(Text(current.get(), 0, 1));
+      const std::string bug = u.bug.value_or(Text(current.get(), 0, 2));
+      Exec("UPDATE alert_groups SET state = $1, owner = $2, bug = $3, updated_at = $4 WHERE id = $5",
+           {ToString(next), owner, bug, now, key}, doing);
+      InsertChange(key, now, u.by, next, owner, bug, u.note, doing);
+      return UpdateResult::kChanged;
+    });
+  }
+
+  std::vector<AcceptedCheck> AcceptedChecks(const std::string& suite, const std::string& branch,
+                                            const std::string& after, const std::string& up_to) override {
+    std::vector<AcceptedCheck> out;
+    ForEachRow(Exec("SELECT c.scenario, c.metric, c.statistic, r.commit_sha FROM check_results c JOIN runs r ON r.id "
+                    "= c.run_id WHERE r.suite = $1 AND ($2 = '' OR r.branch = $2) AND r.run_timestamp > $3 AND "
+                    "r.run_timestamp <= $4 AND c.verdict = 'accepted' ORDER BY r.run_timestamp, r.id",
+                    {suite, branch, after, up_to}),
+               [&](const PGresult* r, int i) {
+                 out.push_back({Text(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3)});
+               });
+    return out;
+  }
+
+  std::vector<RegressedCheck> RegressedChecks(int64_t run_id) override {
+    std::vector<RegressedCheck> out;
+    ForEachRow(Exec("SELECT scenario, metric FROM check_results WHERE run_id = $1 AND verdict = 'regression'",
+                    {std::to_string(run_id)}),
+               [&](const PGresult* r, int i) { out.push_back({Text(r, i, 0), Text(r, i, 1)}); });
+    return out;
+  }
+
   std::vector<SeriesChangePoints> ChangePoints() override {
     std::vector<SeriesChangePoints> out;
     if (SchemaVersion() < 4) return out;

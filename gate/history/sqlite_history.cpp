@@ -369,6 +369,132 @@ class SqliteHistory final : public HistoryStore {
     transaction.Commit();
   }
 
+  std::pair<int64_t, bool> AddAlertGroup(const AlertGroup& g, const std::string& now) override {
+    Transaction transaction(db_, Name());
+    Statement insert(db_, Name(),
+                     "INSERT OR IGNORE INTO alert_groups (suite, branch, commit_before, commit_after, timestamp_before, "
+                     "timestamp_after, state, owner, bug, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                     "'', '', ?8, ?8)");
+    insert.Bind(1, g.suite).Bind(2, g.branch).Bind(3, g.commit_before).Bind(4, g.commit_after);
+    insert.Bind(5, g.timestamp_before).Bind(6, g.timestamp_after).Bind(7, ToString(AlertState::kNew)).Bind(8, now);
+    insert.Run();
+    if (sqlite3_changes(db_) == 0) {
+      Statement id(db_, Name(),
+                   "SELECT id FROM alert_groups WHERE suite = ?1 AND branch = ?2 AND commit_before = ?3 AND "
+                   "commit_after = ?4");
+      id.Bind(1, g.suite).Bind(2, g.branch).Bind(3, g.commit_before).Bind(4, g.commit_after);
+      id.Step();
+      return {id.Int(0), false};
+    }
+    const int64_t id = sqlite3_last_insert_rowid(db_);
+    Statement metric(db_, Name(),
+                     "INSERT INTO alert_metrics (alert_id, scenario, metric, statistic, unit, value_before, "
+                     "value_after, change_pct, p_value, for_the_worse) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                     "?10)");
+    for (const AlertMetric& m : g.metrics) {
+      metric.Bind(1, id).Bind(2, m.scenario).Bind(3, m.metric).Bind(4, m.statistic).Bind(5, m.unit);
+      metric.Bind(6, m.before).Bind(7, m.after).Bind(8, m.change_pct).Bind(9, m.p_value);
+      metric.Bind(10, int64_t{m.for_the_worse ? 1 : 0});
+      metric.Run();
+    }
+    InsertChange(id, now, "perfgate", AlertState::kNew, "", "", "change point found by perfgate trend");
+    transaction.Commit();
+    return {id, true};
+  }
+
+  std::vector<AlertGroup> AlertGroups(const std::string& suite) override {
+    std::vector<AlertGroup> out;
+    std::map<int64_t, size_t> index;
+    Statement groups(db_, Name(),
+                     "SELECT id, suite, branch, commit_before, commit_after, timestamp_before, timestamp_after, state, "
+                     "owner, bug, created_at, updated_at FROM alert_groups WHERE ?1 = '' OR suite = ?1 ORDER BY id");
+    groups.Bind(1, suite);
+    while (groups.Step()) {
+      AlertGroup g;
+      g.id = groups.Int(0);
+      g.suite = groups.Text(1);
+      g.branch = groups.Text(2);
+      g.commit_before = groups.Text(3);
+      g.commit_after = groups.Text(4);
+      g.timestamp_before = groups.Text(5);
+      g.timestamp_after = groups.Text(6);
+      g.state = ParseAlertState(groups.Text(7)).value_or(AlertState::kNew);
+      g.owner = groups.Text(8);
+      g.bug = groups.Text(9);
+      g.created_at = groups.Text(10);
+      g.updated_at = groups.Text(11);
+      index[g.id] = out.size();
+      out.push_back(std::move(g));
+    }
+    Statement metrics(db_, Name(),
+                      "SELECT alert_id, scenario, metric, statistic, unit, value_before, value_after, change_pct, "
+                      "p_value, for_the_worse FROM alert_metrics ORDER BY alert_id, scenario, metric, statistic");
+    while (metrics.Step()) {
+      auto it = index.find(metrics.Int(0));
+      if (it == index.end()) continue;
+      out[it->second].metrics.push_back({metrics.Text(1), metrics.Text(2), metrics.Text(3), metrics.Text(4),
+                                         metrics.Double(5), metrics.Double(6), metrics.Double(7), metrics.Double(8),
+                                         metrics.Int(9) != 0});
+    }
+    return out;
+  }
+
+  std::vector<AlertChange> AlertChanges(int64_t id) override {
+    std::vector<AlertChange> out;
+    Statement rows(db_, Name(),
+                   "SELECT id, changed_at, changed_by, state, owner, bug, note FROM alert_changes WHERE alert_id = ?1 "
+                   "ORDER BY id");
+    rows.Bind(1, id);
+    while (rows.Step()) {
+      out.push_back({rows.Int(0), rows.Text(1), rows.Text(2),
+                     ParseAlertState(rows.Text(3)).value_or(AlertState::kNew), rows.Text(4), rows.Text(5),
+                     rows.Text(6)});
+    }
+    return out;
+  }
+
+  UpdateResult UpdateAlert(int64_t id, const AlertUpdate& u, const std::string& now) override {
+    // BEGIN IMMEDIATE takes the write lock first: a concurrent `alerts set`
+    // waits (busy timeout) and then reads what this one wrote.
+    Transaction transaction(db_, Name());
+    Statement current(db_, Name(), "SELECT state, owner, bug FROM alert_groups WHERE id = ?1");
+    current.Bind(1, id);
+    if (!current.Step()) return UpdateResult::kMissing;
+    const AlertState state = ParseAlertState(current.Text(0)).value_or(AlertState::kNew);
+    if (!u.only_from.empty() && std::find(u.only_from.begin(), u.only_from.end(), state) == u.only_from.end())
+      return UpdateResult::kSkipped;
+    const AlertState next = u.state.value_or(state);
+    const std::string owner = u.owner.value_or(current.Text(1)), bug = u.bug.value_or(current.Text(2));
+    Statement update(db_, Name(),
+                     "UPDATE alert_groups SET state = ?1, owner = ?2, bug = ?3, updated_at = ?4 WHERE id = ?5");
+    update.Bind(1, ToString(next)).Bind(2, owner).Bind(3, bug).Bind(4, now).Bind(5, id);
+    update.Run();
+    InsertChange(id, now, u.by, next, owner, bug, u.note);
+    transaction.Commit();
+    return UpdateResult::kChanged;
+  }
+
+  std::vector<AcceptedCheck> AcceptedChecks(const std::string& suite, const std::string& branch,
+                                            const std::string& after, const std::string& up_to) override {
+    std::vector<AcceptedCheck> out;
+    Statement rows(db_, Name(),
+                   "SELECT c.scenario, c.metric, c.statistic, r.commit_sha FROM check_results c JOIN runs r ON r.id = "
+                   "c.run_id WHERE r.suite = ?1 AND (?2 = '' OR r.branch = ?2) AND r.run_timestamp > ?3 AND "
+                   "r.run_timestamp <= ?4 AND c.verdict = 'accepted' ORDER BY r.run_timestamp, r.id");
+    rows.Bind(1, suite).Bind(2, branch).Bind(3, after).Bind(4, up_to);
+    while (rows.Step()) out.push_back({rows.Text(0), rows.Text(1), rows.Text(2), rows.Text(3)});
+    return out;
+  }
+
+  std::vector<RegressedCheck> RegressedChecks(int64_t run_id) override {
+    std::vector<RegressedCheck> out;
+    Statement rows(db_, Name(),
+                   "SELECT scenario, metric FROM check_results WHERE run_id = ?1 AND verdict = 'regression'");
+    rows.Bind(1, run_id);
+    while (rows.Step()) out.push_back({rows.Text(0), rows.Text(1)});
+    return out;
+  }
+
   std::vector<SeriesChangePoints> ChangePoints() override {
     std::vector<SeriesChangePoints> out;
     if (SchemaVersion() < 4) return out;
@@ -388,6 +514,15 @@ class SqliteHistory final : public HistoryStore {
   }
 
  private:
+  void InsertChange(int64_t id, const std::string& now, const std::string& by, AlertState state,
+                    const std::string& owner, const std::string& bug, const std::string& note) {
+    Statement change(db_, Name(),
+                     "INSERT INTO alert_changes (alert_id, changed_at, changed_by, state, owner, bug, note) VALUES "
+                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    change.Bind(1, id).Bind(2, now).Bind(3, by).Bind(4, ToString(state)).Bind(5, owner).Bind(6, bug).Bind(7, note);
+    change.Run();
+  }
+
   // Id of the series, added when new.
   int64_t SeriesId(const SeriesKey& key) {
     Statement insert(

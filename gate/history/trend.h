@@ -37,6 +37,9 @@ std::string TrendChartSvg(const TrendSeries& trend);
 struct TrendPage {
   std::string database;  // shown, not opened
   std::string branch;    // empty: every branch
+  // The history's alert groups (history/alerts.h): their states are listed,
+  // and each change point names its group and state.
+  std::vector<AlertGroup> alerts;
 };
 
 // index.html of the dashboard. Pure.

@@ -1,7 +1,9 @@
 // Every malformed input of tests/fixtures/malformed/ through the real CLI:
 // suites through `run`, baselines through `compare`, results through
-// `report`, tool output through `run` of a scenario of that kind whose tool
-// (a stand-in script) prints the file, so the adapter's real path parses it.
+// `report`, a quarantine file beside a valid suite through `run`, the
+// arguments of `alerts set` against a history holding alert 1, tool output
+// through `run` of a scenario of that kind whose tool (a stand-in script)
+// prints the file, so the adapter's real path parses it.
 // Each must end within a time limit with the exit code of INDEX.tsv, exactly
 // one line on stderr naming the file and the path, line or problem, and the
 // baseline directory exactly as it was.
@@ -24,6 +26,8 @@
 #include <vector>
 
 #include "harness/cli.h"
+#include "history/alerts.h"
+#include "history/history_db.h"
 
 namespace perfgate::testing {
 namespace {
@@ -195,6 +199,30 @@ TEST_P(MalformedInput, RejectedWithOneLineNamingFileAndPath) {
             "--baseline-dir",
             baselines.string(),
             "--quiet"};
+  } else if (c.input == "quarantine-file") {
+    // The file beside a valid suite, where LoadSuite looks for it.
+    fs::copy_file(kCorpus / "valid" / "suite.json", scratch / "suite.json");
+    fs::copy_file(file, scratch / "suite.quarantine.json");
+    names_file = "suite.quarantine.json";
+    args = {"run", scratch / "suite.json", "--out", out, "--baseline-dir", baselines.string(), "--quiet",
+            "--update-baseline"};
+  } else if (c.input == "alerts") {
+    // A history holding alert 1, and the case's lines as the arguments of `alerts set`.
+    const std::string db = scratch / "history.sqlite";
+    AlertGroup group;
+    group.suite = "malformed";
+    group.branch = "main";
+    group.commit_before = "c1";
+    group.commit_after = "c2";
+    group.timestamp_before = "2026-10-01T02:00:00Z";
+    group.timestamp_after = "2026-10-02T02:00:00Z";
+    group.metrics.push_back({"s1", "workload.wall_time", "value", "s", 1.0, 1.2, 20, 1e-6, true});
+    ASSERT_EQ(HistoryDb::Open(db).RecordAlerts({group}).added, std::vector<int64_t>{1});
+    args = {"alerts", "set"};
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) args.push_back(line);
+    args.insert(args.end(), {"--db", db, "--by", "malformed-test"});
+    names_file = "";  // the message names the option or the alert (the phrase)
   } else {
     // The stand-in tool, in a directory named after the case so the message,
     // which names the tool's output, names the case.

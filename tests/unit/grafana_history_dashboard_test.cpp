@@ -15,6 +15,7 @@
 
 #include "harness/files.h"
 #include "harness/history_backends.h"
+#include "history/alerts.h"
 #include "history/history_db.h"
 #include "history/trend.h"
 
@@ -147,8 +148,10 @@ TEST(GrafanaHistoryDashboard, EveryQueryReturnsRowsFromAHistoryPerfgateWrote) {
       found.push_back(s);
     }
     db.ReplaceChangePoints(found);
+    db.RecordAlerts(GroupChangePoints(AnalyzeTrends(db.Series({"main", {"value"}, "nightly"}), {}), "main"));
   }
   ASSERT_EQ(history.Count("change_points"), 2);  // camera and fio at c9
+  ASSERT_EQ(history.Count("alert_groups"), 1);   // one group: both moved at c8..c9
 
   const std::map<std::string, std::vector<std::string>> variables = {{"suite", {"nightly"}},
                                                                      {"branch", {"main"}},
@@ -180,6 +183,15 @@ TEST(GrafanaHistoryDashboard, EveryQueryReturnsRowsFromAHistoryPerfgateWrote) {
       EXPECT_EQ(PQntuples(r), 2);
       EXPECT_STREQ(PQgetvalue(r, 0, PQfnumber(r, "first commit after")), "c9");
       EXPECT_STREQ(PQgetvalue(r, 0, PQfnumber(r, "direction")), "worse");
+    }
+    if (q.where == "panel Alerts") {
+      EXPECT_EQ(PQntuples(r), 1);
+      EXPECT_STREQ(PQgetvalue(r, 0, PQfnumber(r, "state")), "new");
+      EXPECT_STREQ(PQgetvalue(r, 0, PQfnumber(r, "for the worse")), "2 of 2");
+      EXPECT_STREQ(PQgetvalue(r, 0, PQfnumber(r, "by")), "perfgate");
+    }
+    if (q.where == "panel Change points") {
+      EXPECT_NE(std::string(PQgetvalue(r, 0, PQfnumber(r, "alert"))).find(" new"), std::string::npos);
     }
     if (q.where == "annotation Change points") {
       EXPECT_EQ(PQntuples(r), 2);

@@ -234,9 +234,11 @@ TEST_P(HistoryBaselineTest, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAn
     db.AddRun(HostRun(kThisHost, "2026-11-20T02:00:00Z", 1.0), {"c1", "main"});
   }
   // What schema 2 left: statistics only. Read as it is, without migrating.
-  old.Sql(old.postgres() ? "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
+  old.Sql(old.postgres() ? "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
+                           "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
                            "ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 2;"
-                         : "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
+                         : "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
+                           "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
                            "kept_whole; PRAGMA user_version = 2;");
   {
     HistoryDb db = HistoryDb::OpenForReading(file);

@@ -160,11 +160,13 @@ TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
   // What a perfgate of schema version 1 left: no check_results table, no results kept whole.
   if (h().postgres()) {
     h().Sql(
-        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
+        "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; DROP TABLE change_points; "
+        "DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
         "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
   } else {
     h().Sql(
-        "DROP TABLE change_points; DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
+        "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; DROP TABLE change_points; "
+        "DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
         "COLUMN kept_whole; PRAGMA user_version = 1;");
   }
   HistoryDb db = HistoryDb::Open(location());
@@ -263,7 +265,7 @@ TEST(Trend, FindsThePlantedChangeAndCallsItARegression) {
 }
 
 TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
-  std::string html = RenderTrendDashboard(PlantedTrend("cam " + kScript + " \"q\" 'a'"), {"h.sqlite", "main"});
+  std::string html = RenderTrendDashboard(PlantedTrend("cam " + kScript + " \"q\" 'a'"), {"h.sqlite", "main", {}});
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("style="), std::string::npos);
   EXPECT_EQ(html.find("<style"), std::string::npos);
@@ -280,13 +282,13 @@ TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
 }
 
 TEST(Trend, EmptyHistoryRendersAPage) {
-  std::string html = RenderTrendDashboard({}, {"h.sqlite", ""});
+  std::string html = RenderTrendDashboard({}, {"h.sqlite", "", {}});
   EXPECT_NE(html.find("no runs yet"), std::string::npos);
 }
 
 TEST(Trend, WritesTheDashboardAndItsStylesheets) {
   TempDir dir;
-  WriteTrendDashboard(PlantedTrend("camera"), {"h.sqlite", ""}, dir / "out/trend");
+  WriteTrendDashboard(PlantedTrend("camera"), {"h.sqlite", "", {}}, dir / "out/trend");
   for (const char* f : {"index.html", "report.css", "trend.css"})
     EXPECT_TRUE(fs::exists(dir / ("out/trend/" + std::string(f)))) << f;
 }

@@ -27,10 +27,14 @@ const char kSuite[] = R"({"name": "s", "scenarios": [
   {"name": "io", "workload": {"argv": ["true"]},
    "checks": [{"metric": "fio.job.read.iops", "statistic": "value", "name": "read/iops"}]}]})";
 
-Suite ParseWithQuarantine(const std::string& quarantine) {
+std::string SuiteTextWithQuarantine(const std::string& quarantine) {
   std::string text = kSuite;
   text.insert(text.rfind('}'), ", \"quarantine\": " + quarantine);
-  return ParseSuite(text, "s.json", kVocab, kVars);
+  return text;
+}
+
+Suite ParseWithQuarantine(const std::string& quarantine) {
+  return ParseSuite(SuiteTextWithQuarantine(quarantine), "s.json", kVocab, kVars);
 }
 
 std::string AcceptError(const std::string& text) {
@@ -265,6 +269,30 @@ TEST(QuarantineList, BadEntriesNameTheFileAndJsonPath) {
   EXPECT_NE(e.find("owner"), std::string::npos) << e;
   e = QuarantineError(R"([{"check": "start/workload.wall_time", "owner": " ", "reason": "n", "until": "2026-12-31"}])");
   EXPECT_NE(e.find("needs an owner"), std::string::npos) << e;
+}
+
+TEST(QuarantineList, TheFileBesideTheSuiteJoinsItsEntries) {
+  char dir_template[] = "/tmp/perfgate-quarantine-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, suite = dir + "/suite.json", beside = dir + "/suite.quarantine.json";
+  EXPECT_EQ(QuarantineFileOf(suite), beside);
+  EXPECT_EQ(QuarantineFileOf(dir + "/suite"), dir + "/suite.quarantine.json");
+  std::ofstream(suite) << SuiteTextWithQuarantine(
+      R"([{"check": "start/workload.wall_time", "owner": "alice", "reason": "noisy", "until": "2026-12-31"}])");
+  EXPECT_EQ(LoadSuite(suite, kVocab, kVars).quarantine.size(), 1u);  // no file beside: the suite's own
+  std::ofstream(beside)
+      << R"({"quarantine": [{"check": "io/read/iops", "owner": "bob", "reason": "shared disk", "until": "2027-01-31"}]})";
+  Suite s = LoadSuite(suite, kVocab, kVars);
+  ASSERT_EQ(s.quarantine.size(), 2u);
+  EXPECT_EQ(s.quarantine[1].scenario, "io");
+  EXPECT_EQ(s.quarantine[1].owner, "bob");
+  EXPECT_EQ(s.quarantine[1].where, beside + ": $.quarantine[0]");
+  std::ofstream(beside) << R"({"quarantine": [{"check": "io/nope", "owner": "b", "reason": "r", "until": "2027-01-31"}]})";
+  const std::string e = testing::ErrorOf([&] { LoadSuite(suite, kVocab, kVars); }, ExitCode::kBadInput, "beside");
+  EXPECT_NE(e.find(beside + ": $.quarantine[0].check"), std::string::npos) << e;
+  std::remove(beside.c_str());
+  std::remove(suite.c_str());
+  std::remove(dir.c_str());
 }
 
 TEST(QuarantineList, CalendarDatesAreReal) {
