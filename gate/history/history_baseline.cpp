@@ -1,6 +1,8 @@
 #include "history/history_baseline.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include "metrics/error.h"
 
@@ -46,17 +48,38 @@ struct ScenarioChoice {
   std::vector<std::string> skipped;          // runs of this fingerprint, newer than the one chosen
 };
 
+// The kept results of the runs looked at, all the scenarios of a run read at
+// once: the run chosen for one scenario is nearly always the one chosen for
+// the next, and a round trip per scenario adds up on a server.
+class KeptResults {
+ public:
+  KeptResults(const HistoryDb& db, const std::vector<std::string>& scenarios) : db_(db), scenarios_(scenarios) {}
+
+  // As HistoryDb::LoadScenario.
+  void Load(StoredScenarioRun& run, const std::string& scenario) {
+    if (!run.has_scenario || run.scenario) return;
+    auto loaded = runs_.find(run.run_id);
+    if (loaded == runs_.end()) loaded = runs_.emplace(run.run_id, db_.LoadScenarios(run.run_id, scenarios_)).first;
+    if (auto found = loaded->second.find(scenario); found != loaded->second.end()) run.scenario = found->second;
+  }
+
+ private:
+  const HistoryDb& db_;
+  const std::vector<std::string>& scenarios_;
+  std::map<int64_t, std::map<std::string, ScenarioResult>> runs_;
+};
+
 // Reads the results of only the runs it looks at, newest first: in a year of
 // nightly runs the one chosen is nearly always among the newest few.
-ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs, const std::string& scenario,
+// `load` fills run.scenario, as HistoryDb::LoadScenario does.
+ScenarioChoice Choose(const std::function<void(StoredScenarioRun&)>& load, std::vector<StoredScenarioRun>& runs,
                       const Environment& now) {
   ScenarioChoice choice;
   for (StoredScenarioRun& run : runs) {
     if (run.kept_whole && !run.has_scenario) continue;  // the run did not run this scenario
     const bool here = EnvironmentMismatches(run.environment, now).empty();
     if (!here && choice.other != nullptr) continue;
-    if (run.kept_whole && run.verdict != Verdict::kRegression && run.verdict != Verdict::kError)
-      db.LoadScenario(run, scenario);
+    if (run.kept_whole && run.verdict != Verdict::kRegression && run.verdict != Verdict::kError) load(run);
     if (run.kept_whole && !run.scenario && run.verdict != Verdict::kRegression && run.verdict != Verdict::kError)
       continue;  // deleted meanwhile
     const std::string why = Unusable(run);
@@ -79,7 +102,15 @@ ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs,
 
 HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& db_name,
                                         const HistoryBaselineQuery& query) {
-  if (!query.branch.empty()) {
+  // The newest few runs first, read once for all the scenarios: in a year of
+  // nightly runs the one chosen is nearly always among them. Only when none
+  // of them serves a scenario are all of its runs read.
+  constexpr size_t kNewest = 16;
+  std::map<std::string, std::vector<StoredScenarioRun>> newest =
+      db.RunHeadersByScenario(query.suite, query.scenarios, query.branch, kNewest);
+  const bool no_runs =
+      std::all_of(newest.begin(), newest.end(), [](const auto& scenario) { return scenario.second.empty(); });
+  if (!query.branch.empty() && no_runs) {  // a run of the suite on the branch would say that it exists
     const std::vector<std::string> branches = db.Branches();
     if (std::find(branches.begin(), branches.end(), query.branch) == branches.end()) {
       throw InputError(db_name + ": no run of branch \"" + query.branch + "\" in the history (branches: " +
@@ -87,18 +118,18 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
     }
   }
   HistoryBaselines out;
+  KeptResults kept(db, query.scenarios);
   // The runs used, each with the scenarios it serves, in the order first used.
   std::vector<std::pair<std::string, std::vector<std::string>>> used;
   std::vector<std::string> missing, skipped;
   for (const std::string& name : query.scenarios) {
-    // The newest few runs first: in a year of nightly runs the one chosen is
-    // nearly always among them. Only when none of them serves are all read.
-    constexpr size_t kNewest = 16;
-    std::vector<StoredScenarioRun> runs = db.ScenarioRunHeaders(query.suite, name, query.branch, kNewest);
-    ScenarioChoice choice = Choose(db, runs, name, query.now);
+    std::vector<StoredScenarioRun>& runs = newest[name];
+    ScenarioChoice choice = Choose([&](StoredScenarioRun& run) { kept.Load(run, name); }, runs, query.now);
     if (choice.run == nullptr && runs.size() == kNewest) {
+      // Older runs one scenario at a time: a scenario that has failed for
+      // months would otherwise read every scenario of every run.
       runs = db.ScenarioRunHeaders(query.suite, name, query.branch);
-      choice = Choose(db, runs, name, query.now);
+      choice = Choose([&](StoredScenarioRun& run) { db.LoadScenario(run, name); }, runs, query.now);
     }
     for (const std::string& s : choice.skipped) skipped.push_back(name + ": " + s);
     const StoredScenarioRun* run = choice.run ? choice.run : choice.other;
