@@ -158,10 +158,11 @@ TEST_P(History, SeriesOfInterleavedSuitesStayApartEachInTimeOrder) {
   HistoryDb db = HistoryDb::Open(location());
   // Added out of time order, the suites' runs between each other, and the
   // wall time's unit changed (ms, then s) between the oldest run and the rest.
-  const std::vector<std::tuple<std::string, std::string, double>> runs = {
-      {"nightly", "2024-05-03T00:00:00Z", 3.0}, {"presubmit", "2024-05-02T00:00:00Z", 20.0},
-      {"nightly", "2024-05-01T00:00:00Z", 1.0}, {"presubmit", "2024-05-01T00:00:00Z", 10.0},
-      {"nightly", "2024-05-02T00:00:00Z", 2.0}};
+  const std::vector<std::tuple<std::string, std::string, double>> runs = {{"nightly", "2024-05-03T00:00:00Z", 3.0},
+                                                                          {"presubmit", "2024-05-02T00:00:00Z", 20.0},
+                                                                          {"nightly", "2024-05-01T00:00:00Z", 1.0},
+                                                                          {"presubmit", "2024-05-01T00:00:00Z", 10.0},
+                                                                          {"nightly", "2024-05-02T00:00:00Z", 2.0}};
   int commit = 0;
   for (const auto& [suite, timestamp, wall] : runs) {
     RunResults r = SampleRun(timestamp, wall, "camera");
