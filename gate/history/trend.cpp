@@ -163,7 +163,11 @@ std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const 
   };
   const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), series.size() / 64 + 1);
   std::vector<std::thread> helpers;
-  for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
+  try {
+    for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those started and this one share the rest.
+  }
   work();
   for (std::thread& t : helpers) t.join();
   return out;
