@@ -1,6 +1,8 @@
 #include "history/history_baseline.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include "metrics/error.h"
 
@@ -53,10 +55,33 @@ struct ScenarioChoice {
   std::vector<int64_t> expected;             // runs that regressed only where expected
 };
 
+// The kept results of the runs looked at, all the scenarios of a run read at
+// once: the run chosen for one scenario is nearly always the one chosen for
+// the next, and a round trip per scenario adds up on a server.
+class KeptResults {
+ public:
+  KeptResults(const HistoryDb& db, const std::vector<std::string>& scenarios) : db_(db), scenarios_(scenarios) {}
+
+  // As HistoryDb::LoadScenario.
+  void Load(StoredScenarioRun& run, const std::string& scenario) {
+    if (!run.has_scenario || run.scenario) return;
+    auto loaded = runs_.find(run.run_id);
+    if (loaded == runs_.end()) loaded = runs_.emplace(run.run_id, db_.LoadScenarios(run.run_id, scenarios_)).first;
+    if (auto found = loaded->second.find(scenario); found != loaded->second.end()) run.scenario = found->second;
+  }
+
+ private:
+  const HistoryDb& db_;
+  const std::vector<std::string>& scenarios_;
+  std::map<int64_t, std::map<std::string, ScenarioResult>> runs_;
+};
+
 // Reads the results of only the runs it looks at, newest first: in a year of
 // nightly runs the one chosen is nearly always among the newest few.
-ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs, const std::string& scenario,
-                      const Environment& now, const std::vector<AlertGroup>& alerts) {
+// `load` fills run.scenario, as HistoryDb::LoadScenario does.
+ScenarioChoice Choose(const HistoryDb& db, const std::function<void(StoredScenarioRun&)>& load,
+                      std::vector<StoredScenarioRun>& runs, const Environment& now,
+                      const std::vector<AlertGroup>& alerts) {
   ScenarioChoice choice;
   for (StoredScenarioRun& run : runs) {
     if (run.kept_whole && !run.has_scenario) continue;  // the run did not run this scenario
@@ -64,7 +89,7 @@ ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs,
     if (!here && choice.other != nullptr) continue;
     const bool expected = db.OnlyExpectedRegressions(run, alerts);
     if (expected) choice.expected.push_back(run.run_id);
-    if (run.kept_whole && !Failed(run, expected)) db.LoadScenario(run, scenario);
+    if (run.kept_whole && !Failed(run, expected)) load(run);
     if (run.kept_whole && !run.scenario && !Failed(run, expected)) continue;  // deleted meanwhile
     const std::string why = Unusable(run, expected);
     if (!why.empty()) {
@@ -86,7 +111,15 @@ ScenarioChoice Choose(const HistoryDb& db, std::vector<StoredScenarioRun>& runs,
 
 HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& db_name,
                                         const HistoryBaselineQuery& query) {
-  if (!query.branch.empty()) {
+  // The newest few runs first, read once for all the scenarios: in a year of
+  // nightly runs the one chosen is nearly always among them. Only when none
+  // of them serves a scenario are all of its runs read.
+  constexpr size_t kNewest = 16;
+  std::map<std::string, std::vector<StoredScenarioRun>> newest =
+      db.RunHeadersByScenario(query.suite, query.scenarios, query.branch, kNewest);
+  const bool no_runs =
+      std::all_of(newest.begin(), newest.end(), [](const auto& scenario) { return scenario.second.empty(); });
+  if (!query.branch.empty() && no_runs) {  // a run of the suite on the branch would say that it exists
     const std::vector<std::string> branches = db.Branches();
     if (std::find(branches.begin(), branches.end(), query.branch) == branches.end()) {
       throw InputError(db_name + ": no run of branch \"" + query.branch + "\" in the history (branches: " +
@@ -95,18 +128,19 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
   }
   HistoryBaselines out;
   const std::vector<AlertGroup> alerts = db.Alerts(query.suite);
+  KeptResults kept(db, query.scenarios);
   // The runs used, each with the scenarios it serves, in the order first used.
   std::vector<std::pair<std::string, std::vector<std::string>>> used;
   std::vector<std::string> missing, skipped;
   for (const std::string& name : query.scenarios) {
-    // The newest few runs first: in a year of nightly runs the one chosen is
-    // nearly always among them. Only when none of them serves are all read.
-    constexpr size_t kNewest = 16;
-    std::vector<StoredScenarioRun> runs = db.ScenarioRunHeaders(query.suite, name, query.branch, kNewest);
-    ScenarioChoice choice = Choose(db, runs, name, query.now, alerts);
+    std::vector<StoredScenarioRun>& runs = newest[name];
+    ScenarioChoice choice =
+        Choose(db, [&](StoredScenarioRun& run) { kept.Load(run, name); }, runs, query.now, alerts);
     if (choice.run == nullptr && runs.size() == kNewest) {
+      // Older runs one scenario at a time: a scenario that has failed for
+      // months would otherwise read every scenario of every run.
       runs = db.ScenarioRunHeaders(query.suite, name, query.branch);
-      choice = Choose(db, runs, name, query.now, alerts);
+      choice = Choose(db, [&](StoredScenarioRun& run) { db.LoadScenario(run, name); }, runs, query.now, alerts);
     }
     for (const std::string& s : choice.skipped) skipped.push_back(name + ": " + s);
     const StoredScenarioRun* run = choice.run ? choice.run : choice.other;

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
 
 #include "history/history_store.h"
 #include "metrics/error.h"
@@ -171,40 +174,140 @@ void HistoryDb::ForEachStoredRun(const std::function<void(const StoredRun&)>& vi
   store_->ForEachStoredRun(visit);
 }
 
+// The runs, the series and then their values, each value put straight into
+// its series (suite, scenario, metric, statistic), which is then ordered by
+// run time and repetition: a year of a suite is millions of values.
 std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
-  std::vector<HistorySeries> out;
-  store_->ForEachSeriesRow(filter, [&](const SeriesRow& row) {
-    bool same_series = !out.empty() && out.back().suite == row.suite && out.back().scenario == row.scenario &&
-                       out.back().metric == row.metric && out.back().statistic == row.statistic;
-    if (!same_series) {
-      HistorySeries s{row.suite, row.scenario, row.metric, row.statistic, row.unit, Better::kLower, {}};
-      s.better = ParseBetter(row.better).value_or(Better::kLower);
-      out.push_back(std::move(s));
+  const std::vector<SeriesRun> runs = store_->SeriesRuns(filter);
+  const std::vector<StoredSeries> series = store_->SeriesOf(filter);
+  if (runs.empty() || series.empty()) return {};
+
+  // Runs come ordered by suite and time, so a run's place is its order and
+  // its suite is numbered by the place of the suite's first run.
+  std::unordered_map<int64_t, uint32_t> run_place, series_place;
+  std::vector<uint32_t> suite_of(runs.size());
+  std::vector<int64_t> run_ids, series_ids;
+  for (uint32_t i = 0; i < runs.size(); ++i) {
+    suite_of[i] = i > 0 && runs[i].suite == runs[i - 1].suite ? suite_of[i - 1] : i;
+    run_place.emplace(runs[i].id, i);
+    run_ids.push_back(runs[i].id);
+  }
+  // One rank per (scenario, metric, statistic): a series whose unit changed
+  // between perfgate versions still reads as one, in time order.
+  std::vector<uint32_t> rank_of(series.size());
+  for (uint32_t i = 0; i < series.size(); ++i) {
+    const SeriesKey& k = series[i].key;
+    const bool same = i > 0 && std::equal(k.begin(), k.begin() + 3, series[i - 1].key.begin());
+    rank_of[i] = i == 0 ? 0 : rank_of[i - 1] + (same ? 0 : 1);
+    series_place.emplace(series[i].id, i);
+    series_ids.push_back(series[i].id);
+  }
+
+  struct Value {
+    uint32_t run, series;
+    int64_t repetition;
+    double value;
+  };
+  struct Group {
+    uint32_t suite, rank;
+    std::vector<Value> values;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<uint64_t, uint32_t> group_of;  // suite << 32 | rank
+  int64_t last_run_id = 0;
+  uint32_t run = 0;
+  bool have_run = false;
+  store_->ForEachValue(run_ids, series_ids, [&](const SeriesValue& v) {
+    if (!have_run || v.run_id != last_run_id) {  // the values of a run mostly come together
+      auto found = run_place.find(v.run_id);
+      if (found == run_place.end()) return;  // added after the runs were read
+      have_run = true;
+      last_run_id = v.run_id;
+      run = found->second;
     }
-    HistorySeries& series = out.back();
-    if (series.points.empty() || series.points.back().run_id != row.run_id) {
-      series.points.push_back({row.run_id, row.commit, row.branch, row.timestamp, {}});
-    }
-    series.points.back().values.push_back(row.value);
+    auto s = series_place.find(v.series_id);
+    if (s == series_place.end()) return;
+    const uint64_t key = uint64_t{suite_of[run]} << 32 | rank_of[s->second];
+    auto [g, added] = group_of.emplace(key, static_cast<uint32_t>(groups.size()));
+    if (added) groups.push_back({suite_of[run], rank_of[s->second], {}});
+    groups[g->second].values.push_back({run, s->second, v.repetition, v.value});
   });
+
+  std::sort(groups.begin(), groups.end(),
+            [](const Group& a, const Group& b) { return std::tie(a.suite, a.rank) < std::tie(b.suite, b.rank); });
+  std::vector<HistorySeries> out;
+  out.reserve(groups.size());
+  for (Group& g : groups) {
+    auto by_time = [](const Value& a, const Value& b) {
+      return std::tie(a.run, a.repetition) < std::tie(b.run, b.repetition);
+    };
+    if (!std::is_sorted(g.values.begin(), g.values.end(), by_time))
+      std::sort(g.values.begin(), g.values.end(), by_time);
+    const SeriesKey& k = series[g.values.front().series].key;  // the oldest value's unit and direction
+    HistorySeries& hs = out.emplace_back();
+    hs = {runs[g.suite].suite, k[0], k[1], k[2], k[3], ParseBetter(k[4]).value_or(Better::kLower), {}};
+    for (size_t i = 0; i < g.values.size(); ++i) {
+      const Value& v = g.values[i];
+      if (i == 0 || g.values[i - 1].run != v.run) {
+        const SeriesRun& r = runs[v.run];
+        hs.points.push_back({r.id, r.commit, r.branch, r.timestamp, {}});
+      }
+      hs.points.back().values.push_back(v.value);
+    }
+  }
   return out;
 }
 
 std::vector<StoredScenarioRun> HistoryDb::ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
                                                              const std::string& branch, size_t limit) const {
-  return store_->ScenarioRunHeaders(suite, scenario, branch, limit);
+  return RunHeadersByScenario(suite, {scenario}, branch, limit).at(scenario);
 }
+
+std::map<std::string, std::vector<StoredScenarioRun>> HistoryDb::RunHeadersByScenario(
+    const std::string& suite, const std::vector<std::string>& scenarios, const std::string& branch,
+    size_t limit) const {
+  const std::vector<StoredScenarioRun> runs = store_->RunHeaders(suite, branch, limit);
+  std::vector<int64_t> ids;
+  for (const StoredScenarioRun& run : runs) ids.push_back(run.run_id);
+  std::set<std::pair<int64_t, std::string>> stored;
+  for (auto& pair : store_->StoredScenarios(ids, scenarios)) stored.insert(std::move(pair));
+  std::map<std::string, std::vector<StoredScenarioRun>> out;
+  for (const std::string& scenario : scenarios) {
+    std::vector<StoredScenarioRun>& of = out[scenario];
+    for (const StoredScenarioRun& run : runs) {
+      of.push_back(run);
+      of.back().has_scenario = stored.count({run.run_id, scenario}) != 0;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+ScenarioResult Unpacked(const std::string& db, int64_t run_id, const std::string& scenario,
+                        const PackedResult& packed) {
+  const std::string where = "run " + std::to_string(run_id) + " scenario " + scenario;
+  const std::optional<std::string> text = Inflate(packed.zlib, packed.bytes);
+  nlohmann::json j =
+      text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
+  if (j.is_discarded()) throw InputError(db + ": " + where + ": the stored result is corrupt");
+  return ScenarioFromJson(j, db, where);
+}
+
+}  // namespace
 
 void HistoryDb::LoadScenario(StoredScenarioRun& run, const std::string& scenario) const {
   if (!run.has_scenario || run.scenario) return;
-  std::optional<PackedResult> packed = store_->ScenarioResult(run.run_id, scenario);
-  if (!packed) return;
-  const std::string where = "run " + std::to_string(run.run_id) + " scenario " + scenario;
-  const std::optional<std::string> text = Inflate(packed->zlib, packed->bytes);
-  nlohmann::json j =
-      text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json(nlohmann::json::value_t::discarded);
-  if (j.is_discarded()) throw InputError(Name() + ": " + where + ": the stored result is corrupt");
-  run.scenario = ScenarioFromJson(j, Name(), where);
+  std::map<std::string, ScenarioResult> loaded = LoadScenarios(run.run_id, {scenario});
+  if (auto found = loaded.find(scenario); found != loaded.end()) run.scenario = std::move(found->second);
+}
+
+std::map<std::string, ScenarioResult> HistoryDb::LoadScenarios(int64_t run_id,
+                                                               const std::vector<std::string>& scenarios) const {
+  std::map<std::string, ScenarioResult> out;
+  for (const auto& [scenario, packed] : store_->ScenarioResults(run_id, scenarios))
+    out.emplace(scenario, Unpacked(Name(), run_id, scenario, packed));
+  return out;
 }
 
 std::vector<StoredScenarioRun> HistoryDb::ScenarioRuns(const std::string& suite, const std::string& scenario,

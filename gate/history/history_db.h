@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +23,7 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 5;
+inline constexpr int kHistorySchemaVersion = 6;
 
 // The environment variable that names the history when --db is not given.
 inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
@@ -166,8 +167,17 @@ class HistoryDb {
   // `limit`: only the newest that many (0: all).
   std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
                                                     const std::string& branch, size_t limit = 0) const;
+  // As ScenarioRunHeaders for several scenarios of the suite, with one read
+  // of the runs for all: the runs of each scenario (every one of `scenarios`
+  // has an entry).
+  std::map<std::string, std::vector<StoredScenarioRun>> RunHeadersByScenario(const std::string& suite,
+                                                                             const std::vector<std::string>& scenarios,
+                                                                             const std::string& branch,
+                                                                             size_t limit = 0) const;
   // Fills run.scenario with its stored result of `scenario` (no-op when it has none).
   void LoadScenario(StoredScenarioRun& run, const std::string& scenario) const;
+  // The stored results of those of `scenarios` that run `run_id` kept whole, read at once.
+  std::map<std::string, ScenarioResult> LoadScenarios(int64_t run_id, const std::vector<std::string>& scenarios) const;
 
   // Replaces the stored change points of each series given (one transaction).
   void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series);

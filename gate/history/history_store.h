@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "history/alerts.h"
@@ -26,13 +27,19 @@ HistoryMigration BothDialects(const std::string& sql);
 // Entry i brings a database from schema version i to i + 1.
 const std::vector<HistoryMigration>& HistoryMigrations();
 
-// One stored value with the series and run it belongs to, in the order
-// HistoryDb::Series wants: suite, scenario, metric, statistic, run time, run
-// id, repetition.
-struct SeriesRow {
-  std::string suite, scenario, metric, statistic, unit, better;
-  int64_t run_id = 0;
-  std::string commit, branch, timestamp;
+// What HistoryDb::Series reads, in three narrow parts that it puts in order
+// itself: a year of a suite's values is millions of rows, and sorting them as
+// wide text rows in the database cost ten times more than reading ids.
+struct SeriesRun {
+  int64_t id = 0;
+  std::string suite, commit, branch, timestamp;
+};
+struct StoredSeries {
+  int64_t id = 0;
+  SeriesKey key;  // scenario, metric, statistic, unit, better
+};
+struct SeriesValue {
+  int64_t run_id = 0, series_id = 0, repetition = 0;
   double value = 0;
 };
 
@@ -52,12 +59,24 @@ class HistoryStore {
   // One transaction; false, storing nothing, when the run is already there.
   virtual bool Insert(const StoredRun& run) = 0;
   virtual int64_t RunCount() = 0;
-  virtual void ForEachSeriesRow(const SeriesFilter& filter, const std::function<void(const SeriesRow&)>& visit) = 0;
+  // The runs of the filter's suite and branch, ordered by suite, run time and id.
+  virtual std::vector<SeriesRun> SeriesRuns(const SeriesFilter& filter) = 0;
+  // The series of the filter's statistics, ordered by scenario, metric, statistic and id.
+  virtual std::vector<StoredSeries> SeriesOf(const SeriesFilter& filter) = 0;
+  // Every value of those runs and series, in no particular order.
+  virtual void ForEachValue(const std::vector<int64_t>& run_ids, const std::vector<int64_t>& series_ids,
+                            const std::function<void(const SeriesValue&)>& visit) = 0;
   virtual std::vector<std::string> Branches() = 0;
-  // Newest first, results not loaded.
-  virtual std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                            const std::string& branch, size_t limit) = 0;
-  virtual std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) = 0;
+  // The runs of `suite` on `branch` (every branch when empty), newest first,
+  // without their scenarios (has_scenario false); `limit` 0: all.
+  virtual std::vector<StoredScenarioRun> RunHeaders(const std::string& suite, const std::string& branch,
+                                                    size_t limit) = 0;
+  // Which of `scenarios` each of the runs keeps whole: (run id, scenario).
+  virtual std::vector<std::pair<int64_t, std::string>> StoredScenarios(const std::vector<int64_t>& run_ids,
+                                                                       const std::vector<std::string>& scenarios) = 0;
+  // The kept results of those of `scenarios` the run has: (scenario, result).
+  virtual std::vector<std::pair<std::string, PackedResult>> ScenarioResults(
+      int64_t run_id, const std::vector<std::string>& scenarios) = 0;
   virtual void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) = 0;
   virtual void ReplaceChangePoints(const std::vector<SeriesChangePoints>& series, const std::string& now) = 0;
   virtual std::vector<SeriesChangePoints> ChangePoints() = 0;

@@ -4,6 +4,7 @@
 // migrates while the others wait and then find the work done. A run is one
 // transaction: visible whole or not at all, and a connection that drops
 // before COMMIT leaves nothing behind (the server rolls the transaction back).
+#include <endian.h>
 #include <libpq-fe.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "history/history_store.h"
 #include "metrics/error.h"
@@ -70,6 +70,16 @@ std::string ArrayLiteral(const std::vector<std::string>& items) {
   return out + "}";
 }
 
+// A bigint[] literal.
+std::string IdArray(const std::vector<int64_t>& ids) {
+  std::string out = "{";
+  for (int64_t id : ids) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(id);
+  }
+  return out + "}";
+}
+
 class PostgresHistory final : public HistoryStore {
  public:
   PostgresHistory(const std::string& url, PGconn* conn) : HistoryStore(DisplayLocation(url)), conn_(conn) {}
@@ -96,14 +106,15 @@ class PostgresHistory final : public HistoryStore {
     throw InfraError(Name() + ": " + message);
   }
 
-  ResultPtr Exec(const std::string& sql, const std::vector<std::string>& params = {},
-                 const std::string& doing = "") const {
+  // `binary`: the result's values in PostgreSQL's binary format (BinaryInt, BinaryDouble).
+  ResultPtr Exec(const std::string& sql, const std::vector<std::string>& params = {}, const std::string& doing = "",
+                 bool binary = false) const {
     std::vector<const char*> values;
     for (const std::string& p : params) values.push_back(p.c_str());
     // Without parameters, the simple protocol: a migration is several statements.
-    ResultPtr result(params.empty() ? PQexec(conn_, sql.c_str())
-                                    : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                                   values.data(), nullptr, nullptr, 0),
+    ResultPtr result(params.empty() && !binary ? PQexec(conn_, sql.c_str())
+                                               : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()),
+                                                              nullptr, values.data(), nullptr, nullptr, binary ? 1 : 0),
                      &PQclear);
     const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) Fail(result.get(), doing);
@@ -118,6 +129,18 @@ class PostgresHistory final : public HistoryStore {
   }
   static double Double(const PGresult* r, int row, int column) {
     return std::strtod(PQgetvalue(r, row, column), nullptr);
+  }
+  // A bigint (8 bytes, network order) or a double precision of a binary result.
+  static int64_t BinaryInt(const PGresult* r, int row, int column) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, PQgetvalue(r, row, column), sizeof bits);
+    return static_cast<int64_t>(be64toh(bits));
+  }
+  static double BinaryDouble(const PGresult* r, int row, int column) {
+    uint64_t bits = static_cast<uint64_t>(BinaryInt(r, row, column));
+    double value = 0;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
   }
   static std::string Bytes(const PGresult* r, int row, int column) {
     size_t size = 0;
@@ -318,124 +341,55 @@ class PostgresHistory final : public HistoryStore {
     if (!ok) Fail(end.get(), doing);
   }
 
-  // The runs and the series are read once each; the values, a year of a
-  // suite's (millions of rows), as narrow ids through a cursor, then put in
-  // order here: sorting wide text rows on the server cost ten times more.
-  void ForEachSeriesRow(const SeriesFilter& filter, const std::function<void(const SeriesRow&)>& visit) override {
-    std::string runs_where = "true";
-    std::vector<std::string> run_params;
-    auto where = [&](const std::string& condition, const std::string& value) {
-      run_params.push_back(value);
-      runs_where += " AND " + condition + "$" + std::to_string(run_params.size());
-    };
-    if (!filter.branch.empty()) where("r.branch = ", filter.branch);
-    if (!filter.suite.empty()) where("r.suite = ", filter.suite);
+  std::vector<SeriesRun> SeriesRuns(const SeriesFilter& filter) override {
+    ResultPtr rows = Exec(
+        "SELECT id, suite, commit_sha, branch, run_timestamp FROM runs WHERE ($1 = '' OR branch = $1) AND ($2 = '' OR "
+        "suite = $2) ORDER BY suite, run_timestamp, id",
+        {filter.branch, filter.suite}, "while reading the series");
+    std::vector<SeriesRun> out;
+    ForEachRow(rows, [&](const PGresult* r, int i) {
+      out.push_back({Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4)});
+    });
+    return out;
+  }
 
-    struct RunInfo {
-      std::string suite, commit, branch, timestamp;
-      int64_t id = 0;
-      size_t order = 0;
-    };
-    std::unordered_map<int64_t, RunInfo> runs;
-    {
-      ResultPtr rows = Exec("SELECT r.id, r.suite, r.commit_sha, r.branch, r.run_timestamp FROM runs r WHERE " +
-                                runs_where + " ORDER BY r.suite, r.run_timestamp, r.id",
-                            run_params, "while reading the series");
-      for (int i = 0; i < PQntuples(rows.get()); ++i) {
-        RunInfo run{Text(rows.get(), i, 1), Text(rows.get(), i, 2), Text(rows.get(), i, 3),
-                    Text(rows.get(), i, 4), Int(rows.get(), i, 0),  static_cast<size_t>(i)};
-        runs.emplace(run.id, std::move(run));
-      }
-    }
-    struct SeriesInfo {
-      std::string scenario, metric, statistic, unit, better;
-      size_t order = 0;
-    };
-    std::unordered_map<int64_t, SeriesInfo> series;
-    std::vector<std::string> series_params;
-    std::string series_where = "true";
-    if (!filter.statistics.empty()) {
-      series_params.push_back(ArrayLiteral(filter.statistics));
-      series_where = "statistic = ANY ($1::text[])";
-    }
-    {
-      ResultPtr rows = Exec("SELECT id, scenario, metric, statistic, unit, better FROM series WHERE " + series_where +
-                                " ORDER BY scenario, metric, statistic, id",
-                            series_params, "while reading the series");
-      // One rank per (scenario, metric, statistic): a series whose unit
-      // changed between perfgate versions still reads as one, in time order.
-      size_t rank = 0;
-      for (int i = 0; i < PQntuples(rows.get()); ++i) {
-        SeriesInfo info{Text(rows.get(), i, 1), Text(rows.get(), i, 2), Text(rows.get(), i, 3),
-                        Text(rows.get(), i, 4), Text(rows.get(), i, 5), 0};
-        if (i > 0 && (info.scenario != Text(rows.get(), i - 1, 1) || info.metric != Text(rows.get(), i - 1, 2) ||
-                      info.statistic != Text(rows.get(), i - 1, 3)))
-          ++rank;
-        info.order = rank;
-        series.emplace(Int(rows.get(), i, 0), std::move(info));
-      }
-    }
-    if (runs.empty() || series.empty()) return;
+  std::vector<StoredSeries> SeriesOf(const SeriesFilter& filter) override {
+    ResultPtr rows = Exec(
+        "SELECT id, scenario, metric, statistic, unit, better FROM series WHERE $1::text[] = '{}' OR statistic = ANY "
+        "($1::text[]) ORDER BY scenario, metric, statistic, id",
+        {ArrayLiteral(filter.statistics)}, "while reading the series");
+    std::vector<StoredSeries> out;
+    ForEachRow(rows, [&](const PGresult* r, int i) {
+      out.push_back({Int(r, i, 0), {Text(r, i, 1), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4), Text(r, i, 5)}});
+    });
+    return out;
+  }
 
-    struct Value {
-      const RunInfo* run;
-      const SeriesInfo* series;
-      int64_t repetition;
-      double value;
-    };
-    std::vector<Value> values;
-    std::vector<std::string> params = run_params;
-    std::string sql =
-        "DECLARE perfgate_series NO SCROLL CURSOR FOR SELECT v.run_id, v.series_id, v.repetition, "
-        "v.value FROM metric_values v JOIN runs r ON r.id = v.run_id WHERE " +
-        runs_where;
-    if (!filter.statistics.empty()) {
-      params.push_back(ArrayLiteral(filter.statistics));
-      sql += " AND v.series_id IN (SELECT id FROM series WHERE statistic = ANY ($" + std::to_string(params.size()) +
-             "::text[]))";
-    }
+  // A year of a suite's values is millions of rows: read through a cursor
+  // in batches, in binary (no number printed by the server and parsed here),
+  // by the values' primary key, which holds the value too (schema 6), so
+  // that the table itself is not read.
+  void ForEachValue(const std::vector<int64_t>& run_ids, const std::vector<int64_t>& series_ids,
+                    const std::function<void(const SeriesValue&)>& visit) override {
     const std::string doing = "while reading the series";
     Exec("BEGIN READ ONLY", {}, doing);
     try {
-      Exec(sql, params, doing);
+      Exec(
+          "DECLARE perfgate_series NO SCROLL CURSOR FOR SELECT run_id, series_id::bigint, repetition::bigint, value "
+          "FROM metric_values WHERE run_id = ANY ($1::bigint[]) AND series_id::bigint = ANY ($2::bigint[])",
+          {IdArray(run_ids), IdArray(series_ids)}, doing);
       for (;;) {
-        ResultPtr rows = Exec("FETCH FORWARD 100000 FROM perfgate_series", {}, doing);
+        ResultPtr rows = Exec("FETCH FORWARD 10000 FROM perfgate_series", {}, doing, /*binary=*/true);
         const PGresult* r = rows.get();
         const int n = PQntuples(r);
         if (n == 0) break;
-        for (int i = 0; i < n; ++i) {
-          auto run = runs.find(Int(r, i, 0));
-          auto s = series.find(Int(r, i, 1));
-          if (run == runs.end() || s == series.end()) continue;  // added after the runs were read
-          values.push_back({&run->second, &s->second, Int(r, i, 2), Double(r, i, 3)});
-        }
+        for (int i = 0; i < n; ++i)
+          visit({BinaryInt(r, i, 0), BinaryInt(r, i, 1), BinaryInt(r, i, 2), BinaryDouble(r, i, 3)});
       }
       Exec("COMMIT", {}, doing);
     } catch (const Error&) {
       if (PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
       throw;
-    }
-    // The order HistoryDb::Series groups by: suite, series, run time, run, repetition.
-    std::sort(values.begin(), values.end(), [](const Value& a, const Value& b) {
-      if (a.run->suite != b.run->suite) return a.run->suite < b.run->suite;
-      if (a.series->order != b.series->order) return a.series->order < b.series->order;
-      if (a.run->order != b.run->order) return a.run->order < b.run->order;
-      return a.repetition < b.repetition;
-    });
-    SeriesRow row;
-    for (const Value& v : values) {
-      row.suite = v.run->suite;
-      row.scenario = v.series->scenario;
-      row.metric = v.series->metric;
-      row.statistic = v.series->statistic;
-      row.unit = v.series->unit;
-      row.better = v.series->better;
-      row.run_id = v.run->id;
-      row.commit = v.run->commit;
-      row.branch = v.run->branch;
-      row.timestamp = v.run->timestamp;
-      row.value = v.value;
-      visit(row);
     }
   }
 
@@ -446,23 +400,19 @@ class PostgresHistory final : public HistoryStore {
     return out;
   }
 
-  std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                    const std::string& branch, size_t limit) override {
+  std::vector<StoredScenarioRun> RunHeaders(const std::string& suite, const std::string& branch,
+                                            size_t limit) override {
     // A database of schema 2, read without migrating, has no results kept whole.
-    const bool whole = SchemaVersion() >= 3;
-    ResultPtr rows = Exec(
-        std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, r.kernel, "
-                    "r.cpu_model, r.cpu_count, r.perfgate_version, ") +
-            (whole ? "r.kept_whole, EXISTS (SELECT 1 FROM scenario_results sr WHERE sr.run_id = r.id AND sr.scenario "
-                     "= $2) "
-                   : "0, $2 = '' AND false ") +
-            "FROM runs r WHERE r.suite = $1 AND ($3 = '' OR r.branch = $3) ORDER BY r.run_timestamp DESC, r.id DESC" +
-            (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()),
-        {suite, scenario, branch});
+    ResultPtr rows = Exec(std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, "
+                                      "r.kernel, r.cpu_model, r.cpu_count, r.perfgate_version, ") +
+                              (SchemaVersion() >= 3 ? "r.kept_whole " : "0 ") +
+                              "FROM runs r WHERE r.suite = $1 AND ($2 = '' OR r.branch = $2) ORDER BY "
+                              "r.run_timestamp DESC, r.id DESC" +
+                              (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()),
+                          {suite, branch});
     std::vector<StoredScenarioRun> out;
-    const PGresult* r = rows.get();
-    for (int i = 0; i < PQntuples(r); ++i) {
-      StoredScenarioRun run;
+    ForEachRow(rows, [&](const PGresult* r, int i) {
+      StoredScenarioRun& run = out.emplace_back();
       run.run_id = Int(r, i, 0);
       run.branch = Text(r, i, 2);
       run.verdict = ParseVerdict(Text(r, i, 3)).value_or(Verdict::kError);
@@ -475,18 +425,32 @@ class PostgresHistory final : public HistoryStore {
       env.cpu_count = static_cast<int>(Int(r, i, 8));
       env.perfgate_version = Text(r, i, 9);
       run.kept_whole = Int(r, i, 10) != 0;
-      run.has_scenario = Text(r, i, 11) == "t";
-      out.push_back(std::move(run));
-    }
+    });
     return out;
   }
 
-  std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) override {
-    if (SchemaVersion() < 3) return std::nullopt;
-    ResultPtr row = Exec("SELECT result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 AND scenario = $2",
-                         {std::to_string(run_id), scenario});
-    if (PQntuples(row.get()) == 0) return std::nullopt;
-    return PackedResult{Bytes(row.get(), 0, 0), Int(row.get(), 0, 1)};
+  std::vector<std::pair<int64_t, std::string>> StoredScenarios(const std::vector<int64_t>& run_ids,
+                                                               const std::vector<std::string>& scenarios) override {
+    std::vector<std::pair<int64_t, std::string>> out;
+    if (SchemaVersion() < 3 || run_ids.empty() || scenarios.empty()) return out;
+    ForEachRow(Exec("SELECT run_id, scenario FROM scenario_results WHERE run_id = ANY ($1::bigint[]) AND scenario = "
+                    "ANY ($2::text[])",
+                    {IdArray(run_ids), ArrayLiteral(scenarios)}),
+               [&](const PGresult* r, int i) { out.emplace_back(Int(r, i, 0), Text(r, i, 1)); });
+    return out;
+  }
+
+  std::vector<std::pair<std::string, PackedResult>> ScenarioResults(
+      int64_t run_id, const std::vector<std::string>& scenarios) override {
+    std::vector<std::pair<std::string, PackedResult>> out;
+    if (SchemaVersion() < 3 || scenarios.empty()) return out;
+    ForEachRow(Exec("SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 AND scenario "
+                    "= ANY ($2::text[])",
+                    {std::to_string(run_id), ArrayLiteral(scenarios)}),
+               [&](const PGresult* r, int i) {
+                 out.emplace_back(Text(r, i, 0), PackedResult{Bytes(r, i, 1), Int(r, i, 2)});
+               });
+    return out;
   }
 
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) override {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <unordered_set>
 
 #include "history/history_store.h"
 #include "metrics/error.h"
@@ -95,7 +97,10 @@ class Statement {
 // Rolls back unless committed.
 class Transaction {
  public:
-  Transaction(sqlite3* db, const std::string& file) : db_(db), file_(file) { Exec("BEGIN IMMEDIATE"); }
+  // `begin`: BEGIN IMMEDIATE to write; BEGIN for a read that wants one snapshot.
+  Transaction(sqlite3* db, const std::string& file, const char* begin = "BEGIN IMMEDIATE") : db_(db), file_(file) {
+    Exec(begin);
+  }
   ~Transaction() {
     if (!committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
@@ -211,30 +216,45 @@ class SqliteHistory final : public HistoryStore {
     return true;
   }
 
-  void ForEachSeriesRow(const SeriesFilter& filter, const std::function<void(const SeriesRow&)>& visit) override {
+  std::vector<SeriesRun> SeriesRuns(const SeriesFilter& filter) override {
     Statement rows(db_, Name(),
-                   "SELECT r.suite, s.scenario, s.metric, s.statistic, s.unit, s.better, r.id, r.commit_sha, r.branch, "
-                   "r.run_timestamp, v.value FROM metric_values v JOIN runs r ON r.id = v.run_id "
-                   "JOIN series s ON s.id = v.series_id WHERE (?1 = '' OR r.branch = ?1) AND (?2 = '' OR r.suite = ?2) "
-                   "ORDER BY r.suite, s.scenario, s.metric, s.statistic, r.run_timestamp, r.id, v.repetition");
+                   "SELECT id, suite, commit_sha, branch, run_timestamp FROM runs WHERE (?1 = '' OR branch = ?1) AND "
+                   "(?2 = '' OR suite = ?2) ORDER BY suite, run_timestamp, id");
     rows.Bind(1, filter.branch).Bind(2, filter.suite);
-    SeriesRow row;
+    std::vector<SeriesRun> out;
+    while (rows.Step()) out.push_back({rows.Int(0), rows.Text(1), rows.Text(2), rows.Text(3), rows.Text(4)});
+    return out;
+  }
+
+  std::vector<StoredSeries> SeriesOf(const SeriesFilter& filter) override {
+    Statement rows(db_, Name(),
+                   "SELECT id, scenario, metric, statistic, unit, better FROM series ORDER BY scenario, metric, "
+                   "statistic, id");
+    std::vector<StoredSeries> out;
     while (rows.Step()) {
-      row.statistic = rows.Text(3);
+      const std::string statistic = rows.Text(3);
       if (!filter.statistics.empty() &&
-          std::find(filter.statistics.begin(), filter.statistics.end(), row.statistic) == filter.statistics.end())
+          std::find(filter.statistics.begin(), filter.statistics.end(), statistic) == filter.statistics.end())
         continue;
-      row.suite = rows.Text(0);
-      row.scenario = rows.Text(1);
-      row.metric = rows.Text(2);
-      row.unit = rows.Text(4);
-      row.better = rows.Text(5);
-      row.run_id = rows.Int(6);
-      row.commit = rows.Text(7);
-      row.branch = rows.Text(8);
-      row.timestamp = rows.Text(9);
-      row.value = rows.Double(10);
-      visit(row);
+      out.push_back({rows.Int(0), {rows.Text(1), rows.Text(2), statistic, rows.Text(4), rows.Text(5)}});
+    }
+    return out;
+  }
+
+  // Run by run, through the values' primary key (their table is ordered by
+  // it): no sort, no join, no text.
+  void ForEachValue(const std::vector<int64_t>& run_ids, const std::vector<int64_t>& series_ids,
+                    const std::function<void(const SeriesValue&)>& visit) override {
+    const std::unordered_set<int64_t> wanted(series_ids.begin(), series_ids.end());
+    Statement rows(db_, Name(), "SELECT series_id, repetition, value FROM metric_values WHERE run_id = ?1");
+    Transaction read(db_, Name(), "BEGIN");  // one snapshot for all the runs
+    for (int64_t run : run_ids) {
+      rows.Bind(1, run);
+      while (rows.Step()) {
+        const int64_t series = rows.Int(0);
+        if (wanted.count(series) != 0) visit({run, series, rows.Int(1), rows.Double(2)});
+      }
+      rows.Reset();
     }
   }
 
@@ -245,23 +265,19 @@ class SqliteHistory final : public HistoryStore {
     return out;
   }
 
-  std::vector<StoredScenarioRun> ScenarioRunHeaders(const std::string& suite, const std::string& scenario,
-                                                    const std::string& branch, size_t limit) override {
+  std::vector<StoredScenarioRun> RunHeaders(const std::string& suite, const std::string& branch,
+                                            size_t limit) override {
     // A database of schema 2, read without migrating, has no results kept whole.
-    const bool whole = SchemaVersion() >= 3;
     Statement rows(db_, Name(),
-                   std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, r.kernel, "
-                               "r.cpu_model, r.cpu_count, r.perfgate_version, ") +
-                       (whole ? "r.kept_whole, sr.run_id IS NOT NULL FROM runs r LEFT JOIN scenario_results "
-                                "sr ON sr.run_id = r.id AND sr.scenario = ?2 "
-                              : "0, 0 FROM runs r ") +
-                       "WHERE r.suite = ?1 AND (?3 = '' OR r.branch = ?3) ORDER BY r.run_timestamp DESC, r.id DESC" +
+                   std::string("SELECT id, commit_sha, branch, verdict, run_timestamp, hostname, kernel, cpu_model, "
+                               "cpu_count, perfgate_version, ") +
+                       (SchemaVersion() >= 3 ? "kept_whole " : "0 ") +
+                       "FROM runs WHERE suite = ?1 AND (?2 = '' OR branch = ?2) ORDER BY run_timestamp DESC, id DESC" +
                        (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
-    rows.Bind(1, suite).Bind(3, branch);
-    if (whole) rows.Bind(2, scenario);
+    rows.Bind(1, suite).Bind(2, branch);
     std::vector<StoredScenarioRun> out;
     while (rows.Step()) {
-      StoredScenarioRun run;
+      StoredScenarioRun& run = out.emplace_back();
       run.run_id = rows.Int(0);
       run.branch = rows.Text(2);
       run.verdict = ParseVerdict(rows.Text(3)).value_or(Verdict::kError);
@@ -274,19 +290,36 @@ class SqliteHistory final : public HistoryStore {
       env.cpu_count = static_cast<int>(rows.Int(8));
       env.perfgate_version = rows.Text(9);
       run.kept_whole = rows.Int(10) != 0;
-      run.has_scenario = rows.Int(11) != 0;
-      out.push_back(std::move(run));
     }
     return out;
   }
 
-  std::optional<PackedResult> ScenarioResult(int64_t run_id, const std::string& scenario) override {
-    if (SchemaVersion() < 3) return std::nullopt;
-    Statement row(db_, Name(),
-                  "SELECT result_zlib, result_bytes FROM scenario_results WHERE run_id = ?1 AND scenario = ?2");
-    row.Bind(1, run_id).Bind(2, scenario);
-    if (!row.Step()) return std::nullopt;
-    return PackedResult{row.Blob(0), row.Int(1)};
+  std::vector<std::pair<int64_t, std::string>> StoredScenarios(const std::vector<int64_t>& run_ids,
+                                                               const std::vector<std::string>& scenarios) override {
+    std::vector<std::pair<int64_t, std::string>> out;
+    if (SchemaVersion() < 3) return out;
+    const std::set<std::string> wanted(scenarios.begin(), scenarios.end());
+    Statement rows(db_, Name(), "SELECT scenario FROM scenario_results WHERE run_id = ?1");
+    for (int64_t run : run_ids) {
+      rows.Bind(1, run);
+      while (rows.Step())
+        if (std::string scenario = rows.Text(0); wanted.count(scenario) != 0) out.emplace_back(run, scenario);
+      rows.Reset();
+    }
+    return out;
+  }
+
+  std::vector<std::pair<std::string, PackedResult>> ScenarioResults(
+      int64_t run_id, const std::vector<std::string>& scenarios) override {
+    std::vector<std::pair<std::string, PackedResult>> out;
+    if (SchemaVersion() < 3) return out;
+    const std::set<std::string> wanted(scenarios.begin(), scenarios.end());
+    Statement rows(db_, Name(), "SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = ?1");
+    rows.Bind(1, run_id);
+    while (rows.Step())
+      if (std::string scenario = rows.Text(0); wanted.count(scenario) != 0)
+        out.emplace_back(scenario, PackedResult{rows.Blob(1), rows.Int(2)});
+    return out;
   }
 
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) override {

@@ -1,11 +1,13 @@
 #include "history/trend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <system_error>
+#include <thread>
 
 #include "metrics/atomic_file.h"
 #include "metrics/error.h"
@@ -209,15 +211,28 @@ void CreateDirectories(const std::string& dir) {
 
 std::vector<std::string> DefaultTrendStatistics() { return {"value", "rate", "per_op", "p50", "p99"}; }
 
+// The series are independent: they are shared out among one thread per CPU
+// (a suite of a pool's history is thousands of series of a year's runs).
 std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options) {
-  std::vector<TrendSeries> out;
-  for (HistorySeries& s : series) {
-    TrendSeries t;
-    for (const HistoryPoint& p : s.points) t.medians.push_back(stats::Median(p.values));
-    t.change_points = stats::FindChangePoints(t.medians, options);
-    t.series = std::move(s);
-    out.push_back(std::move(t));
+  std::vector<TrendSeries> out(series.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < series.size();) {
+      TrendSeries& t = out[i];
+      for (const HistoryPoint& p : series[i].points) t.medians.push_back(stats::Median(p.values));
+      t.change_points = stats::FindChangePoints(t.medians, options);
+      t.series = std::move(series[i]);
+    }
+  };
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), series.size() / 64 + 1);
+  std::vector<std::thread> helpers;
+  try {
+    for (size_t k = 1; k < threads; ++k) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those started and this one share the rest.
   }
+  work();
+  for (std::thread& t : helpers) t.join();
   return out;
 }
 

@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, HistoryAlerts,
 
 TEST_P(HistoryAlerts, EachGroupIsStoredOnceAndAcceptedRangesBecomeExpected) {
   HistoryDb db = HistoryDb::Open(location());
-  EXPECT_EQ(db.SchemaVersion(), 5);
+  EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   for (int day = 1; day <= 30; ++day) {
     // Night 11 accepted its step (a merge with an accept trailer); night 21 did not.
     const Verdict v = day == 11 ? Verdict::kAccepted : day == 21 ? Verdict::kRegression : Verdict::kPass;

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "harness/environment.h"
 #include "harness/files.h"
@@ -117,9 +118,10 @@ TEST_P(History, TrendChangePointsReplaceThoseOfTheSameSeriesAndBranch) {
 
 TEST(HistorySchema, EachVersionHasOneMigrationInEachDialect) {
   EXPECT_EQ(HistoryMigrations().size(), static_cast<size_t>(kHistorySchemaVersion));
+  const std::regex ddl("(CREATE|ALTER) (TABLE|INDEX)");
   for (const HistoryMigration& m : HistoryMigrations()) {
-    EXPECT_NE(std::string(m.sqlite).find("CREATE"), std::string::npos);
-    EXPECT_NE(std::string(m.postgres).find("CREATE"), std::string::npos);
+    EXPECT_TRUE(std::regex_search(m.sqlite, ddl)) << m.sqlite;
+    EXPECT_TRUE(std::regex_search(m.postgres, ddl)) << m.postgres;
   }
 }
 
@@ -150,6 +152,67 @@ TEST_P(History, SeriesAreOrderedByRunTimeAndFilteredByBranchAndSuite) {
   EXPECT_EQ(main[0].points.size(), 2u);
   EXPECT_EQ(db.Series({"", {"value"}, "nightly"}).size(), 1u);
   EXPECT_TRUE(db.Series({"", {"value"}, "presubmit"}).empty());
+}
+
+TEST_P(History, SeriesOfInterleavedSuitesStayApartEachInTimeOrder) {
+  HistoryDb db = HistoryDb::Open(location());
+  // Added out of time order, the suites' runs between each other, and the
+  // wall time's unit changed (ms, then s) between the oldest run and the rest.
+  const std::vector<std::tuple<std::string, std::string, double>> runs = {{"nightly", "2024-05-03T00:00:00Z", 3.0},
+                                                                          {"presubmit", "2024-05-02T00:00:00Z", 20.0},
+                                                                          {"nightly", "2024-05-01T00:00:00Z", 1.0},
+                                                                          {"presubmit", "2024-05-01T00:00:00Z", 10.0},
+                                                                          {"nightly", "2024-05-02T00:00:00Z", 2.0}};
+  int commit = 0;
+  for (const auto& [suite, timestamp, wall] : runs) {
+    RunResults r = SampleRun(timestamp, wall, "camera");
+    r.suite = suite;
+    if (timestamp == "2024-05-01T00:00:00Z" && suite == "nightly")
+      for (Repetition& rep : r.scenarios[0].repetitions) rep.metrics["workload.wall_time"].unit = "ms";
+    ASSERT_TRUE(db.AddRun(r, {"c" + std::to_string(++commit), "main"}));
+  }
+  const std::vector<HistorySeries> all = db.Series({"", {"value"}, ""});
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].suite, "nightly");
+  EXPECT_EQ(all[0].unit, "ms");  // the oldest run's
+  ASSERT_EQ(all[0].points.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[0].points[i].timestamp, "2024-05-0" + std::to_string(i + 1) + "T00:00:00Z");
+    ASSERT_EQ(all[0].points[i].values.size(), 3u);
+    for (size_t rep = 0; rep < 3; ++rep)
+      EXPECT_DOUBLE_EQ(all[0].points[i].values[rep], (1.0 + static_cast<double>(i)) * (1 + 0.001 * rep));
+  }
+  EXPECT_EQ(all[1].suite, "presubmit");
+  EXPECT_EQ(all[1].unit, "s");
+  ASSERT_EQ(all[1].points.size(), 2u);
+  EXPECT_EQ(all[1].points[0].commit, "c4");
+  EXPECT_DOUBLE_EQ(all[1].points[1].values[0], 20.0);
+}
+
+TEST_P(History, TheRunsOfSeveralScenariosAndTheirResultsAreReadAtOnce) {
+  HistoryDb db = HistoryDb::Open(location());
+  RunResults both = SampleRun("2024-05-02T00:00:00Z", 2.0, "camera");
+  both.scenarios.push_back(SampleRun("2024-05-02T00:00:00Z", 5.0, "fio").scenarios[0]);
+  db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0, "camera"), {"c1", "main"});
+  db.AddRun(both, {"c2", "main"});
+  db.AddRun(SampleRun("2024-05-03T00:00:00Z", 3.0, "camera"), {"c3", "feature"});
+  const auto runs = db.RunHeadersByScenario("nightly", {"camera", "fio", "gone"}, "main");
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& [scenario, of] : runs) {
+    ASSERT_EQ(of.size(), 2u) << scenario;
+    EXPECT_EQ(of[0].environment.git_commit, "c2");  // newest first, only main
+    EXPECT_EQ(of[1].environment.git_commit, "c1");
+    EXPECT_EQ(of[0].has_scenario, scenario != "gone") << scenario;
+    EXPECT_EQ(of[1].has_scenario, scenario == "camera") << scenario;
+    EXPECT_FALSE(of[0].scenario.has_value());
+  }
+  EXPECT_EQ(db.RunHeadersByScenario("nightly", {"camera"}, "main", 1).at("camera").size(), 1u);
+  const std::map<std::string, ScenarioResult> loaded =
+      db.LoadScenarios(runs.at("fio")[0].run_id, {"camera", "fio", "gone"});
+  ASSERT_EQ(loaded.size(), 2u);
+  EXPECT_DOUBLE_EQ(loaded.at("fio").repetitions.at(0).metrics.at("workload.wall_time").value, 5.0);
+  EXPECT_DOUBLE_EQ(loaded.at("camera").repetitions.at(0).metrics.at("workload.wall_time").value, 2.0);
+  EXPECT_TRUE(db.LoadScenarios(runs.at("fio")[1].run_id, {"fio"}).empty());
 }
 
 TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
@@ -262,6 +325,32 @@ TEST(Trend, FindsThePlantedChangeAndCallsItARegression) {
   EXPECT_TRUE(IsRegression(trends[0], trends[0].change_points[0]));
   trends[0].series.better = Better::kHigher;
   EXPECT_FALSE(IsRegression(trends[0], trends[0].change_points[0]));
+}
+
+TEST(Trend, ManySeriesAnalyzedAtOnceEachGetTheirOwnChangePoints) {
+  // Enough series to be shared out among threads, each with its step elsewhere.
+  std::vector<HistorySeries> series(300);
+  for (size_t k = 0; k < series.size(); ++k) {
+    series[k].scenario = "s" + std::to_string(k);
+    const size_t step = 10 + k % 20;
+    for (size_t i = 0; i < 40; ++i) {
+      const double level = i < step ? 1.0 : 1.5 + 0.01 * static_cast<double>(k % 7);
+      series[k].points.push_back({static_cast<int64_t>(i), "c", "main", "t", {level, level + 0.001, level - 0.001}});
+    }
+  }
+  const std::vector<TrendSeries> trends = AnalyzeTrends(series, {});
+  ASSERT_EQ(trends.size(), series.size());
+  for (size_t k = 0; k < series.size(); ++k) {
+    EXPECT_EQ(trends[k].series.scenario, series[k].scenario);
+    std::vector<double> medians;
+    for (const HistoryPoint& p : series[k].points) medians.push_back(p.values[0]);
+    EXPECT_EQ(trends[k].medians, medians);
+    const std::vector<stats::ChangePoint> alone = stats::FindChangePoints(medians, {});
+    ASSERT_EQ(trends[k].change_points.size(), alone.size()) << k;
+    ASSERT_EQ(alone.size(), 1u) << k;
+    EXPECT_EQ(trends[k].change_points[0].index, 10 + k % 20);
+    EXPECT_EQ(trends[k].change_points[0].p_value, alone[0].p_value);
+  }
 }
 
 TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
