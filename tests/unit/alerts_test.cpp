@@ -31,7 +31,7 @@ TrendSeries Series(const std::string& scenario, const std::string& metric, Bette
         level *= factor;
       }
     }
-    char ts[32];
+    char ts[64];
     std::snprintf(ts, sizeof ts, "2026-11-%02zuT02:00:00Z", i + 1);
     t.series.points.push_back({static_cast<int64_t>(i + 1), "c" + std::to_string(i), "main", ts, {level}});
     t.medians.push_back(level);
