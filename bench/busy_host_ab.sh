@@ -52,10 +52,10 @@ for i in $(seq 1 "$RUNS"); do
       --out "$WORK/$arm-$i" --quiet > "$WORK/$arm-$i.log" 2>&1
     echo $? > "$WORK/$arm-$i.exit"
     set -e
+    # As it goes, so that a run stopped early still shows its counts.
+    echo "run $i $arm: exit $(cat "$WORK/$arm-$i.exit"), load $(cut -d' ' -f1 /proc/loadavg)"
   done
-  printf '.' >&2
 done
-echo >&2
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $((SECONDS - start)) s"
 python3 - "$WORK" "$RUNS" <<'PY'
 import collections, json, os, sys

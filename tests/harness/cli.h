@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/files.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 

@@ -19,6 +19,7 @@
 #include "harness/bpf_objects.h"
 #include "harness/cli.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 

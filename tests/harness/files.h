@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "harness/paths.h"
+
 namespace perfgate::testing {
 
 inline std::string ReadFile(const std::filesystem::path& p) {
@@ -46,7 +48,6 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-#ifdef PERFGATE_FIXTURES
 // One folder of tests/fixtures, read file by file:
 //   const FixtureDir Fixture("fio");  ...  Fixture("randread.json")
 class FixtureDir {
@@ -57,6 +58,5 @@ class FixtureDir {
  private:
   std::filesystem::path path_;
 };
-#endif
 
 }  // namespace perfgate::testing

@@ -18,6 +18,7 @@
 
 #include "harness/environment.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 
@@ -29,12 +30,11 @@ inline std::string BackendName(const ::testing::TestParamInfo<HistoryBackend>& i
 
 // The socket directory of the test server; empty when it is not running.
 inline std::string PostgresSocketDir() {
-#ifdef PERFGATE_TEST_POSTGRES_STATE
+  if (*PERFGATE_TEST_POSTGRES_STATE == '\0') return "";  // an executable that runs no PostgreSQL tests
   std::ifstream in(std::string(PERFGATE_TEST_POSTGRES_STATE) + "/socket_dir");
   std::string dir;
   std::getline(in, dir);
   if (!dir.empty() && access((dir + "/.s.PGSQL.5432").c_str(), F_OK) == 0) return dir;
-#endif
   return "";
 }
 

@@ -16,6 +16,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 namespace {

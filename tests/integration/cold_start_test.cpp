@@ -20,6 +20,7 @@
 #include "adapters/page_cache.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 namespace {

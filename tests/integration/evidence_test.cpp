@@ -18,6 +18,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 #include "harness/probe.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
@@ -42,7 +43,7 @@ using testing::WriteFile;
 // 100 ms of CPU and naps 5 ms; "slow" spends 300 ms, "block" sleeps 300 ms.
 std::string SuiteText(const std::string& evidence) {
   return R"({"name": "evidence", )" + evidence + R"( "scenarios": [{
-      "name": "work", "workload": {"argv": [")" PERFGATE_EVIDENCE_WORKLOAD R"(", "${VARIANT:-normal}", "100"]},
+      "name": "work", "workload": {"argv": [")" + std::string(PERFGATE_EVIDENCE_WORKLOAD) + R"(", "${VARIANT:-normal}", "100"]},
       "warmup": 0, "repetitions": 5, "timeout_s": 30, "probes": ["offcpu"],
       "checks": [{"metric": "workload.cpu_time", "max": 0.2},
                  {"metric": "sched.offcpu.sleep", "statistic": "max", "max": 100000000}]}]})";
@@ -482,7 +483,7 @@ class EvidenceWithoutFramePointers : public ::testing::Test {
   static void SetUpTestSuite() {
     if (geteuid() != 0) return;
     dir_ = new ScratchDir();
-    const std::string source = PERFGATE_SOURCE_DIR "/tests/integration/fixtures/nofp_workload.c";
+    const std::string source = std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fixtures/nofp_workload.c";
     for (const auto& [name, flags] :
          std::map<std::string, std::string>{{"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=" + std::to_string(ExtraPercent())}}) {
       const std::string command =
@@ -502,7 +503,7 @@ class EvidenceWithoutFramePointers : public ::testing::Test {
   }
   void SetUp() override {
     PERFGATE_REQUIRE_ROOT();
-    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " PERFGATE_C_COMPILER;
+    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " << PERFGATE_C_COMPILER;
   }
 
   // `perfgate ab` of build `baseline` against build `candidate` into out dir `out`.

@@ -18,6 +18,7 @@
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/fault.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 namespace {

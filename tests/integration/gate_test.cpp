@@ -17,6 +17,7 @@
 #include "harness/bpf_objects.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 namespace {

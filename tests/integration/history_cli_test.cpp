@@ -21,6 +21,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 #include "harness/prometheus.h"
 #include "metrics/results_json.h"
 

@@ -12,6 +12,7 @@
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/history_backends.h"
+#include "harness/paths.h"
 #include "history/history_db.h"
 #include "metrics/results_json.h"
 

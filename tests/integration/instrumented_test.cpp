@@ -18,6 +18,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 #include "metrics/results_json.h"
 #include "report/frame_growth.h"
 #include "run/instrumented.h"
@@ -36,7 +37,7 @@ class InstrumentedAb : public ::testing::Test {
   static void SetUpTestSuite() {
     if (geteuid() != 0) return;
     dir_ = new ScratchDir();
-    const std::string source = PERFGATE_SOURCE_DIR "/tests/integration/fixtures/nofp_workload.c";
+    const std::string source = std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fixtures/nofp_workload.c";
     const std::string commented = *dir_ / "commented.c";
     const std::string copy = "sed 's|^int main|/* The entry point; a comment-only change. */\\nint main|' " + source +
                              " > " + commented;
@@ -58,7 +59,7 @@ class InstrumentedAb : public ::testing::Test {
   }
   void SetUp() override {
     PERFGATE_REQUIRE_ROOT();
-    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " PERFGATE_C_COMPILER;
+    ASSERT_TRUE(build_ok_) << "cannot build nofp_workload.c with " << PERFGATE_C_COMPILER;
     ASSERT_EQ(std::system("valgrind --version > /dev/null 2>&1"), 0) << "valgrind is not installed";
   }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "harness/cli.h"
+#include "harness/paths.h"
 #include "history/alerts.h"
 #include "history/history_db.h"
 

@@ -20,6 +20,7 @@
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "harness/probe.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"

@@ -28,6 +28,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 #include "harness/probe.h"
 #include "metrics/results_json.h"
 #include "probes/features.h"

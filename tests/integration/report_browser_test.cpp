@@ -16,6 +16,7 @@
 
 #include "harness/cli.h"
 #include "harness/environment.h"
+#include "harness/paths.h"
 #include "harness/results.h"
 #include "metrics/results.h"
 #include "metrics/results_json.h"

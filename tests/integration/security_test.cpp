@@ -15,6 +15,7 @@
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/fault.h"
+#include "harness/paths.h"
 #include "harness/text.h"
 
 namespace perfgate::testing {

@@ -14,6 +14,7 @@
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 
 namespace perfgate::testing {
 namespace {

@@ -16,6 +16,7 @@
 #include "adapters/fio.h"
 #include "harness/errors.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "metrics/error.h"
 
 namespace perfgate {

@@ -14,6 +14,7 @@
 #include "adapters/unixbench.h"
 #include "harness/errors.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "metrics/error.h"
 
 namespace perfgate {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/paths.h"
+
 namespace perfgate {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/environment.h"
+#include "harness/paths.h"
 
 namespace perfgate {
 namespace {

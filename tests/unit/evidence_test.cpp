@@ -12,6 +12,7 @@
 
 #include "config/suite.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/process_maps.h"

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "history/openmetrics.h"
 
 namespace perfgate {

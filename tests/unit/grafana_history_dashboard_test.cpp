@@ -15,6 +15,7 @@
 
 #include "harness/files.h"
 #include "harness/history_backends.h"
+#include "harness/paths.h"
 #include "history/alerts.h"
 #include "history/history_db.h"
 #include "history/trend.h"

@@ -18,6 +18,7 @@
 
 #include "harness/environment.h"
 #include "harness/files.h"
+#include "harness/paths.h"
 #include "harness/results.h"
 #include "harness/text.h"
 #include "metrics/error.h"
@@ -1122,14 +1123,14 @@ TEST_F(WrittenReports, XmllintParsesJUnitAndHtml) {
 
 TEST_F(WrittenReports, JUnitValidatesAgainstTheSchemaOfWhatCiToolsRead) {
   if (!ToolAvailable("command -v xmllint")) GTEST_SKIP() << "xmllint not installed";
-  std::string command = "xmllint --noout --schema '" PERFGATE_FIXTURES "/junit/perfgate-junit.xsd' '" +
+  std::string command = "xmllint --noout --schema '" + std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd' '" +
                         (out_ / "junit.xml").string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
 TEST_F(WrittenReports, JunitparserReadsConsistentCounts) {
   if (!ToolAvailable("/usr/bin/python3 -c 'import junitparser'")) GTEST_SKIP() << "junitparser not installed";
-  std::string command = "/usr/bin/python3 '" PERFGATE_SOURCE_DIR "/tests/unit/junit_check.py' '" +
+  std::string command = "/usr/bin/python3 '" + std::string(PERFGATE_SOURCE_DIR) + "/tests/unit/junit_check.py' '" +
                         (out_ / "junit.xml").string() + "' 9 2 2 1";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
@@ -1186,13 +1187,13 @@ TEST_F(WrittenReports, AcceptedAndQuarantinedChecksArePassedTestcasesSayingWhoAn
             triaged.scenarios[0].checks.size());
 
   if (ToolAvailable("command -v xmllint")) {
-    std::string command = "xmllint --noout --schema '" PERFGATE_FIXTURES "/junit/perfgate-junit.xsd' '" +
+    std::string command = "xmllint --noout --schema '" + std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd' '" +
                           (out / "junit.xml").string() + "'";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
   }
   if (!ToolAvailable("/usr/bin/python3 -c 'import junitparser'")) GTEST_SKIP() << "junitparser not installed";
   // The fixture's 9 checks: one regression accepted, the inconclusive one quarantined.
-  std::string command = "/usr/bin/python3 '" PERFGATE_SOURCE_DIR "/tests/unit/junit_check.py' '" +
+  std::string command = "/usr/bin/python3 '" + std::string(PERFGATE_SOURCE_DIR) + "/tests/unit/junit_check.py' '" +
                         (out / "junit.xml").string() + "' 9 1 2 0";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "baseline/store.h"
+#include "harness/paths.h"
 #include "pipeline/pipeline.h"
 #include "config/suite.h"
 #include "metrics/error.h"

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/paths.h"
 #include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/ufunc_targets.h"
