@@ -109,6 +109,15 @@ struct HookChoice {
   std::vector<std::string> rejected;  // "tp_btf: <reason>"
 };
 
+// Metrics a probe emits on other hosts or with other parameters but not in
+// this run, and why (the cpu probe's hardware counters on a host without a
+// PMU): a check on one of them says so instead of only "not measured".
+struct UnavailableMetrics {
+  std::vector<std::string> metrics;
+  std::string reason;   // why not here: "no hardware PMU (perf_event_open(...): ...)..."
+  std::string instead;  // what to do: "run with --instrument ..."
+};
+
 struct ProbeReport {
   std::string name;
   std::string scope;  // "workload" | "system"
@@ -122,6 +131,7 @@ struct ProbeReport {
   // Why an optional probe is not attached (the run went on without it);
   // empty when it is.
   std::string not_attached = {};
+  std::vector<UnavailableMetrics> unavailable = {};
   // run_time_ns / workload_cpu_ns, or nullopt when either is unknown.
   std::optional<double> CpuShare() const {
     if (workload_cpu_ns == 0 || run_count == 0) return std::nullopt;
