@@ -145,9 +145,14 @@ json ToJson(const ProbeReport& p) {
   for (const auto& h : p.hooks) {
     hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
   }
-  json j = {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
-            {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
-            {"workload_cpu_ns", p.workload_cpu_ns}, {"not_attached", p.not_attached}};
+  json j = {{"name", p.name},
+            {"scope", p.scope},
+            {"hooks", hooks},
+            {"run_count", p.run_count},
+            {"run_time_ns", p.run_time_ns},
+            {"drops", p.drops},
+            {"workload_cpu_ns", p.workload_cpu_ns},
+            {"not_attached", p.not_attached}};
   if (!p.unavailable.empty()) {
     json unavailable = json::array();
     for (const UnavailableMetrics& u : p.unavailable)

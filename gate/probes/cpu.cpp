@@ -201,15 +201,15 @@ CounterSetChoice CounterSetFrom(PerfCounterSource& source, const nlohmann::json&
   const CpuCounterChoice choice = &source == &KernelPerfCounters() ? AutoCpuCounters() : ChooseCpuCounters(source);
   if (choice.set == CpuCounterSet::kHardware) {
     out.set = CpuCounterSet::kHardware;
-    out.unavailable = {other_metrics(CpuCounterSet::kSoftware),
-                       "this host has a PMU, so it counts hardware events",
+    out.unavailable = {other_metrics(CpuCounterSet::kSoftware), "this host has a PMU, so it counts hardware events",
                        "set \"counters\": \"software\" to count the software events on every host"};
     return out;
   }
   if (wanted == "hardware")
     throw InfraError(std::string(kCpuWhat) + ": \"counters\": \"hardware\" but " + choice.why_not_hardware);
   out.rejected.push_back("hardware: " + choice.why_not_hardware);
-  out.unavailable = {other_metrics(CpuCounterSet::kHardware), choice.why_not_hardware + ", so it counts software events",
+  out.unavailable = {other_metrics(CpuCounterSet::kHardware),
+                     choice.why_not_hardware + ", so it counts software events",
                      "count instructions with --instrument (instr.total, under Valgrind) or on a host with a PMU"};
   return out;
 }

@@ -130,7 +130,6 @@ TEST(CpuCounterMetrics, ACounterThatNeverRanHasNoMetricRatherThanAZero) {
   EXPECT_EQ(out.at(kCpuRunningFraction).value, 0.0);
 }
 
-
 // ---- the choice of counters ------------------------------------------------
 
 // Perf events as a host answers them: hardware events open where it has a
@@ -243,8 +242,7 @@ TEST(CpuCounterChoice, WithAPmuTheProbeCountsHardwareInstructionsInAllInUserSpac
   EXPECT_FALSE(software.metrics.count("cpu.instructions"));
   ASSERT_EQ(software.report.unavailable.size(), 1u);
   EXPECT_EQ(software.report.unavailable[0].metrics, MetricsOf(CpuCounterSet::kHardware));
-  EXPECT_NE(software.report.unavailable[0].reason.find("the suite sets \"counters\": \"software\""),
-            std::string::npos);
+  EXPECT_NE(software.report.unavailable[0].reason.find("the suite sets \"counters\": \"software\""), std::string::npos);
 }
 
 // What the kernel answers where no PMU driver registered the hardware events.

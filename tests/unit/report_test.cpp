@@ -797,8 +797,8 @@ TEST(Report, EveryReportSaysWhyAMetricIsNotMeasuredHereAndWhatToDo) {
   check.spec.metric = "cpu.instructions.user";
   check.spec.name = "cpu.instructions.user.per_op";
   check.verdict = Verdict::kError;
-  check.message = "metric cpu.instructions.user not measured in scenario " + scenario.name + ": probe cpu: " +
-                  reason + "; " + instead;
+  check.message = "metric cpu.instructions.user not measured in scenario " + scenario.name + ": probe cpu: " + reason +
+                  "; " + instead;
   ASSERT_GT(check.message.size(), 300u);
   scenario.checks.push_back(check);
   r.scenarios.push_back(scenario);
