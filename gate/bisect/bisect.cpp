@@ -139,7 +139,9 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
     }
     if (found) continue;
     // A metric the suite does not check (a change point of the trend): a regression check of its own.
-    nlohmann::json check = {{"metric", metric}, {"type", "regression"}, {"max_regression_pct", o.max_regression_pct}};
+    // Without --max-regression-pct, the suite parser gives it its metric's default threshold.
+    nlohmann::json check = {{"metric", metric}, {"type", "regression"}};
+    if (o.max_regression_pct) check["max_regression_pct"] = *o.max_regression_pct;
     if (!statistic.empty()) check["statistic"] = statistic;
     added[i].push_back(check);
     out.checks.push_back(scenario.name + "/" + name);

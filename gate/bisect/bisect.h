@@ -29,9 +29,10 @@ struct BisectOptions {
   // "SCENARIO/CHECK": the regression checks that moved, by check name or
   // metric; a metric without a check in the suite ("SCENARIO/METRIC" or
   // "SCENARIO/METRIC:STATISTIC") gets a regression check of
-  // max_regression_pct. Empty: every regression check of the suite.
+  // max_regression_pct (absent: the metric's default, DefaultMaxRegressionPct).
+  // Empty: every regression check of the suite.
   std::vector<std::string> checks;
-  double max_regression_pct = 5;
+  std::optional<double> max_regression_pct;
   int max_steps = 16;  // builds and comparisons after the endpoints
   // Per side of one A/B round: caps the suite's adaptive maximum, and bounds
   // the rounds an ambiguous step adds (each doubles the repetitions).

@@ -8,6 +8,8 @@
 #include "history/history_db.h"
 #include "metrics/error.h"
 #include "metrics/log.h"
+#include "metrics/quantity.h"
+#include "metrics/results.h"
 #include "metrics/version.h"
 #include "run/process.h"
 
@@ -135,8 +137,11 @@ int PerfgateMain(int argc, char** argv) {
   bisect->add_option("--check", bo.checks,
                      "SCENARIO/CHECK (a check name or metric) that moved, repeatable; SCENARIO/METRIC[:STATISTIC] "
                      "without a check in the suite gets one (default: every regression check)");
-  bisect->add_option("--max-regression-pct", bo.max_regression_pct, "Threshold of the checks --check adds")
-      ->capture_default_str()
+  bisect
+      ->add_option(
+          "--max-regression-pct", bo.max_regression_pct,
+          "Threshold of the checks --check adds (default: " + FormatValue("%g", kInstructionCountThresholdPct) +
+              " for instruction counts, else " + FormatValue("%g", kDefaultMaxRegressionPct) + ")")
       ->check(CLI::Range(0.1, 1000.0));
   bisect->add_option("--max-steps", bo.max_steps, "Builds and A/Bs after the endpoints' confirmation, at most")
       ->capture_default_str()

@@ -199,7 +199,8 @@ int DoctorCommand(bool fix) {
   const bool pmu = counters.set == CpuCounterSet::kHardware;
   Line(pmu, "hardware counters",
        pmu ? "PMU found: the cpu probe counts hardware " + counted
-           : counters.why_not_hardware + "; the cpu probe counts software " + counted + " instead");
+           : counters.why_not_hardware + "; the cpu probe counts software " + counted +
+                 " instead, and checks on cpu.instructions end in error: count instructions with --instrument");
 
   if (!privileged) {
     Line(false, "attach types", "unknown: probing needs privileges");

@@ -78,12 +78,21 @@ std::string Join(const std::vector<std::string>& names, const std::string& separ
   return joined;
 }
 
-std::string MissingMetricMessage(const std::string& metric, const std::string& scenario, const Repetitions& reps) {
+// A metric one of the scenario's probes said it cannot measure here (a
+// hardware counter on a host without a PMU): its reason and what to do,
+// which no list of the metrics measured instead would tell.
+std::string MissingMetricMessage(const std::string& metric, const ScenarioResult& scenario, const Repetitions& reps) {
+  std::string message = "metric " + metric + " not measured in scenario " + scenario.name;
+  for (const ProbeReport& probe : scenario.probes) {
+    for (const UnavailableMetrics& u : probe.unavailable) {
+      if (std::find(u.metrics.begin(), u.metrics.end(), metric) == u.metrics.end()) continue;
+      return message + ": probe " + probe.name + ": " + u.reason + (u.instead.empty() ? "" : "; " + u.instead);
+    }
+  }
   std::set<std::string> present;
   for (const MetricSet* metrics : reps) {
     for (const auto& [name, _] : *metrics) present.insert(name);
   }
-  std::string message = "metric " + metric + " not measured in scenario " + scenario;
   std::vector<std::string> close = ClosestMatches(metric, {present.begin(), present.end()}, 3);
   if (!close.empty()) return message + "; did you mean " + Join(close, " or ") + "?";
   if (present.empty()) return message + "; no metrics were measured";
@@ -107,10 +116,11 @@ void SetError(CheckResult& check, std::string message) {
 
 // Statistic, unit, direction and candidate values; false (verdict error) when
 // the check cannot be evaluated at all.
-bool ResolveCandidate(CheckResult& check, const std::string& scenario, const Repetitions& reps) {
+bool ResolveCandidate(CheckResult& check, const ScenarioResult& result, const Repetitions& reps) {
+  const std::string& scenario = result.name;
   const Metric* metric = FindMetric(reps, check.spec.metric);
   if (metric == nullptr) {
-    SetError(check, MissingMetricMessage(check.spec.metric, scenario, reps));
+    SetError(check, MissingMetricMessage(check.spec.metric, result, reps));
     return false;
   }
   check.statistic = check.spec.statistic.empty() ? DefaultStatistic(metric->kind) : check.spec.statistic;
@@ -672,7 +682,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         SetError(check, "scenario " + scenario.name + " did not run: " + scenario.error);
         continue;
       }
-      if (!ResolveCandidate(check, scenario.name, reps)) continue;
+      if (!ResolveCandidate(check, scenario, reps)) continue;
       if (check.spec.type == CheckSpec::Type::kBudget) {
         EvaluateBudget(check, scenario);
       } else if (auto foreign = options.foreign_baselines.find(scenario.name);

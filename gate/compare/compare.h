@@ -52,7 +52,11 @@
 //
 // A metric absent from every candidate repetition, an inapplicable statistic
 // or a budget without bounds -> error, naming metric and scenario (with
-// "did you mean" candidates).
+// "did you mean" candidates). When a probe of the scenario said it cannot
+// measure that metric here (ProbeReport::unavailable: the cpu probe's
+// hardware counters on a host without a PMU), the message gives its reason
+// and what to do instead; still an error, exit 3: the host cannot measure
+// what the check gates on, and more repetitions would not change that.
 #pragma once
 
 #include <map>

@@ -21,9 +21,7 @@ std::string SignedPct(double pct) { return FormatValue("%+.3g", pct); }
 
 }  // namespace
 
-bool IsNearDeterministic(const std::string& metric) {
-  return metric.starts_with("instr.") || metric.starts_with("cpu.instructions");
-}
+bool IsNearDeterministic(const std::string& metric) { return IsInstructionCount(metric); }
 
 bool DecideNearDeterministic(CheckResult& check, std::string& fallback) {
   const std::vector<double>& b = check.baseline_values;

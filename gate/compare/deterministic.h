@@ -17,7 +17,8 @@
 namespace perfgate {
 
 // Metrics declared near-deterministic: instructions counted by Valgrind
-// (instr.*) or by the PMU (cpu.instructions*).
+// (instr.*) or by the PMU (cpu.instructions and its .user and .kernel parts;
+// metrics/metric.h IsInstructionCount).
 bool IsNearDeterministic(const std::string& metric);
 
 // Most a side's repetitions may spread ((max - min) / median) for the

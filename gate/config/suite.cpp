@@ -210,7 +210,8 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
   if (type == "regression") {
     c.type = CheckSpec::Type::kRegression;
     if (o.Has("max") || o.Has("min")) o.Fail(where, "a regression check takes max_regression_pct, not max/min");
-    if (o.Has("max_regression_pct")) c.max_regression_pct = o.Number("max_regression_pct", 0, 10000);
+    c.max_regression_pct =
+        o.Has("max_regression_pct") ? o.Number("max_regression_pct", 0, 10000) : DefaultMaxRegressionPct(c.metric);
   } else if (type == "budget") {
     c.type = CheckSpec::Type::kBudget;
     if (o.Has("max_regression_pct")) o.Fail(o.At("max_regression_pct"), "a budget check takes max and/or min");

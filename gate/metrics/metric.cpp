@@ -148,4 +148,8 @@ Metric HistogramMetric(const std::string& name, const std::string& unit, LogLine
   return metric;
 }
 
+bool IsInstructionCount(std::string_view name) {
+  return name.starts_with("instr.") || name == "cpu.instructions" || name.starts_with("cpu.instructions.");
+}
+
 }  // namespace perfgate

@@ -80,4 +80,11 @@ bool IsTimeUnit(const std::string& unit);
 // the standard regex engine recurses per character and overflows the stack on long input.
 bool IsMetricName(std::string_view name);
 
+// Counts of instructions executed: Valgrind's (instr.total, instr.<function>,
+// run/instrumented.h) and the PMU's (cpu.instructions and its .user and
+// .kernel parts, probes/cpu.h). They repeat to parts per million where times
+// vary by percents, so their checks have a threshold and a decision of their
+// own (compare/deterministic.h).
+bool IsInstructionCount(std::string_view name);
+
 }  // namespace perfgate

@@ -23,6 +23,10 @@ std::optional<Verdict> ParseVerdict(const std::string& t) {
   return std::nullopt;
 }
 
+double DefaultMaxRegressionPct(std::string_view metric) {
+  return IsInstructionCount(metric) ? kInstructionCountThresholdPct : kDefaultMaxRegressionPct;
+}
+
 std::string ToString(CheckSpec::Type t) { return t == CheckSpec::Type::kBudget ? "budget" : "regression"; }
 
 Verdict OverallVerdict(const RunResults& results) {

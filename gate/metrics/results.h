@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics/cpu_holders.h"
@@ -16,13 +17,28 @@
 
 namespace perfgate {
 
+// The threshold of a regression check that names none: 5 % for times and
+// everything else that moves with the host.
+inline constexpr double kDefaultMaxRegressionPct = 5.0;
+// ... and for instruction counts (IsInstructionCount). They repeat to parts
+// per million under Valgrind and to a few hundredths of a percent on a PMU, and
+// compare/deterministic.h decides them by an interval while each side
+// spreads by at most 0.1 %: at that spread the interval of an A/A pair
+// reaches +-0.3 %, so 0.5 % is the smallest round threshold such a pair still
+// passes outright, and a 1 % change at that spread still fails outright.
+// rustc-perf gates instruction counts at 0.1 to 1 %.
+inline constexpr double kInstructionCountThresholdPct = 0.5;
+// kInstructionCountThresholdPct for an instruction count, else kDefaultMaxRegressionPct.
+double DefaultMaxRegressionPct(std::string_view metric);
+
 // What a check asks; parsed from the suite, copied into results.
 struct CheckSpec {
   enum class Type { kRegression, kBudget };
   Type type = Type::kRegression;
   std::string metric;     // "workload.wall_time"
   std::string statistic;  // "p99", "rate", "value"; empty = default of the metric's kind
-  double max_regression_pct = 5.0;  // regression
+  // Regression: the suite's, else DefaultMaxRegressionPct(metric) (the suite parser sets it).
+  double max_regression_pct = kDefaultMaxRegressionPct;
   std::optional<double> max;        // budget
   std::optional<double> min;        // budget
   // Name of the testcase: "<metric>.<statistic>" unless the suite names it.
@@ -93,6 +109,15 @@ struct HookChoice {
   std::vector<std::string> rejected;  // "tp_btf: <reason>"
 };
 
+// Metrics a probe emits on other hosts or with other parameters but not in
+// this run, and why (the cpu probe's hardware counters on a host without a
+// PMU): a check on one of them says so instead of only "not measured".
+struct UnavailableMetrics {
+  std::vector<std::string> metrics;
+  std::string reason;   // why not here: "no hardware PMU (perf_event_open(...): ...)..."
+  std::string instead;  // what to do: "run with --instrument ..."
+};
+
 struct ProbeReport {
   std::string name;
   std::string scope;  // "workload" | "system"
@@ -106,6 +131,7 @@ struct ProbeReport {
   // Why an optional probe is not attached (the run went on without it);
   // empty when it is.
   std::string not_attached = {};
+  std::vector<UnavailableMetrics> unavailable = {};
   // run_time_ns / workload_cpu_ns, or nullopt when either is unknown.
   std::optional<double> CpuShare() const {
     if (workload_cpu_ns == 0 || run_count == 0) return std::nullopt;

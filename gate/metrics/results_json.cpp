@@ -145,9 +145,21 @@ json ToJson(const ProbeReport& p) {
   for (const auto& h : p.hooks) {
     hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
   }
-  return {{"name", p.name},           {"scope", p.scope},   {"hooks", hooks},
-          {"run_count", p.run_count}, {"run_time_ns", p.run_time_ns}, {"drops", p.drops},
-          {"workload_cpu_ns", p.workload_cpu_ns}, {"not_attached", p.not_attached}};
+  json j = {{"name", p.name},
+            {"scope", p.scope},
+            {"hooks", hooks},
+            {"run_count", p.run_count},
+            {"run_time_ns", p.run_time_ns},
+            {"drops", p.drops},
+            {"workload_cpu_ns", p.workload_cpu_ns},
+            {"not_attached", p.not_attached}};
+  if (!p.unavailable.empty()) {
+    json unavailable = json::array();
+    for (const UnavailableMetrics& u : p.unavailable)
+      unavailable.push_back({{"metrics", u.metrics}, {"reason", u.reason}, {"instead", u.instead}});
+    j["unavailable"] = std::move(unavailable);
+  }
+  return j;
 }
 
 ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
@@ -171,6 +183,17 @@ ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const st
   p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops", 0)));
   p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns", 0)));
   p.not_attached = r.String("not_attached", "");
+  const json& unavailable = r.ArrayOrEmpty("unavailable");
+  for (size_t i = 0; i < unavailable.size(); ++i) {
+    JsonObjectReader u(unavailable[i], file, r.At("unavailable", i));
+    UnavailableMetrics entry{{}, u.String("reason"), u.String("instead", "")};
+    const json& metrics = u.ArrayOrEmpty("metrics");
+    for (size_t k = 0; k < metrics.size(); ++k) {
+      if (!metrics[k].is_string()) u.Fail(u.At("metrics", k), "expected a string");
+      entry.metrics.push_back(metrics[k].get<std::string>());
+    }
+    p.unavailable.push_back(std::move(entry));
+  }
   return p;
 }
 

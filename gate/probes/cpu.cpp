@@ -53,10 +53,71 @@ const std::vector<CpuCounter>& CpuCounters(CpuCounterSet set) {
   return set == CpuCounterSet::kHardware ? hardware : software;
 }
 
+namespace {
+
+class KernelCounters final : public PerfCounterSource {
+ public:
+  int Open(const perf_event_attr& attr, pid_t pid, int cpu) override {
+    return static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+  }
+  bool Read(int fd, CounterReading& reading) override {
+    uint64_t values[3] = {};
+    const ssize_t n = read(fd, values, sizeof(values));
+    if (n != static_cast<ssize_t>(sizeof(values))) {
+      if (n >= 0) errno = EIO;  // a short read: not a counting event of this format
+      return false;
+    }
+    reading = {values[0], values[1], values[2]};
+    return true;
+  }
+  void Close(int fd) override { close(fd); }
+};
+
+// Every counter is opened with these attributes; only type and config differ.
+perf_event_attr CountingAttributes(const CpuCounter& counter) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = counter.type;
+  attr.config = counter.config;
+  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  attr.exclude_hv = 1;
+  attr.exclude_user = counter.kernel_only ? 1 : 0;
+  attr.exclude_kernel = counter.user_only ? 1 : 0;
+  return attr;
+}
+
+}  // namespace
+
+PerfCounterSource& KernelPerfCounters() {
+  static KernelCounters kernel;
+  return kernel;
+}
+
+CpuCounterChoice ChooseCpuCounters(PerfCounterSource& source) {
+  // User-space instructions: what perf_event_paranoid 2 still lets a user count.
+  const std::vector<CpuCounter>& hardware = CpuCounters(CpuCounterSet::kHardware);
+  const auto user = std::find_if(hardware.begin(), hardware.end(), [](const CpuCounter& c) {
+    return c.config == PERF_COUNT_HW_INSTRUCTIONS && c.user_only;
+  });
+  perf_event_attr attr = CountingAttributes(*user);
+  attr.disabled = 1;
+  const int fd = source.Open(attr, 0, -1);
+  if (fd >= 0) {
+    source.Close(fd);
+    return {CpuCounterSet::kHardware, ""};
+  }
+  const int err = errno;
+  const std::string open = "perf_event_open(hardware instructions): " + ErrnoText(err);
+  // The kernel's answer when no PMU driver registered the hardware events.
+  if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+    return {CpuCounterSet::kSoftware,
+            "no hardware PMU (" + open + "): a virtual machine without a virtual PMU, or a CPU without a PMU driver"};
+  return {CpuCounterSet::kSoftware, "hardware counters not usable: " + open};
+}
+
 CpuCounterChoice AutoCpuCounters() {
-  const Feature pmu = HardwareCountersSupported();
-  if (pmu.supported) return {CpuCounterSet::kHardware, ""};
-  return {CpuCounterSet::kSoftware, pmu.reason};
+  static const CpuCounterChoice choice = ChooseCpuCounters(KernelPerfCounters());
+  return choice;
 }
 
 std::optional<double> ScaledCount(const CounterReading& reading) {
@@ -93,55 +154,73 @@ namespace {
 const std::string kCpuName = "cpu";
 const char* const kCpuWhat = "probe cpu";
 
-// Every counter is opened with these attributes; only type and config differ.
-perf_event_attr CountingAttributes(const CpuCounter& counter) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = counter.type;
-  attr.config = counter.config;
-  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-  attr.exclude_hv = 1;
-  attr.exclude_user = counter.kernel_only ? 1 : 0;
-  attr.exclude_kernel = counter.user_only ? 1 : 0;
-  return attr;
-}
-
 // On a process held before exec: counting starts at its exec (not in
 // perfgate's code before it), and every thread and process it creates
 // inherits the event, whose count then includes theirs.
-int OpenOnProcess(const CpuCounter& counter, pid_t pid) {
+int OpenOnProcess(PerfCounterSource& source, const CpuCounter& counter, pid_t pid) {
   perf_event_attr attr = CountingAttributes(counter);
   attr.disabled = 1;
   attr.enable_on_exec = 1;
   attr.inherit = 1;
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  return source.Open(attr, pid, -1);
 }
 
-int OpenOnCpu(const CpuCounter& counter, int cpu) {
-  perf_event_attr attr = CountingAttributes(counter);
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+int OpenOnCpu(PerfCounterSource& source, const CpuCounter& counter, int cpu) {
+  return source.Open(CountingAttributes(counter), -1, cpu);
 }
 
-CpuCounterSet CounterSetFrom(const nlohmann::json& params, std::vector<std::string>& rejected) {
+// The set a suite's `counters` asks for on this host, why the hardware one
+// was passed over (for the report's hooks), and the other set's metrics
+// with why they are not counted and what to do (for a check on one).
+struct CounterSetChoice {
+  CpuCounterSet set = CpuCounterSet::kSoftware;
+  std::vector<std::string> rejected;
+  UnavailableMetrics unavailable;
+};
+
+CounterSetChoice CounterSetFrom(PerfCounterSource& source, const nlohmann::json& params) {
   const std::string wanted = params.contains("counters") && params.at("counters").is_string()
                                  ? params.at("counters").get<std::string>()
                                  : "auto";
-  if (wanted == "software") return CpuCounterSet::kSoftware;
-  if (wanted != "auto" && wanted != "hardware")
+  if (wanted != "auto" && wanted != "hardware" && wanted != "software")
     throw InputError(std::string(kCpuWhat) +
                      ": parameter \"counters\" must be \"auto\", \"hardware\" or \"software\", not " +
                      params.at("counters").dump());
-  const CpuCounterChoice choice = AutoCpuCounters();
-  if (choice.set == CpuCounterSet::kHardware) return choice.set;
+  CounterSetChoice out;
+  const auto other_metrics = [](CpuCounterSet other) {
+    std::vector<std::string> metrics;
+    for (const CpuCounter& c : CpuCounters(other)) metrics.push_back(c.metric);
+    return metrics;
+  };
+  if (wanted == "software") {
+    out.unavailable = {other_metrics(CpuCounterSet::kHardware),
+                       "the suite sets \"counters\": \"software\", so it counts software events",
+                       "set \"counters\" to \"auto\" to count hardware events where the host has a PMU"};
+    return out;
+  }
+  const CpuCounterChoice choice = &source == &KernelPerfCounters() ? AutoCpuCounters() : ChooseCpuCounters(source);
+  if (choice.set == CpuCounterSet::kHardware) {
+    out.set = CpuCounterSet::kHardware;
+    out.unavailable = {other_metrics(CpuCounterSet::kSoftware), "this host has a PMU, so it counts hardware events",
+                       "set \"counters\": \"software\" to count the software events on every host"};
+    return out;
+  }
   if (wanted == "hardware")
     throw InfraError(std::string(kCpuWhat) + ": \"counters\": \"hardware\" but " + choice.why_not_hardware);
-  rejected.push_back("hardware: " + choice.why_not_hardware);
-  return CpuCounterSet::kSoftware;
+  out.rejected.push_back("hardware: " + choice.why_not_hardware);
+  out.unavailable = {other_metrics(CpuCounterSet::kHardware),
+                     choice.why_not_hardware + ", so it counts software events",
+                     "count instructions with --instrument (instr.total, under Valgrind) or on a host with a PMU"};
+  return out;
 }
 
 class CpuCountersProbe final : public Probe {
  public:
+  CpuCountersProbe() : source_(KernelPerfCounters()) {}
+  explicit CpuCountersProbe(PerfCounterSource& source) : source_(source) {}
   ~CpuCountersProbe() override { CpuCountersProbe::Detach(); }
+  CpuCountersProbe(const CpuCountersProbe&) = delete;
+  CpuCountersProbe& operator=(const CpuCountersProbe&) = delete;
   const std::string& name() const override { return kCpuName; }
 
   void Attach(const ProbeOptions& options, WorkloadTracker* tracker) override {
@@ -150,19 +229,20 @@ class CpuCountersProbe final : public Probe {
     const bool workload = options.scope == ProbeScope::kWorkload;
     if (workload && tracker == nullptr)
       throw InfraError(std::string(kCpuWhat) + ": workload scope needs a WorkloadTracker");
-    std::vector<std::string> rejected;
-    const CpuCounterSet set = CounterSetFrom(options.params, rejected);
+    CounterSetChoice choice = CounterSetFrom(source_, options.params);
+    const CpuCounterSet set = choice.set;
     // Each counter opened once now (on perfgate itself, or on the first CPU),
     // so that a counter this host refuses fails the attach, not a repetition.
     for (const CpuCounter& counter : CpuCounters(set)) {
-      const int fd = workload ? OpenOnProcess(counter, 0) : OpenOnCpu(counter, 0);
+      const int fd = workload ? OpenOnProcess(source_, counter, 0) : OpenOnCpu(source_, counter, 0);
       if (fd < 0)
         throw InfraError(std::string(kCpuWhat) + ", hook " + counter.event + ": perf_event_open of the " +
                          ToString(set) + " counter: " + ErrnoText(errno));
-      close(fd);
+      source_.Close(fd);
     }
     set_ = set;
-    rejected_ = std::move(rejected);
+    rejected_ = std::move(choice.rejected);
+    unavailable_ = std::move(choice.unavailable);
     scope_ = options.scope;
     tracker_ = workload ? tracker : nullptr;
     attached_ = true;
@@ -190,13 +270,13 @@ class CpuCountersProbe final : public Probe {
     std::vector<std::vector<CounterReading>> readings(counters.size());
     for (size_t i = 0; i < counters.size(); ++i) {
       for (int fd : events_[i]) {
-        uint64_t values[3] = {};
-        if (read(fd, values, sizeof(values)) != static_cast<ssize_t>(sizeof(values))) {
+        CounterReading reading;
+        if (!source_.Read(fd, reading)) {
           const int err = errno;
           CloseEvents();
           throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": read: " + ErrnoText(err));
         }
-        readings[i].push_back({values[0], values[1], values[2]});
+        readings[i].push_back(reading);
       }
     }
     CloseEvents();
@@ -223,6 +303,7 @@ class CpuCountersProbe final : public Probe {
       hook.rejected = rejected_;
       report.hooks.push_back(std::move(hook));
     }
+    report.unavailable.push_back(unavailable_);
     return report;
   }
 
@@ -231,6 +312,7 @@ class CpuCountersProbe final : public Probe {
     attached_ = false;
     tracker_ = nullptr;
     rejected_.clear();
+    unavailable_ = {};
   }
 
  private:
@@ -245,7 +327,7 @@ class CpuCountersProbe final : public Probe {
     const std::vector<CpuCounter>& counters = CpuCounters(set_);
     for (size_t i = 0; i < counters.size(); ++i) {
       for (pid_t pid : processes) {
-        const int fd = OpenOnProcess(counters[i], pid);
+        const int fd = OpenOnProcess(source_, counters[i], pid);
         if (fd < 0)
           throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": perf_event_open on pid " +
                            std::to_string(pid) + ": " + ErrnoText(errno));
@@ -260,7 +342,7 @@ class CpuCountersProbe final : public Probe {
     const std::vector<CpuCounter>& counters = CpuCounters(set_);
     for (size_t i = 0; i < counters.size(); ++i) {
       for (int cpu = 0; cpu < cpus; ++cpu) {
-        const int fd = OpenOnCpu(counters[i], cpu);
+        const int fd = OpenOnCpu(source_, counters[i], cpu);
         if (fd < 0 && errno == ENODEV && cpu > 0) continue;  // an offline CPU
         if (fd < 0)
           throw InfraError(std::string(kCpuWhat) + ", hook " + counters[i].event + ": perf_event_open on CPU " +
@@ -272,20 +354,26 @@ class CpuCountersProbe final : public Probe {
 
   void CloseEvents() {
     for (auto& fds : events_) {
-      for (int fd : fds) close(fd);
+      for (int fd : fds) source_.Close(fd);
     }
     events_.clear();
   }
 
+  PerfCounterSource& source_;
   bool attached_ = false;
   CpuCounterSet set_ = CpuCounterSet::kSoftware;
   std::vector<std::string> rejected_;  // "hardware: <why not>" when the software set stands in
+  UnavailableMetrics unavailable_;     // the other set's metrics, and why not they
   ProbeScope scope_ = ProbeScope::kWorkload;
   WorkloadTracker* tracker_ = nullptr;
   std::vector<std::vector<int>> events_;  // per counter: one fd per workload process or CPU
 };
 
 }  // namespace
+
+std::unique_ptr<Probe> MakeCpuCountersProbe(PerfCounterSource& source) {
+  return std::make_unique<CpuCountersProbe>(source);
+}
 
 ProbeDefinition DefineCpuCountersProbe() { return DefineProbe<CpuCountersProbe>(DeclaredProbe("cpu")); }
 

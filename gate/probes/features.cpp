@@ -249,28 +249,6 @@ Feature PerfEventSupported() {
   return AttachToPerfEvent(Fd(PerfEventOpen(attr, -1, 0)), BPF_PROG_TYPE_PERF_EVENT);
 }
 
-Feature HardwareCountersSupported() {
-  static const Feature feature = [] {
-    perf_event_attr attr{};
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1;  // what perf_event_paranoid 2 still allows a user
-    attr.exclude_hv = 1;
-    Fd event(PerfEventOpen(attr, 0, -1));
-    if (event.ok()) return Feature::Yes();
-    const int err = errno;
-    const std::string open = "perf_event_open(hardware instructions): " + ErrnoText(err);
-    // The kernel's answer when no PMU driver registered the hardware events.
-    if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
-      return Feature::No("no hardware PMU (" + open +
-                         "): a virtual machine without a virtual PMU, or a CPU without a PMU driver");
-    return Feature::No("hardware counters not usable: " + open);
-  }();
-  return feature;
-}
-
 std::vector<AttachSupport> ProbeAttachSupport() {
   auto row = [](AttachType type, const Feature& f) { return AttachSupport{type, f.supported, f.reason}; };
   return {

@@ -37,11 +37,6 @@ Feature KernelFunctionHasBtf(const std::string& name);
 Feature KernelFunctionInKallsyms(const std::string& name);
 Feature UprobeSupported();
 Feature PerfEventSupported();
-// Hardware counters (instructions, cycles, ...): a PMU this kernel drives.
-// Virtual machines without a virtual PMU and CPUs the kernel has no PMU
-// driver for have none. Probed once, on this process's user-space
-// instructions, which needs no privilege.
-Feature HardwareCountersSupported();
 // Task-local storage is the cheapest per-thread slot for a start time, but
 // older kernels do not offer its helpers to (raw) tracepoint programs.
 bool TaskStorageUsableFromTracepoints();

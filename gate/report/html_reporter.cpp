@@ -337,6 +337,12 @@ std::string HooksCell(const ProbeReport& probe) {
   std::string html;
   if (!probe.not_attached.empty())
     html += "<div class=\"warnings\">not attached: " + Esc(probe.not_attached) + "</div>";
+  for (const UnavailableMetrics& u : probe.unavailable) {
+    std::string metrics;
+    for (const std::string& m : u.metrics) metrics += (metrics.empty() ? "" : ", ") + m;
+    html += "<div class=\"sub\">not measured here: " + Esc(metrics) + ": " + Esc(u.reason) +
+            (u.instead.empty() ? "" : "; " + Esc(u.instead)) + "</div>";
+  }
   for (const HookChoice& hook : probe.hooks) {
     html += "<div>" + Esc(hook.hook) + " <span class=\"attach\">" + Esc(hook.attach_type) + "</span>";
     if (!hook.target.empty()) html += " <span class=\"sub-inline\">" + Esc(hook.target) + "</span>";

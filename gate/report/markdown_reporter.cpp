@@ -15,6 +15,10 @@ namespace {
 
 // A message in a list item or table cell; the full text is in the other reports.
 constexpr size_t kMaxCellBytes = 300;
+// An error's message is all a reader has to go on, the cause and what to do
+// about it (a check on instructions where the host has no PMU: its reason
+// and the instrumented mode), so the list of errors gives it more room.
+constexpr size_t kMaxErrorBytes = 600;
 // Room kept for closing tags and the truncation note.
 constexpr size_t kTailReserve = 1024;
 
@@ -142,7 +146,7 @@ std::vector<std::string> ErrorItems(const std::vector<Finding>& findings) {
     if (f.outcome != Outcome::kError) continue;
     std::string where = Cell(f.scenario->name) + (f.check ? " / " + Cell(CheckName(*f.check)) : " failed to run");
     const std::string& message = f.check ? f.check->message : f.scenario->error;
-    items.push_back("- " + where + ": " + Cell(message) + "\n");
+    items.push_back("- " + where + ": " + MarkdownEscape(Abbreviate(message, kMaxErrorBytes)) + "\n");
   }
   return items;
 }

@@ -158,7 +158,7 @@ void AddInstructionChecks(Suite& suite) {
     check.type = CheckSpec::Type::kRegression;
     check.metric = "instr.total";
     check.statistic = "count";
-    check.max_regression_pct = kInstructionThresholdPct;
+    check.max_regression_pct = kInstructionCountThresholdPct;
     check.name = "instr.total.count";
     spec.checks.push_back(std::move(check));
   }

@@ -87,14 +87,12 @@ void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, Metri
 // Their declarations: the workload's own counts, decided by their interval.
 std::vector<MetricDeclaration> InstructionMetricDeclarations();
 
-// The regression threshold of the default check on instr.total, in percent:
-// counts repeat to a few parts per million, so a threshold this small is
-// decided by two or three repetitions a side (compare/deterministic.h).
-inline constexpr double kInstructionThresholdPct = 0.5;
-
 // Adds, to every scenario of `suite` whose kind can be instrumented and that
 // has no check on instr.total, a regression check of its count per
-// repetition at kInstructionThresholdPct.
+// repetition at the threshold of every instruction count,
+// kInstructionCountThresholdPct (metrics/results.h): counts repeat to a few
+// parts per million, so a threshold this small is decided by two or three
+// repetitions a side (compare/deterministic.h).
 void AddInstructionChecks(Suite& suite);
 
 // The exact differential profile's kind of FoldedProfile: instructions per

@@ -104,20 +104,20 @@ double Count(const CountedRun& run, const std::string& metric) {
 
 TEST(CpuProbe, ReportsTheCountersItUsesAndWhyNotTheHardwareOnes) {
   PERFGATE_REQUIRE_ROOT();
-  const Feature pmu = HardwareCountersSupported();
+  const CpuCounterChoice pmu = AutoCpuCounters();
   CountedRun run = RunCounted(Smoke({"--iterations", "10"}), nlohmann::json::object());
-  const CpuCounterSet set = pmu.supported ? CpuCounterSet::kHardware : CpuCounterSet::kSoftware;
+  const CpuCounterSet set = pmu.set;
   ASSERT_EQ(run.report.hooks.size(), CpuCounters(set).size());
   for (size_t i = 0; i < run.report.hooks.size(); ++i) {
     const HookChoice& hook = run.report.hooks[i];
     EXPECT_EQ(hook.hook, CpuCounters(set)[i].event);
     EXPECT_EQ(hook.attach_type, "perf_event");
     EXPECT_EQ(hook.target, ToString(set) + ":" + CpuCounters(set)[i].event);
-    if (pmu.supported) {
+    if (set == CpuCounterSet::kHardware) {
       EXPECT_TRUE(hook.rejected.empty());
     } else {
       ASSERT_EQ(hook.rejected.size(), 1u);
-      EXPECT_EQ(hook.rejected[0], "hardware: " + pmu.reason);
+      EXPECT_EQ(hook.rejected[0], "hardware: " + pmu.why_not_hardware);
     }
     EXPECT_TRUE(run.metrics.count(CpuCounters(set)[i].metric)) << CpuCounters(set)[i].metric;
   }
@@ -127,8 +127,8 @@ TEST(CpuProbe, ReportsTheCountersItUsesAndWhyNotTheHardwareOnes) {
 
 TEST(CpuProbe, HardwareCountersWithoutAPmuAreAnInfraErrorNamingTheProbe) {
   PERFGATE_REQUIRE_ROOT();
-  const Feature pmu = HardwareCountersSupported();
-  if (pmu.supported) {
+  const CpuCounterChoice pmu = AutoCpuCounters();
+  if (pmu.set == CpuCounterSet::kHardware) {
     // The hardware set, where there is one: a loop's instructions are counted.
     CountedRun run = RunCounted(Smoke({"--iterations", "50"}), {{"counters", "hardware"}});
     EXPECT_GT(Count(run, "cpu.instructions"), 50 * 16);
@@ -146,7 +146,7 @@ TEST(CpuProbe, HardwareCountersWithoutAPmuAreAnInfraErrorNamingTheProbe) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kInfra);
     EXPECT_NE(std::string(e.what()).find("probe cpu"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(pmu.reason), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(pmu.why_not_hardware), std::string::npos) << e.what();
   }
 }
 
@@ -361,7 +361,7 @@ TEST(CpuProbeCli, MetricsPerRepetitionAndPerOperationInResultsJson) {
   ASSERT_EQ(results.scenarios.size(), 1u);
   const ScenarioResult& scenario = results.scenarios[0];
   ASSERT_EQ(scenario.repetitions.size(), 3u);
-  const bool hardware = HardwareCountersSupported().supported;
+  const bool hardware = AutoCpuCounters().set == CpuCounterSet::kHardware;
   for (const Repetition& rep : scenario.repetitions) {
     for (const CpuCounter& c : CpuCounters(hardware ? CpuCounterSet::kHardware : CpuCounterSet::kSoftware)) {
       ASSERT_TRUE(rep.metrics.count(c.metric)) << c.metric;
@@ -382,6 +382,76 @@ TEST(CpuProbeCli, MetricsPerRepetitionAndPerOperationInResultsJson) {
   ASSERT_FALSE(probe->hooks.empty());
   EXPECT_EQ(probe->hooks[0].attach_type, "perf_event");
   EXPECT_EQ(probe->hooks[0].target, hardware ? "hardware:instructions" : "software:task-clock");
+}
+
+// The real path on this host, whichever it is, never skipped: where a PMU
+// exists, checks on the instruction counts get the tight default threshold
+// and their counts; where none does, they end in error (exit 3) and every
+// report names the missing PMU, the probe's reason and what to do instead.
+TEST(CpuProbeCli, ChecksOnInstructionCountsAreCountedWithAPmuAndSayWhyNotWithout) {
+  PERFGATE_REQUIRE_ROOT();
+  testing::ScratchDir dir;
+  constexpr int kIterations = 500;
+  const nlohmann::json suite = {
+      {"name", "pmu"},
+      {"scenarios",
+       {{{"name", "smoke"},
+         {"workload",
+          {{"kind", "command"},
+           {"argv", {PERFGATE_SMOKE_BIN, "--iterations", std::to_string(kIterations), "--sleep-every", "0"}}}},
+         {"warmup", 0},
+         {"repetitions", 3},
+         {"timeout_s", 60},
+         {"probes", {{{"name", "cpu"}}}},
+         {"checks",
+          {{{"metric", "cpu.instructions.user"}, {"statistic", "per_op"}},
+           {{"metric", "cpu.instructions"}, {"type", "budget"}, {"max", 1e15}}}}}}}};
+  testing::WriteFile(dir / "suite.json", suite.dump(2));
+  testing::CliRun run = testing::RunCli({"run", dir / "suite.json", "--baseline-dir", dir / "b", "--out", dir / "o"});
+  const RunResults results = ReadResultsFile(dir / "o/results.json");
+  ASSERT_EQ(results.scenarios.size(), 1u);
+  const ScenarioResult& scenario = results.scenarios[0];
+  ASSERT_EQ(scenario.checks.size(), 2u);
+  const CheckResult& regression = scenario.checks[0];
+  EXPECT_EQ(regression.spec.max_regression_pct, kInstructionCountThresholdPct);
+  const CpuCounterChoice choice = AutoCpuCounters();
+  if (choice.set == CpuCounterSet::kHardware) {
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(regression.verdict, Verdict::kInconclusive) << regression.message;  // no baseline yet
+    EXPECT_EQ(scenario.checks[1].verdict, Verdict::kPass) << scenario.checks[1].message;
+    for (const Repetition& rep : scenario.repetitions) {
+      // pg-smoke's loop alone executes more than 16 instructions an iteration.
+      EXPECT_GT(rep.metrics.at("cpu.instructions.user").value, 16 * kIterations);
+      EXPECT_GT(rep.metrics.at("cpu.instructions.kernel").value, 0);
+      EXPECT_GE(rep.metrics.at("cpu.instructions").value, rep.metrics.at("cpu.instructions.user").value);
+    }
+    return;
+  }
+  ASSERT_FALSE(choice.why_not_hardware.empty());
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  for (const CheckResult& check : scenario.checks) {
+    EXPECT_EQ(check.verdict, Verdict::kError) << check.message;
+    EXPECT_NE(check.message.find("probe cpu: " + choice.why_not_hardware + ", so it counts software events"),
+              std::string::npos)
+        << check.message;
+    EXPECT_NE(check.message.find("--instrument"), std::string::npos) << check.message;
+  }
+  for (const Repetition& rep : scenario.repetitions) {
+    EXPECT_GT(rep.metrics.at("cpu.task_clock").value, 0);
+    EXPECT_FALSE(rep.metrics.count("cpu.instructions"));
+  }
+  // Every report says it, not only results.json.
+  const std::string pmu = choice.why_not_hardware.substr(0, choice.why_not_hardware.find(" ("));
+  EXPECT_NE(run.output.find("error: smoke/cpu.instructions.user.per_op: metric cpu.instructions.user not measured "
+                            "in scenario smoke: probe cpu: " +
+                            choice.why_not_hardware),
+            std::string::npos)
+      << run.output;
+  for (const char* file : {"summary.md", "junit.xml", "report/index.html"}) {
+    const std::string text = testing::ReadFile(fs::path(dir / "o") / file);
+    EXPECT_NE(text.find(pmu), std::string::npos) << file << " does not say \"" << pmu << "\"";
+    EXPECT_NE(text.find("--instrument"), std::string::npos) << file;
+  }
 }
 
 TEST(CpuProbeCli, DoctorAndProbesSayWhichCountersAreUsed) {

@@ -387,6 +387,34 @@ TEST(Compare, MissingMetricIsAnErrorWithDidYouMean) {
   EXPECT_EQ(check.message, "metric workload.wal_time not measured in scenario cold; did you mean workload.wall_time?");
 }
 
+// A host without a PMU: the cpu probe counts software events and says which
+// metrics it cannot count here. A check on one is not "did you mean
+// cpu.migrations": it names the missing PMU and what to do, and stays an
+// error (exit 3): no number of repetitions would measure it here.
+TEST(Compare, AMetricAProbeCannotMeasureHereIsAnErrorThatSaysWhyAndWhatToDo) {
+  RunResults run;
+  run.scenarios.push_back(FixedScenario("cold", "cpu.migrations", {1, 1, 2}));
+  ProbeReport cpu;
+  cpu.name = "cpu";
+  cpu.unavailable.push_back({{"cpu.instructions", "cpu.instructions.user"},
+                             "no hardware PMU (perf_event_open(hardware instructions): Operation not supported)",
+                             "count instructions with --instrument"});
+  run.scenarios[0].probes.push_back(cpu);
+  run.scenarios[0].checks.push_back(CheckFor(Regression("cpu.instructions.user", 0.5)));
+  run.scenarios[0].checks.push_back(CheckFor(Regression("cpu.instruction")));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& check = run.scenarios[0].checks[0];
+  EXPECT_EQ(check.verdict, Verdict::kError);
+  EXPECT_EQ(check.message,
+            "metric cpu.instructions.user not measured in scenario cold: probe cpu: no hardware PMU "
+            "(perf_event_open(hardware instructions): Operation not supported); count instructions with --instrument");
+  // A metric no probe declared unavailable keeps the generic message.
+  EXPECT_EQ(run.scenarios[0].checks[1].verdict, Verdict::kError);
+  EXPECT_EQ(run.scenarios[0].checks[1].message.find("PMU"), std::string::npos) << run.scenarios[0].checks[1].message;
+  EXPECT_EQ(OverallVerdict(run), Verdict::kError);
+  EXPECT_EQ(ExitCodeFor(run, false), 3);
+}
+
 TEST(Compare, InapplicableStatisticIsAnError) {
   RunResults run;
   run.scenarios.push_back(FixedScenario("cold", "workload.wall_time", {1, 1.1, 1.2}));

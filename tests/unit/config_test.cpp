@@ -48,6 +48,24 @@ TEST(Suite, ParsesScenarioWithCommentsProbesAndChecks) {
   EXPECT_DOUBLE_EQ(*sc.checks[1].max, 80000);
 }
 
+// A check that names no threshold gets its metric's: a near-exact count's
+// tight one, everything else's 5 %; a threshold the suite names always wins.
+TEST(Suite, InstructionCountsGetATightDefaultThresholdAndOthersFivePercent) {
+  Suite s = Parse(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "checks": [
+      {"metric": "cpu.instructions"}, {"metric": "cpu.instructions.user", "statistic": "per_op"},
+      {"metric": "cpu.instructions.kernel"}, {"metric": "instr.total"}, {"metric": "instr.parse_header"},
+      {"metric": "cpu.instructions", "name": "loose", "max_regression_pct": 3},
+      {"metric": "cpu.cycles"}, {"metric": "cpu.instructions_retired"}, {"metric": "workload.cpu_time"}]}]})");
+  const std::vector<CheckSpec>& checks = s.scenarios.at(0).checks;
+  ASSERT_EQ(checks.size(), 9u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ(checks[i].max_regression_pct, kInstructionCountThresholdPct) << checks[i].metric;
+  }
+  EXPECT_DOUBLE_EQ(checks[5].max_regression_pct, 3);
+  for (size_t i = 6; i < 9; ++i) EXPECT_DOUBLE_EQ(checks[i].max_regression_pct, 5) << checks[i].metric;
+  EXPECT_LT(kInstructionCountThresholdPct, 1.0);
+}
+
 TEST(Suite, UnknownKeyNamesPathAndSuggestsTheKnownOne) {
   std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitons": 3}]})");
   EXPECT_NE(e.find("s.json: $.scenarios[0].repetitons: unknown key"), std::string::npos) << e;

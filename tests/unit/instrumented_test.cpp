@@ -129,7 +129,7 @@ TEST(Instrumented, InstrumentableScenariosGetACheckOnInstrTotalOnce) {
   ASSERT_EQ(suite.scenarios[0].checks.size(), 1u);
   EXPECT_EQ(suite.scenarios[0].checks[0].metric, "instr.total");
   EXPECT_EQ(suite.scenarios[0].checks[0].statistic, "count");
-  EXPECT_EQ(suite.scenarios[0].checks[0].max_regression_pct, kInstructionThresholdPct);
+  EXPECT_EQ(suite.scenarios[0].checks[0].max_regression_pct, kInstructionCountThresholdPct);
   EXPECT_TRUE(suite.scenarios[1].checks.empty());
   ASSERT_EQ(suite.scenarios[2].checks.size(), 1u);
   EXPECT_EQ(suite.scenarios[2].checks[0].max_regression_pct, 2);

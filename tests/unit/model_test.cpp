@@ -76,6 +76,34 @@ TEST(ResultsJson, RoundTripsRepetitionWarnings) {
   }
 }
 
+// What a probe cannot measure on this host (the cpu probe without a PMU)
+// stays in results.json, so `perfgate report` and `compare` say it again.
+TEST(ResultsJson, RoundTripsTheMetricsAProbeCannotMeasureHereAndNamesABadOne) {
+  RunResults r;
+  r.scenarios.push_back(SampleScenario());
+  ProbeReport cpu;
+  cpu.name = "cpu";
+  cpu.unavailable.push_back({{"cpu.instructions", "cpu.cycles"}, "no hardware PMU", "use --instrument"});
+  r.scenarios[0].probes.push_back(cpu);
+  RunResults back = ResultsFromJson(ToJson(r), "results.json");
+  ASSERT_EQ(back.scenarios[0].probes.size(), 1u);
+  ASSERT_EQ(back.scenarios[0].probes[0].unavailable.size(), 1u);
+  const UnavailableMetrics& u = back.scenarios[0].probes[0].unavailable[0];
+  EXPECT_EQ(u.metrics, (std::vector<std::string>{"cpu.instructions", "cpu.cycles"}));
+  EXPECT_EQ(u.reason, "no hardware PMU");
+  EXPECT_EQ(u.instead, "use --instrument");
+  nlohmann::json j = ToJson(r);
+  j["scenarios"][0]["probes"][0]["unavailable"][0]["metrics"][1] = 7;
+  try {
+    ResultsFromJson(j, "results.json");
+    FAIL() << "a metric name that is not a string must be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("results.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unavailable[0].metrics[1]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ResultsJson, RoundTripsTheAdaptivePlanAndRejectsABadOne) {
   RunResults r;
   r.scenarios.push_back(SampleScenario());

@@ -777,6 +777,49 @@ TEST(Why, CpuHoldersAreHostNoiseAndTheirCommsAreEscaped) {
   EXPECT_EQ(j["scenarios"][0]["explanation"]["cpu_holders"][0]["comm"], comm);
 }
 
+// A check on instructions where the host has no PMU: every report carries
+// the probe's reason and what to do, summary.md too although the message is
+// longer than a table cell, and the HTML probe table says what is not
+// measured here, escaped like everything a host reports.
+TEST(Report, EveryReportSaysWhyAMetricIsNotMeasuredHereAndWhatToDo) {
+  const std::string reason =
+      "no hardware PMU (perf_event_open(hardware instructions): No such file or directory (ENOENT)): a virtual "
+      "machine without a virtual PMU, or a CPU without a PMU driver, so it counts <software> events";
+  const std::string instead = "count instructions with --instrument (instr.total, under Valgrind)";
+  RunResults r;
+  r.suite = "pmu";
+  ScenarioResult scenario;
+  scenario.name = "a-scenario-with-a-rather-long-name";
+  ProbeReport cpu;
+  cpu.name = "cpu";
+  cpu.unavailable.push_back({{"cpu.instructions", "cpu.instructions.user"}, reason, instead});
+  scenario.probes.push_back(cpu);
+  CheckResult check;
+  check.spec.metric = "cpu.instructions.user";
+  check.spec.name = "cpu.instructions.user.per_op";
+  check.verdict = Verdict::kError;
+  check.message = "metric cpu.instructions.user not measured in scenario " + scenario.name + ": probe cpu: " + reason +
+                  "; " + instead;
+  ASSERT_GT(check.message.size(), 300u);
+  scenario.checks.push_back(check);
+  r.scenarios.push_back(scenario);
+  r.verdict = Verdict::kError;
+
+  const std::string md = MarkdownReporter().Render(r);
+  EXPECT_NE(md.find(MarkdownEscape(check.message)), std::string::npos) << md;
+  const std::string xml = JUnitReporter().Render(r);
+  EXPECT_NE(xml.find(XmlAttributeEscape("cpu.instructions.user.per_op: " + check.message)), std::string::npos) << xml;
+  const std::string html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find(XmlEscape(check.message)), std::string::npos);
+  EXPECT_NE(html.find("not measured here: cpu.instructions, cpu.instructions.user: " + XmlEscape(reason) + "; " +
+                      XmlEscape(instead)),
+            std::string::npos);
+  EXPECT_EQ(html.find("<software>"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(JsonReporter().Render(r));
+  EXPECT_EQ(j["scenarios"][0]["checks"][0]["message"], check.message);
+  EXPECT_EQ(j["scenarios"][0]["probes"][0]["unavailable"][0]["reason"], reason);
+}
+
 // ---- JUnit ----
 
 TEST_F(ReportTest, JUnitCountsMatchTheirTestcases) {
