@@ -30,7 +30,7 @@ case "$arch" in
     [ ${#kernels[@]} -gt 0 ] || kernels=(linux-image-cloud-amd64 linux-image-6.12-amd64)
     ip=$(command -v ip) && tc=$(command -v tc) ||
       { echo "vm-probe-tests: ip and tc are missing (apt-get install iproute2)" >&2; exit 2; }
-    arch_args=() guest_args=()
+    arch_args=() guest_args=() timeout_s=900
     ;;
   arm64)
     build=$(realpath "${BUILD_DIR:-build-arm64}")
@@ -53,7 +53,9 @@ case "$arch" in
       dpkg-deb -x "$deb" "$iproute2.tmp" && mv -T "$iproute2.tmp" "$iproute2"
     fi
     ip="$iproute2/bin/ip" tc="$iproute2/sbin/tc"
-    arch_args=(--arch arm64)
+    # TCG emulates arm64 more slowly: the 6.1 kernel's run took 19 minutes
+    # on a loaded 2-CPU host.
+    arch_args=(--arch arm64) timeout_s=2400
     guest_args=("$iproute2")
     ;;
   *) echo "vm-probe-tests: unknown architecture $arch (arm64, or none for the host's)" >&2; exit 2 ;;
@@ -72,7 +74,7 @@ trap 'rm -rf "$logs"' EXIT
 # Writes the exit status to $2.
 run_kernel() {
   local kernel="$1" start=$SECONDS rc=0
-  tests/vm/run.sh ${arch_args[@]+"${arch_args[@]}"} --timeout "${PERFGATE_VM_TIMEOUT:-900}" \
+  tests/vm/run.sh ${arch_args[@]+"${arch_args[@]}"} --timeout "${PERFGATE_VM_TIMEOUT:-$timeout_s}" \
     --disk 1024 "${modules[@]}" --file "$ip" --file "$tc" \
     --file "$build/perfgate" --file "$build/pg-smoke" --file "$build/tests/perfgate_integration_tests" \
     --file "$PWD/workloads/examples/smoke.json" --file "$PWD/tests/vm/guest-probe-tests.sh" \
