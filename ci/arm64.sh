@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The arm64 job (a job of its own: ci/github/arm64.yml): cross-builds
-# perfgate, its workload programs and its .deb for arm64
-# (packaging/arm64/build.sh), boots Debian's arm64 kernel in
-# qemu-system-aarch64 through tests/vm/run.sh and runs there perfgate
-# --version, doctor, probes and the smoke suite, then installs the .deb.
+# perfgate, its workload programs, its .deb and the integration tests for
+# arm64 (packaging/arm64/build.sh --deb --tests); boots Debian's arm64
+# kernels in qemu-system-aarch64 through tests/vm/run.sh: on each, the probe
+# tests and the smoke suite (tests/vm/probe-tests.sh --arch arm64: 6.1
+# without fentry, kprobes forced; 6.12 with both), then on 6.1 perfgate
+# --version, doctor, probes, the smoke suite and the .deb installed
+# (tests/vm/guest-arm64-smoke.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 bash ci/install-deps.sh
 bash ci/install-deps-arm64.sh
 export BUILD_DIR="${BUILD_DIR:-build-arm64}"
-packaging/arm64/build.sh --deb
+packaging/arm64/build.sh --deb --tests
 echo "ci-arm64: built after $((SECONDS - start)) s"
+# PERFGATE_ARM64_KERNELS: the kernels of the probe tests (default: 6.1 and 6.12 cloud).
+# shellcheck disable=SC2086
+tests/vm/probe-tests.sh --arch arm64 ${PERFGATE_ARM64_KERNELS:-}
+echo "ci-arm64: probe tests passed after $((SECONDS - start)) s"
 deb=$(ls -t "$BUILD_DIR"/perfgate_*_arm64.deb | head -n 1)
 build=$(realpath "$BUILD_DIR")
 tests/vm/run.sh --arch arm64 --timeout "${PERFGATE_VM_TIMEOUT:-1500}" \

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # What the arm64 job (ci/arm64.sh) needs besides ci/install-deps.sh: Debian's
-# arm64 cross toolchain, the :arm64 libraries perfgate links, and QEMU for
-# arm64. Adds the arm64 architecture to dpkg; idempotent.
+# arm64 cross toolchain, the :arm64 libraries perfgate and its tests link
+# (GoogleTest; libpq5 only: libpq-dev is not multi-arch, the host's headers
+# serve, see packaging/arm64/toolchain.cmake), the libraries of iproute2's
+# arm64 ip and tc (the tcp probe tests' in the virtual machine; the package
+# itself is not installed but unpacked by tests/vm/probe-tests.sh), and
+# QEMU for arm64. Adds the arm64 architecture to dpkg; idempotent.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -12,4 +16,5 @@ fi
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends crossbuild-essential-arm64 qemu-system-arm \
   libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libsqlite3-dev:arm64 \
-  libprotobuf-dev:arm64 libbenchmark-dev:arm64
+  libprotobuf-dev:arm64 libbenchmark-dev:arm64 libpq5:arm64 libgtest-dev:arm64 \
+  libmnl0:arm64 libbsd0:arm64 libcap2:arm64 libxtables12:arm64

@@ -34,6 +34,20 @@ struct SyscallRange {
   long size;
 };
 
+// 424..469: the same numbers on every architecture (the kernel's common
+// syscall numbering since 5.1).
+// clang-format off
+constexpr const char* kFrom424[] = {
+    "pidfd_send_signal", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
+    "fsconfig", "fsmount", "fspick", "pidfd_open", "clone3", "close_range", "openat2", "pidfd_getfd", "faccessat2",
+    "process_madvise", "epoll_pwait2", "mount_setattr", "quotactl_fd", "landlock_create_ruleset", "landlock_add_rule",
+    "landlock_restrict_self", "memfd_secret", "process_mrelease", "futex_waitv", "set_mempolicy_home_node",
+    "cachestat", "fchmodat2", "map_shadow_stack", "futex_wake", "futex_wait", "futex_requeue", "statmount",
+    "listmount", "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules", "mseal", "setxattrat", "getxattrat",
+    "listxattrat", "removexattrat", "open_tree_attr", "file_getattr", "file_setattr",
+};
+// clang-format on
+
 #if defined(__x86_64__)
 // x86_64 syscall names by number, from the kernel's syscall_64.tbl (through
 // <asm/unistd_64.h>, plus the numbers added up to Linux 6.17). Numbers
@@ -85,23 +99,69 @@ constexpr const char* kX86_64From0[] = {
     "pkey_free", "statx", "io_pgetevents", "rseq",
 };
 
-// 424..469
-constexpr const char* kX86_64From424[] = {
-    "pidfd_send_signal", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
-    "fsconfig", "fsmount", "fspick", "pidfd_open", "clone3", "close_range", "openat2", "pidfd_getfd", "faccessat2",
-    "process_madvise", "epoll_pwait2", "mount_setattr", "quotactl_fd", "landlock_create_ruleset", "landlock_add_rule",
-    "landlock_restrict_self", "memfd_secret", "process_mrelease", "futex_waitv", "set_mempolicy_home_node",
-    "cachestat", "fchmodat2", "map_shadow_stack", "futex_wake", "futex_wait", "futex_requeue", "statmount",
-    "listmount", "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules", "mseal", "setxattrat", "getxattrat",
-    "listxattrat", "removexattrat", "open_tree_attr", "file_getattr", "file_setattr",
-};
 // clang-format on
 
 constexpr SyscallRange kSyscallRanges[] = {
     {0, kX86_64From0, static_cast<long>(std::size(kX86_64From0))},
-    {424, kX86_64From424, static_cast<long>(std::size(kX86_64From424))},
+    {424, kFrom424, static_cast<long>(std::size(kFrom424))},
 };
-static_assert(std::size(kX86_64From0) == 335 && std::size(kX86_64From424) == 46);
+static_assert(std::size(kX86_64From0) == 335 && std::size(kFrom424) == 46);
+#elif defined(__aarch64__)
+// arm64 syscall names by number: the kernel's generic table
+// (<asm-generic/unistd.h>, which arm64 uses), compiled in like x86_64's.
+// 244..259 are for architecture-specific calls, none on arm64; 295..423 are
+// unused (32-bit time calls only). 32-bit (compat) processes report their
+// own numbers: the same known limit as ia32 on x86_64.
+// clang-format off
+// 0..243
+constexpr const char* kArm64From0[] = {
+    "io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "setxattr", "lsetxattr", "fsetxattr",
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "removexattr", "lremovexattr",
+    "fremovexattr", "getcwd", "lookup_dcookie", "eventfd2", "epoll_create1", "epoll_ctl", "epoll_pwait", "dup", "dup3",
+    "fcntl", "inotify_init1", "inotify_add_watch", "inotify_rm_watch", "ioctl", "ioprio_set", "ioprio_get", "flock",
+    "mknodat", "mkdirat", "unlinkat", "symlinkat", "linkat", "renameat", "umount2", "mount", "pivot_root", "nfsservctl",
+    "statfs", "fstatfs", "truncate", "ftruncate", "fallocate", "faccessat", "chdir", "fchdir", "chroot", "fchmod",
+    "fchmodat", "fchownat", "fchown", "openat", "close", "vhangup", "pipe2", "quotactl", "getdents64", "lseek", "read",
+    "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "sendfile", "pselect6", "ppoll",
+    "signalfd4", "vmsplice", "splice", "tee", "readlinkat", "newfstatat", "fstat", "sync", "fsync", "fdatasync",
+    "sync_file_range", "timerfd_create", "timerfd_settime", "timerfd_gettime", "utimensat", "acct", "capget", "capset",
+    "personality", "exit", "exit_group", "waitid", "set_tid_address", "unshare", "futex", "set_robust_list",
+    "get_robust_list", "nanosleep", "getitimer", "setitimer", "kexec_load", "init_module", "delete_module",
+    "timer_create", "timer_gettime", "timer_getoverrun", "timer_settime", "timer_delete", "clock_settime",
+    "clock_gettime", "clock_getres", "clock_nanosleep", "syslog", "ptrace", "sched_setparam", "sched_setscheduler",
+    "sched_getscheduler", "sched_getparam", "sched_setaffinity", "sched_getaffinity", "sched_yield",
+    "sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval", "restart_syscall", "kill", "tkill",
+    "tgkill", "sigaltstack", "rt_sigsuspend", "rt_sigaction", "rt_sigprocmask", "rt_sigpending", "rt_sigtimedwait",
+    "rt_sigqueueinfo", "rt_sigreturn", "setpriority", "getpriority", "reboot", "setregid", "setgid", "setreuid",
+    "setuid", "setresuid", "getresuid", "setresgid", "getresgid", "setfsuid", "setfsgid", "times", "setpgid", "getpgid",
+    "getsid", "setsid", "getgroups", "setgroups", "uname", "sethostname", "setdomainname", "getrlimit", "setrlimit",
+    "getrusage", "umask", "prctl", "getcpu", "gettimeofday", "settimeofday", "adjtimex", "getpid", "getppid", "getuid",
+    "geteuid", "getgid", "getegid", "gettid", "sysinfo", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr", "msgget", "msgctl", "msgrcv", "msgsnd", "semget", "semctl", "semtimedop", "semop",
+    "shmget", "shmctl", "shmat", "shmdt", "socket", "socketpair", "bind", "listen", "accept", "connect", "getsockname",
+    "getpeername", "sendto", "recvfrom", "setsockopt", "getsockopt", "shutdown", "sendmsg", "recvmsg", "readahead",
+    "brk", "munmap", "mremap", "add_key", "request_key", "keyctl", "clone", "execve", "mmap", "fadvise64", "swapon",
+    "swapoff", "mprotect", "msync", "mlock", "munlock", "mlockall", "munlockall", "mincore", "madvise",
+    "remap_file_pages", "mbind", "get_mempolicy", "set_mempolicy", "migrate_pages", "move_pages", "rt_tgsigqueueinfo",
+    "perf_event_open", "accept4", "recvmmsg",
+};
+
+// 260..294
+constexpr const char* kArm64From260[] = {
+    "wait4", "prlimit64", "fanotify_init", "fanotify_mark", "name_to_handle_at", "open_by_handle_at", "clock_adjtime",
+    "syncfs", "setns", "sendmmsg", "process_vm_readv", "process_vm_writev", "kcmp", "finit_module", "sched_setattr",
+    "sched_getattr", "renameat2", "seccomp", "getrandom", "memfd_create", "bpf", "execveat", "userfaultfd",
+    "membarrier", "mlock2", "copy_file_range", "preadv2", "pwritev2", "pkey_mprotect", "pkey_alloc", "pkey_free",
+    "statx", "io_pgetevents", "rseq", "kexec_file_load",
+};
+// clang-format on
+
+constexpr SyscallRange kSyscallRanges[] = {
+    {0, kArm64From0, static_cast<long>(std::size(kArm64From0))},
+    {260, kArm64From260, static_cast<long>(std::size(kArm64From260))},
+    {424, kFrom424, static_cast<long>(std::size(kFrom424))},
+};
+static_assert(std::size(kArm64From0) == 244 && std::size(kArm64From260) == 35 && std::size(kFrom424) == 46);
 #else
 // Other architectures: every syscall is "syscall_<nr>" until it gets a table.
 constexpr SyscallRange kSyscallRanges[] = {{0, nullptr, 0}};

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -129,13 +130,19 @@ inline std::vector<AttachType> TestedAttachTypes() {
 
 // fentry/fexit and kprobe/kretprobe, on kernel functions: the project's own
 // machines have neither (fentry EPERM, no kprobe PMU), so only where
-// PERFGATE_TEST_FUNCTION_ATTACH=1 says the kernel has them (tests/vm/ sets it
-// in its virtual machines). There a probe forced to them must load and count;
-// it never skips.
+// PERFGATE_TEST_FUNCTION_ATTACH says the kernel has them (tests/vm/ sets it
+// in its virtual machines): "1" for both, or the one it has, "kprobe" or
+// "fentry" (arm64 before 6.4 has no fentry). There a probe forced to them
+// must load and count; it never skips. Any other value ends the tests.
 inline std::vector<AttachType> TestedFunctionAttachTypes() {
   const char* wanted = std::getenv("PERFGATE_TEST_FUNCTION_ATTACH");
-  if (wanted == nullptr || std::string(wanted) != "1") return {};
-  return {AttachType::kFentry, AttachType::kKprobe};
+  if (wanted == nullptr) return {};
+  const std::string value = wanted;
+  if (value == "1") return {AttachType::kFentry, AttachType::kKprobe};
+  if (value == "fentry") return {AttachType::kFentry};
+  if (value == "kprobe") return {AttachType::kKprobe};
+  std::fprintf(stderr, "PERFGATE_TEST_FUNCTION_ATTACH=%s: expected 1, fentry or kprobe\n", wanted);
+  std::exit(2);
 }
 
 inline bool IsFunctionAttachType(AttachType type) { return type == AttachType::kFentry || type == AttachType::kKprobe; }

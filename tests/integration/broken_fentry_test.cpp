@@ -1,7 +1,7 @@
 // A probe whose fentry program is broken on purpose (it misreads the syscall
 // number), tested like every probe: forced to fentry, it must count the
 // child's getppid calls. Instantiated only where fentry works
-// (PERFGATE_TEST_FUNCTION_ATTACH=1), and left out of the virtual machine's
+// (PERFGATE_TEST_FUNCTION_ATTACH=1 or fentry), and left out of the virtual machine's
 // probe tests: tests/vm/harness-test.sh runs it there and expects it to fail,
 // which shows that those tests catch a broken fentry program.
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ TEST_P(DeliberatelyBrokenFentry, CountsEveryGetppidOfTheChild) {
   PERFGATE_REQUIRE_ROOT();
   ProbeOptions options;
   options.allowed_attach_types = {GetParam()};
-  HookPlan plan("broken_fentry", {TracepointHook("raw_syscalls", "sys_enter", "broken_enter", {"x64_sys_call"})},
+  HookPlan plan("broken_fentry", {TracepointHook("raw_syscalls", "sys_enter", "broken_enter", {"x64_sys_call", "invoke_syscall"})},
                 options);
   HeldChild child([] { CallGetppid(kGetppidCalls); });
   AttachedSkeleton<broken_fentry_bpf> skeleton({broken_fentry_bpf__open, broken_fentry_bpf__destroy});

@@ -471,9 +471,10 @@ TEST_P(TcpProbe, RttP50GrowsUnderATbfRateLimit) {
   double limited_p50 = limited.at("tcp.rtt").hist.Quantile(0.5);
   std::printf("[ tcp      ] rtt p50 %.0f ns free, %.0f ns under tbf 4mbit (x%.1f)\n", free_p50, limited_p50,
               limited_p50 / free_p50);
-  // Half a frame's time as the margin: the bound above is a lower one.
-  EXPECT_GE(limited_p50, 0.5 * kFrameNs);
-  EXPECT_GE(limited_p50, 10 * free_p50);
+  // At least a frame's time more than without the limit, half a frame as
+  // the margin: the bound above is a lower one. (Not a multiple of the free
+  // RTT: under an emulated CPU, arm64 in QEMU, that is milliseconds too.)
+  EXPECT_GE(limited_p50, free_p50 + 0.5 * kFrameNs);
   // And an upper one: tbf queues at most `latency` (100 ms) worth of data
   // at its rate plus the burst, and drops the rest, so no segment waits
   // longer; twice that is the margin.
