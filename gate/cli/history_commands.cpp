@@ -27,6 +27,20 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
   return 0;
 }
 
+int HistoryLastCommitCommand(const HistoryLastCommitOptions& o) {
+  const HistoryDb db = HistoryDb::OpenForReading(o.db_file);
+  const std::optional<StoredScenarioRun> last = db.LastRun(o.suite, o.branch);
+  if (!last) {
+    // Not an error: the first night has no previous run.
+    std::string which = o.suite.empty() ? "" : " of suite " + o.suite;
+    if (!o.branch.empty()) which += " on branch " + o.branch;
+    std::fprintf(stderr, "perfgate: %s has no run%s\n", db.Name().c_str(), which.c_str());
+    return 0;
+  }
+  std::printf("%s\n", last->environment.git_commit.c_str());
+  return 0;
+}
+
 int HistoryCopyCommand(const HistoryCopyOptions& o) {
   // The source is only read: a history fetched from another job's artifacts
   // may be read-only, and is not migrated behind its owner's back.
