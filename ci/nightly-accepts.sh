@@ -11,7 +11,8 @@
 # trailers already passed the pull-request gate (or was refused there, exit 2,
 # and merged anyway), so one that is malformed or names a check this suite
 # does not have is left out with a line in the console and summary.md, rather
-# than failing this night and every later one (docs/triage.md).
+# than failing this night and every later one (docs/ci.md, "The nightly's accept
+# trailers").
 #
 #   ci/nightly-accepts.sh --out FILE [--db HISTORY | --since COMMIT] [options]
 #

@@ -73,9 +73,9 @@ int ReportCommand(const std::string& results_file, const std::string& out_dir, b
 // Shards of one suite into one results file, with the reports next to it.
 int MergeCommand(const MergeOptions& options);
 struct HistoryAddOptions {
-  std::string results_file;
+  std::vector<std::string> results_files;
   std::string db_file;
-  std::string commit;
+  std::vector<std::string> commits;  // one per results file, in order
   std::string branch;
 };
 struct HistoryLastCommitOptions {

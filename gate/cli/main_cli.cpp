@@ -217,14 +217,21 @@ int PerfgateMain(int argc, char** argv) {
   auto* history = app.add_subcommand("history", "Keep the results of runs over commits");
   history->require_subcommand(1);
   auto* history_add = history->add_subcommand("add", "Store every metric statistic of a run in the history database");
-  history_add->add_option("results", history_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
+  history_add
+      ->add_option("results", history_opts.results_files,
+                   "results.json of the run; several (archived runs, say): one --commit each, in the same order")
+      ->required()
+      ->check(CLI::ExistingFile);
   history_add
       ->add_option("--db", history_opts.db_file,
                    "History database: an SQLite file, created when missing, or a postgresql:// URL (default: "
                    "$PERFGATE_HISTORY)")
       ->envname(kHistoryEnvironmentVariable)
       ->required();
-  history_add->add_option("--commit", history_opts.commit, "Commit the run measured")->required();
+  // One value per --commit: `--commit SHA RESULTS.json` must not take the file for a commit.
+  history_add->add_option("--commit", history_opts.commits, "Commit the run measured (one per results file)")
+      ->required()
+      ->allow_extra_args(false);
   history_add->add_option("--branch", history_opts.branch, "Branch of that commit")->required();
 
   HistoryLastCommitOptions last_opts;
