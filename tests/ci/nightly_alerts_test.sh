@@ -96,8 +96,13 @@ sha=("")
 for n in $(seq 1 32); do sha+=("$(awk -v m=":$n" '$1 == m { print $2 }' "$work/marks")"); done
 accepting=$(awk '$1 == ":101" { print $2 }' "$work/marks")
 
-json() {  # json FILE PYTHON-EXPRESSION-OF-j
-  "$python3" -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"
+# json FILE PYTHON-EXPRESSION-OF-j...: each expression's value on a line of its own
+# (one Python start for several facts: `mapfile -t facts < <(json ...)`).
+json() {
+  "$python3" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+for expression in sys.argv[2:]:
+    print(eval(expression))' "$@"
 }
 
 # measure DB N EXPECTED-EXIT [ARGS...]: run night N against the history (the
@@ -214,8 +219,11 @@ check_backend() {
       run "$work/suite.json" --out "$work/strict" --quiet --accept-trailers "$work/accepts-$name.txt"
   fi
   measure "$db" 11 0 --accept-trailers "$work/accepts-$name.txt" --skip-bad-trailers
-  [ "$(json "$last_out/results.json" 'j["scenarios"][0]["checks"][0]["verdict"]')" = accepted ] ||
-    fail "$name: night 11 was not accepted: $(cat "$last_out.log")"
+  local facts
+  mapfile -t facts < <(json "$last_out/results.json" 'j["scenarios"][0]["checks"][0]["verdict"]' \
+    'len(j.get("skipped_trailers", []))')
+  [ "${facts[0]}" = accepted ] || fail "$name: night 11 was not accepted: $(cat "$last_out.log")"
+  [ "${facts[1]}" -eq 2 ] || fail "$name: results.json: not two skipped_trailers"
   [ "$(grep -c "^perfgate: skipped accept trailer: .*accepts-$name.txt:[23]: " "$last_out.log")" -eq 2 ] ||
     fail "$name: the console does not name both skipped trailers: $(cat "$last_out.log")"
   grep -qF "**Skipped accept trailers**" "$last_out/summary.md" || fail "$name: summary.md has no skipped trailers"
@@ -223,24 +231,23 @@ check_backend() {
     grep -qF "$phrase" "$last_out/summary.md" ||
       fail "$name: summary.md does not say why each was skipped: $(cat "$last_out/summary.md")"
   done
-  [ "$(json "$last_out/results.json" 'len(j["skipped_trailers"])')" -eq 2 ] || fail "$name: results.json: skipped_trailers"
 
   "$perfgate" history copy "$work/after.sqlite" "$db" > /dev/null
   "$perfgate" trend --db "$db" --branch main --out "$work/trend-$name" > "$work/trend.log"
   # The groups of the measured size: the runner's own metrics of a shell
   # (its wall and CPU time) may step too on a shared host, in groups of their own.
   "$perfgate" alerts list --db "$db" --json > "$work/all-alerts.json"
-  "$python3" -c 'import json, sys
+  mapfile -t facts < <("$python3" -c 'import json, sys
 groups = [g for g in json.load(open(sys.argv[1])) if any(m["metric"] == "app.output_size" for m in g["metrics"])]
-json.dump(groups, open(sys.argv[2], "w"))' "$work/all-alerts.json" "$work/alerts.json"
-  [ "$(json "$work/alerts.json" 'len(j)')" -eq 2 ] || fail "$name: not two alert groups: $(cat "$work/alerts.json")"
-  [ "$(json "$work/alerts.json" 'j[0]["commit_before"] + ".." + j[0]["commit_after"] + " " + j[0]["state"]')" = \
-    "${sha[10]}..${sha[11]} expected" ] || fail "$name: the accepted step is not expected: $(cat "$work/alerts.json")"
-  [ "$(json "$work/alerts.json" 'j[1]["commit_before"] + ".." + j[1]["commit_after"] + " " + j[1]["state"]')" = \
-    "${sha[20]}..${sha[21]} new" ] || fail "$name: the other step is not new: $(cat "$work/alerts.json")"
-  local expected_id new_id
-  expected_id=$(json "$work/alerts.json" 'j[0]["id"]')
-  new_id=$(json "$work/alerts.json" 'j[1]["id"]')
+print(len(groups))
+for g in groups[:2]:
+    print(g["id"], g["commit_before"] + ".." + g["commit_after"], g["state"])' "$work/all-alerts.json")
+  [ "${facts[0]}" -eq 2 ] || fail "$name: not two alert groups: $(cat "$work/all-alerts.json")"
+  local expected_id=${facts[1]%% *} new_id=${facts[2]%% *}
+  [ "${facts[1]#* }" = "${sha[10]}..${sha[11]} expected" ] ||
+    fail "$name: the accepted step is not expected: $(cat "$work/all-alerts.json")"
+  [ "${facts[2]#* }" = "${sha[20]}..${sha[21]} new" ] ||
+    fail "$name: the other step is not new: $(cat "$work/all-alerts.json")"
   grep -q "new alert #$new_id" "$work/trend.log" || fail "$name: trend did not say the new alert: $(cat "$work/trend.log")"
   grep -q "#$expected_id expected" "$work/trend-$name/index.html" || fail "$name: the trend page shows no state"
 
@@ -248,22 +255,25 @@ json.dump(groups, open(sys.argv[2], "w"))' "$work/all-alerts.json" "$work/alerts
   "$perfgate" alerts set "$new_id" --db "$db" --state acknowledged --owner ana --by ana > /dev/null
   "$perfgate" alerts set "$new_id" --db "$db" --bug https://bugs.example.org/42 --by bo > /dev/null
   "$perfgate" alerts show "$new_id" --db "$db" --json > "$work/show.json"
-  [ "$(json "$work/show.json" 'j["state"] + " " + j["owner"] + " " + j["bug"]')" = \
-    "acknowledged ana https://bugs.example.org/42" ] || fail "$name: set did not change it: $(cat "$work/show.json")"
-  [ "$(json "$work/show.json" '" ".join(c["by"] for c in j["changes"])')" = "perfgate ana bo" ] ||
-    fail "$name: the changes are not all kept: $(cat "$work/show.json")"
+  mapfile -t facts < <(json "$work/show.json" 'j["state"] + " " + j["owner"] + " " + j["bug"]' \
+    '" ".join(c["by"] for c in j["changes"])')
+  [ "${facts[0]}" = "acknowledged ana https://bugs.example.org/42" ] ||
+    fail "$name: set did not change it: $(cat "$work/show.json")"
+  [ "${facts[1]}" = "perfgate ana bo" ] || fail "$name: the changes are not all kept: $(cat "$work/show.json")"
   "$perfgate" alerts show "$expected_id" --db "$db" > "$work/show.md"
   grep -qF "**State:** expected" "$work/show.md" || fail "$name: the Markdown body has no state"
   grep -qF "accepted in the range by the run of ${sha[11]:0:12}" "$work/show.md" ||
     fail "$name: the body does not say why expected: $(cat "$work/show.md")"
   [ "$("$perfgate" alerts list --db "$db" --state acknowledged | wc -l)" -eq 1 ] || fail "$name: list --state"
 
-  expect_bad_input "a bad state" 'is not an alert state (new, acknowledged, expected, invalid, fixed)' \
-    alerts set "$new_id" --db "$db" --state closed
   expect_bad_input "a missing alert" "no alert 999" alerts set 999 --db "$db" --state fixed
-  expect_bad_input "a bad id" "is not an alert id" alerts show 1x --db "$db"
-  expect_bad_input "a bad bug link" "is not a bug link" alerts set "$new_id" --db "$db" --bug "javascript:alert(1)"
-  expect_bad_input "a bad list state" "is not an alert state" alerts list --db "$db" --state Fixed
+  if [ "$name" = SQLite ]; then  # refused before the history is read, whichever it is
+    expect_bad_input "a bad state" 'is not an alert state (new, acknowledged, expected, invalid, fixed)' \
+      alerts set "$new_id" --db "$db" --state closed
+    expect_bad_input "a bad id" "is not an alert id" alerts show 1x --db "$db"
+    expect_bad_input "a bad bug link" "is not a bug link" alerts set "$new_id" --db "$db" --bug "javascript:alert(1)"
+    expect_bad_input "a bad list state" "is not an alert state" alerts list --db "$db" --state Fixed
+  fi
 
   # Eight jobs at once: none of their changes is lost.
   local pids=()
@@ -274,11 +284,11 @@ json.dump(groups, open(sys.argv[2], "w"))' "$work/all-alerts.json" "$work/alerts
   done
   for i in $(seq 1 8); do wait "${pids[$((i - 1))]}" || fail "$name: set $i failed: $(cat "$work/set-$i.log")"; done
   "$perfgate" alerts show "$new_id" --db "$db" --json > "$work/show.json"
-  [ "$(json "$work/show.json" 'len(j["changes"])')" -eq 11 ] || fail "$name: changes lost: $(cat "$work/show.json")"
-  [ "$(json "$work/show.json" '" ".join(sorted(c["by"] for c in j["changes"][3:]))')" = \
-    "job1 job2 job3 job4 job5 job6 job7 job8" ] || fail "$name: a job's change is missing"
-  [ "$(json "$work/show.json" 'j["owner"] + " " + j["bug"]')" = "ana https://bugs.example.org/42" ] ||
-    fail "$name: the owner or the bug was lost"
+  mapfile -t facts < <(json "$work/show.json" 'len(j["changes"])' '" ".join(sorted(c["by"] for c in j["changes"][3:]))' \
+    'j["owner"] + " " + j["bug"]')
+  [ "${facts[0]}" -eq 11 ] || fail "$name: changes lost: $(cat "$work/show.json")"
+  [ "${facts[1]}" = "job1 job2 job3 job4 job5 job6 job7 job8" ] || fail "$name: a job's change is missing"
+  [ "${facts[2]}" = "ana https://bugs.example.org/42" ] || fail "$name: the owner or the bug was lost"
 
   # Nights 21 to 30 failed against the old level. Night 31 does too (the
   # script finds no trailer after night 30); once the step is expected,
@@ -291,8 +301,10 @@ json.dump(groups, open(sys.argv[2], "w"))' "$work/all-alerts.json" "$work/alerts
   measure "$db" 31 1 --accept-trailers "$work/accepts-31.txt" --skip-bad-trailers
   "$perfgate" alerts set "$new_id" --db "$db" --state expected --by ana --note "the new codec, as planned" > /dev/null
   measure "$db" 32 0
-  json "$last_out/results.json" 'j["baseline_source"]' | grep -q "${sha[31]:0:12} .*only regressions were expected" ||
-    fail "$name: the baseline is not the expected night: $(json "$last_out/results.json" 'j["baseline_source"]')"
+  local source
+  source=$(json "$last_out/results.json" 'j["baseline_source"]')
+  [[ "$source" == *"${sha[31]:0:12} "*"only regressions were expected"* ]] ||
+    fail "$name: the baseline is not the expected night: $source"
   echo "nightly_alerts_test: $name: the nightly's trailers accepted night 11 (2 bad ones skipped), two groups" \
     "(expected, new), states set, 8 concurrent sets kept, expected night used"
 }
