@@ -26,8 +26,8 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
     const RunResults& results = runs[i];
     const std::string& commit = o.commits[i];
     if (!db.AddRun(results, {commit, o.branch})) {
-      std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n",
-                  db.Name().c_str(), results.suite.c_str(), commit.c_str());
+      std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
+                  results.suite.c_str(), commit.c_str());
       continue;
     }
     std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),

@@ -236,8 +236,9 @@ int PerfgateMain(int argc, char** argv) {
 
   HistoryLastCommitOptions last_opts;
   auto* history_last = history->add_subcommand(
-      "last-commit", "Print the commit of the newest stored run (nothing when there is none): what a nightly has "
-                     "measured so far");
+      "last-commit",
+      "Print the commit of the newest stored run (nothing when there is none): what a nightly has "
+      "measured so far");
   history_last
       ->add_option("--db", last_opts.db_file,
                    "History database: an SQLite file or a postgresql:// URL (default: $PERFGATE_HISTORY)")

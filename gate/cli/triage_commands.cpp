@@ -28,8 +28,8 @@ std::vector<Acceptance> ParseAcceptances(const std::vector<std::string>& texts, 
 }
 
 void ParseAcceptOptions(RunCommandOptions& o) {
-  for (Acceptance& a : ParseAcceptances(o.accepts, o.accept_files,
-                                        o.gate.skip_bad_trailers ? &o.gate.skipped_trailers : nullptr))
+  for (Acceptance& a :
+       ParseAcceptances(o.accepts, o.accept_files, o.gate.skip_bad_trailers ? &o.gate.skipped_trailers : nullptr))
     o.gate.acceptances.push_back(std::move(a));
 }
 

@@ -133,8 +133,7 @@ TEST(AcceptTrailer, TheNightlySkipsBadTrailersOfAFileWithALineEachAndKeepsTheGoo
   EXPECT_EQ(read[0].by, "1a2b3c");
   EXPECT_EQ(read[0].check, "workload.wall_time");
   ASSERT_EQ(skipped.size(), 2u);
-  EXPECT_NE(skipped[0].find(file + ":4: \"start/workload.cpu_time\" names no check of suite s.json"),
-            std::string::npos)
+  EXPECT_NE(skipped[0].find(file + ":4: \"start/workload.cpu_time\" names no check of suite s.json"), std::string::npos)
       << skipped[0];
   EXPECT_NE(skipped[1].find(file + ":5: \"start/rss\" is a budget check"), std::string::npos) << skipped[1];
   std::remove(file.c_str());
