@@ -27,7 +27,11 @@ struct RunCommandOptions {
   std::vector<std::string> accept_files;
 };
 
-// --accept and --accept-trailers into the gate's acceptances (InputError for a malformed one).
+// --accept texts and --accept-trailers files as acceptances (InputError for a
+// malformed one; with `skipped`, a bad trailer's message goes there instead).
+std::vector<Acceptance> ParseAcceptances(const std::vector<std::string>& texts, const std::vector<std::string>& files,
+                                         std::vector<std::string>* skipped);
+// --accept and --accept-trailers into the gate's acceptances.
 void ParseAcceptOptions(RunCommandOptions& options);
 
 // perfgate ab: the suite's baseline and candidate variants, interleaved.
@@ -69,10 +73,15 @@ int ReportCommand(const std::string& results_file, const std::string& out_dir, b
 // Shards of one suite into one results file, with the reports next to it.
 int MergeCommand(const MergeOptions& options);
 struct HistoryAddOptions {
-  std::string results_file;
+  std::vector<std::string> results_files;
   std::string db_file;
-  std::string commit;
+  std::vector<std::string> commits;  // one per results file, in order
   std::string branch;
+};
+struct HistoryLastCommitOptions {
+  std::string db_file;
+  std::string suite;   // empty: every suite
+  std::string branch;  // empty: every branch
 };
 struct HistoryCopyOptions {
   std::string source;
@@ -96,6 +105,8 @@ struct ExportOptions {
 int HistoryAddCommand(const HistoryAddOptions& options);
 // Every run of one history into another, either backend; runs already there are kept once.
 int HistoryCopyCommand(const HistoryCopyOptions& options);
+// The commit of the newest stored run, on one line (nothing when there is none).
+int HistoryLastCommitCommand(const HistoryLastCommitOptions& options);
 // Static dashboard of the history with change points.
 int TrendCommand(const TrendOptions& options);
 // OpenMetrics to stdout, or the Prometheus text format to a Pushgateway.

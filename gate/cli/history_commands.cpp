@@ -14,16 +14,40 @@
 namespace perfgate {
 
 int HistoryAddCommand(const HistoryAddOptions& o) {
-  RunResults results = ReadResultsFile(o.results_file);
+  if (o.commits.size() != o.results_files.size()) {
+    throw InputError("--commit: " + std::to_string(o.results_files.size()) + " results files need as many --commit, " +
+                     "one each in order; got " + std::to_string(o.commits.size()));
+  }
+  // Every file is read before anything is added: a bad one adds none.
+  std::vector<RunResults> runs;
+  for (const std::string& file : o.results_files) runs.push_back(ReadResultsFile(file));
   HistoryDb db = HistoryDb::Open(o.db_file);
-  if (!db.AddRun(results, {o.commit, o.branch})) {
-    std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
-                results.suite.c_str(), o.commit.c_str());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunResults& results = runs[i];
+    const std::string& commit = o.commits[i];
+    if (!db.AddRun(results, {commit, o.branch})) {
+      std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
+                  results.suite.c_str(), commit.c_str());
+      continue;
+    }
+    std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
+                results.scenarios.size(), commit.c_str(), o.branch.c_str(), db.Name().c_str(),
+                static_cast<long long>(db.RunCount()));
+  }
+  return 0;
+}
+
+int HistoryLastCommitCommand(const HistoryLastCommitOptions& o) {
+  const HistoryDb db = HistoryDb::OpenForReading(o.db_file);
+  const std::optional<StoredScenarioRun> last = db.LastRun(o.suite, o.branch);
+  if (!last) {
+    // Not an error: the first night has no previous run.
+    std::string which = o.suite.empty() ? "" : " of suite " + o.suite;
+    if (!o.branch.empty()) which += " on branch " + o.branch;
+    std::fprintf(stderr, "perfgate: %s has no run%s\n", db.Name().c_str(), which.c_str());
     return 0;
   }
-  std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
-              results.scenarios.size(), o.commit.c_str(), o.branch.c_str(), db.Name().c_str(),
-              static_cast<long long>(db.RunCount()));
+  std::printf("%s\n", last->environment.git_commit.c_str());
   return 0;
 }
 

@@ -55,17 +55,30 @@ void AddRunOptions(CLI::App* cmd, RunCommandOptions& o) {
 }
 
 // Options of the commands that judge a head: what people decided about its checks.
-void AddTriageOptions(CLI::App* cmd, RunCommandOptions& o) {
+void AddTriageOptions(CLI::App* cmd, std::vector<std::string>& accepts, std::vector<std::string>& accept_files,
+                      std::string& today) {
   cmd->add_option(
-      "--accept", o.accepts,
+      "--accept", accepts,
       "Accept a regression within a bound: 'SCENARIO/CHECK <= +N%: reason' (repeatable; the commit "
       "trailer Perfgate-Accept says the same). A change whose interval reaches beyond the bound still fails");
-  cmd->add_option("--accept-trailers", o.accept_files,
+  cmd->add_option("--accept-trailers", accept_files,
                   "File of accept trailers, one per line: 'COMMIT SCENARIO/CHECK <= +N%: reason' (the pull-request "
-                  "gate writes it from the commits between merge base and head)")
+                  "gate writes it from the commits between merge base and head, the nightly from those merged "
+                  "since the last night)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--today", o.gate.today,
+  cmd->add_option("--today", today,
                   "The date quarantines are judged on, YYYY-MM-DD (default: PERFGATE_TODAY, else today in UTC)");
+}
+void AddTriageOptions(CLI::App* cmd, RunCommandOptions& o) {
+  AddTriageOptions(cmd, o.accepts, o.accept_files, o.gate.today);
+}
+
+// The nightly's leniency towards the trailers of main's history (never the pull-request gate's).
+void AddSkipBadTrailersFlag(CLI::App* cmd, bool& skip) {
+  cmd->add_flag("--skip-bad-trailers", skip,
+                "A trailer of --accept-trailers that is malformed or names no check of the suite is left out, one "
+                "line each on the console and in summary.md, instead of exit 2 (the nightly: the pull-request "
+                "gate already judged it, and one bad commit message must not fail every later night)");
 }
 
 // "perfgate 0.1.0 (commit 1a2b3c4d5e6f, libbpf v1.1)": what a bug report needs.
@@ -87,6 +100,7 @@ int PerfgateMain(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a suite under its probes, compare with baselines, write reports");
   AddRunOptions(run, run_opts);
   AddTriageOptions(run, run_opts);
+  AddSkipBadTrailersFlag(run, run_opts.gate.skip_bad_trailers);
   auto* update = run->add_flag("--update-baseline", run_opts.update_baseline, "Store this run as the new baseline");
   auto* from_history =
       run->add_option("--baseline-from-history", run_opts.gate.history_db,
@@ -195,20 +209,48 @@ int PerfgateMain(int argc, char** argv) {
   merge->add_flag("--strict", merge_opts.strict, "Inconclusive checks fail");
   merge->add_flag("--fdr", merge_opts.fdr, "With --baseline-dir: Benjamini-Hochberg instead of Holm");
   merge->add_flag("--allow-other-host", merge_opts.allow_other_host, kAllowOtherHostHelp);
+  merge
+      ->add_option("--suite", merge_opts.suite_file,
+                   "The suite the shards ran: its quarantine and the acceptances decide the merged checks again "
+                   "(re-evaluating with --baseline-dir drops the shards' own)")
+      ->check(CLI::ExistingFile);
+  std::vector<std::string> merge_accepts, merge_accept_files;
+  AddTriageOptions(merge, merge_accepts, merge_accept_files, merge_opts.today);
+  AddSkipBadTrailersFlag(merge, merge_opts.skip_bad_trailers);
 
   HistoryAddOptions history_opts;
   auto* history = app.add_subcommand("history", "Keep the results of runs over commits");
   history->require_subcommand(1);
   auto* history_add = history->add_subcommand("add", "Store every metric statistic of a run in the history database");
-  history_add->add_option("results", history_opts.results_file, "results.json")->required()->check(CLI::ExistingFile);
+  history_add
+      ->add_option("results", history_opts.results_files,
+                   "results.json of the run; several (archived runs, say): one --commit each, in the same order")
+      ->required()
+      ->check(CLI::ExistingFile);
   history_add
       ->add_option("--db", history_opts.db_file,
                    "History database: an SQLite file, created when missing, or a postgresql:// URL (default: "
                    "$PERFGATE_HISTORY)")
       ->envname(kHistoryEnvironmentVariable)
       ->required();
-  history_add->add_option("--commit", history_opts.commit, "Commit the run measured")->required();
+  // One value per --commit: `--commit SHA RESULTS.json` must not take the file for a commit.
+  history_add->add_option("--commit", history_opts.commits, "Commit the run measured (one per results file)")
+      ->required()
+      ->allow_extra_args(false);
   history_add->add_option("--branch", history_opts.branch, "Branch of that commit")->required();
+
+  HistoryLastCommitOptions last_opts;
+  auto* history_last = history->add_subcommand(
+      "last-commit",
+      "Print the commit of the newest stored run (nothing when there is none): what a nightly has "
+      "measured so far");
+  history_last
+      ->add_option("--db", last_opts.db_file,
+                   "History database: an SQLite file or a postgresql:// URL (default: $PERFGATE_HISTORY)")
+      ->envname(kHistoryEnvironmentVariable)
+      ->required();
+  history_last->add_option("--branch", last_opts.branch, "Only runs of this branch (default: all)");
+  history_last->add_option("--suite", last_opts.suite, "Only runs of this suite (default: all)");
 
   HistoryCopyOptions copy_opts;
   auto* history_copy = history->add_subcommand(
@@ -346,9 +388,14 @@ int PerfgateMain(int argc, char** argv) {
     if (*record) return BaselineRecordCommand(record_opts);
     if (*compare) return CompareCommand(compare_base, compare_results, compare_out, compare_strict, compare_other_host);
     if (*report) return ReportCommand(report_results, report_out, report_strict);
-    if (*merge) return MergeCommand(merge_opts);
+    if (*merge) {
+      merge_opts.acceptances = ParseAcceptances(merge_accepts, merge_accept_files,
+                                                merge_opts.skip_bad_trailers ? &merge_opts.skipped_trailers : nullptr);
+      return MergeCommand(merge_opts);
+    }
     if (*history_add) return HistoryAddCommand(history_opts);
     if (*history_copy) return HistoryCopyCommand(copy_opts);
+    if (*history_last) return HistoryLastCommitCommand(last_opts);
     if (*trend) return TrendCommand(trend_opts);
     if (*export_cmd) return ExportCommand(export_opts);
     if (*overhead) return OverheadCommand(overhead_opts);

@@ -92,6 +92,9 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
       }
     }
   }
+  for (const std::string& skipped : r.skipped_trailers) {
+    log::Notice("skipped accept trailer: %s\n", OneLine(skipped).c_str());
+  }
   std::string triaged;
   if (counts.accepted > 0) triaged += ", " + std::to_string(counts.accepted) + " accepted";
   if (counts.quarantined > 0) triaged += ", " + std::to_string(counts.quarantined) + " quarantined";

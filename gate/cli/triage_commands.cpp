@@ -17,11 +17,20 @@
 
 namespace perfgate {
 
-void ParseAcceptOptions(RunCommandOptions& o) {
-  for (const std::string& text : o.accepts) o.gate.acceptances.push_back(ParseAcceptance(text, "--accept", "--accept"));
-  for (const std::string& file : o.accept_files) {
-    for (Acceptance& a : ReadAcceptanceFile(file)) o.gate.acceptances.push_back(std::move(a));
+std::vector<Acceptance> ParseAcceptances(const std::vector<std::string>& texts, const std::vector<std::string>& files,
+                                         std::vector<std::string>* skipped) {
+  std::vector<Acceptance> out;
+  for (const std::string& text : texts) out.push_back(ParseAcceptance(text, "--accept", "--accept"));
+  for (const std::string& file : files) {
+    for (Acceptance& a : ReadAcceptanceFile(file, skipped)) out.push_back(std::move(a));
   }
+  return out;
+}
+
+void ParseAcceptOptions(RunCommandOptions& o) {
+  for (Acceptance& a :
+       ParseAcceptances(o.accepts, o.accept_files, o.gate.skip_bad_trailers ? &o.gate.skipped_trailers : nullptr))
+    o.gate.acceptances.push_back(std::move(a));
 }
 
 int QuarantineListCommand(const std::string& suite_file, const std::string& today_option) {

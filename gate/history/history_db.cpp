@@ -263,6 +263,12 @@ std::vector<StoredScenarioRun> HistoryDb::ScenarioRunHeaders(const std::string& 
   return RunHeadersByScenario(suite, {scenario}, branch, limit).at(scenario);
 }
 
+std::optional<StoredScenarioRun> HistoryDb::LastRun(const std::string& suite, const std::string& branch) const {
+  std::vector<StoredScenarioRun> runs = store_->RunHeaders(suite, branch, 1);
+  if (runs.empty()) return std::nullopt;
+  return std::move(runs.front());
+}
+
 std::map<std::string, std::vector<StoredScenarioRun>> HistoryDb::RunHeadersByScenario(
     const std::string& suite, const std::vector<std::string>& scenarios, const std::string& branch,
     size_t limit) const {

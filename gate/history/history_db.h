@@ -174,6 +174,10 @@ class HistoryDb {
                                                                              const std::vector<std::string>& scenarios,
                                                                              const std::string& branch,
                                                                              size_t limit = 0) const;
+  // The newest run (by its timestamp) of `suite` on `branch`, each every one
+  // when empty, without its scenarios; nullopt when there is none. The
+  // nightly collects the accept trailers of the commits merged since.
+  std::optional<StoredScenarioRun> LastRun(const std::string& suite, const std::string& branch) const;
   // Fills run.scenario with its stored result of `scenario` (no-op when it has none).
   void LoadScenario(StoredScenarioRun& run, const std::string& scenario) const;
   // The stored results of those of `scenarios` that run `run_id` kept whole, read at once.

@@ -67,7 +67,7 @@ class HistoryStore {
   virtual void ForEachValue(const std::vector<int64_t>& run_ids, const std::vector<int64_t>& series_ids,
                             const std::function<void(const SeriesValue&)>& visit) = 0;
   virtual std::vector<std::string> Branches() = 0;
-  // The runs of `suite` on `branch` (every branch when empty), newest first,
+  // The runs of `suite` (every suite when empty) on `branch` (every branch when empty), newest first,
   // without their scenarios (has_scenario false); `limit` 0: all.
   virtual std::vector<StoredScenarioRun> RunHeaders(const std::string& suite, const std::string& branch,
                                                     size_t limit) = 0;

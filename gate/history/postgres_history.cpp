@@ -405,8 +405,9 @@ class PostgresHistory final : public HistoryStore {
     // A database of schema 2, read without migrating, has no results kept whole.
     ResultPtr rows = Exec(std::string("SELECT r.id, r.commit_sha, r.branch, r.verdict, r.run_timestamp, r.hostname, "
                                       "r.kernel, r.cpu_model, r.cpu_count, r.perfgate_version, ") +
-                              (SchemaVersion() >= 3 ? "r.kept_whole " : "0 ") +
-                              "FROM runs r WHERE r.suite = $1 AND ($2 = '' OR r.branch = $2) ORDER BY "
+                              (SchemaVersion() >= 3 ? "r.kept_whole " : "0 ") + "FROM runs r WHERE " +
+                              (suite.empty() ? "$1::text = ''" : "r.suite = $1") +
+                              " AND ($2 = '' OR r.branch = $2) ORDER BY "
                               "r.run_timestamp DESC, r.id DESC" +
                               (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()),
                           {suite, branch});

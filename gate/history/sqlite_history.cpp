@@ -271,8 +271,9 @@ class SqliteHistory final : public HistoryStore {
     Statement rows(db_, Name(),
                    std::string("SELECT id, commit_sha, branch, verdict, run_timestamp, hostname, kernel, cpu_model, "
                                "cpu_count, perfgate_version, ") +
-                       (SchemaVersion() >= 3 ? "kept_whole " : "0 ") +
-                       "FROM runs WHERE suite = ?1 AND (?2 = '' OR branch = ?2) ORDER BY run_timestamp DESC, id DESC" +
+                       (SchemaVersion() >= 3 ? "kept_whole " : "0 ") + "FROM runs WHERE " +
+                       (suite.empty() ? "?1 = ''" : "suite = ?1") +
+                       " AND (?2 = '' OR branch = ?2) ORDER BY run_timestamp DESC, id DESC" +
                        (limit > 0 ? " LIMIT " + std::to_string(limit) : std::string()));
     rows.Bind(1, suite).Bind(2, branch);
     std::vector<StoredScenarioRun> out;

@@ -248,6 +248,9 @@ struct RunResults {
   std::vector<ScenarioResult> scenarios;
   bool partial = false;   // the run was interrupted; what is here was measured
   bool strict = false;    // inconclusive checks fail the run (--strict), in every report
+  // Accept trailers the run left out (the nightly's --skip-bad-trailers):
+  // one line each, where it was and why it could not apply.
+  std::vector<std::string> skipped_trailers;
   Verdict verdict = Verdict::kPass;
   int exit_code = 0;
 };

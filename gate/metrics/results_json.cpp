@@ -625,6 +625,7 @@ json ToJson(const RunResults& res) {
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;
+  if (!res.skipped_trailers.empty()) j["skipped_trailers"] = res.skipped_trailers;
   return j;
 }
 
@@ -646,6 +647,7 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   }
   res.baseline_source = r.String("baseline_source", "");
   res.strict = r.Bool("strict", false);
+  res.skipped_trailers = StringArray(r, "skipped_trailers");
   const json& scenarios = r.ArrayOrEmpty("scenarios");
   for (size_t i = 0; i < scenarios.size(); ++i) {
     res.scenarios.push_back(ScenarioFromJson(scenarios[i], file, r.At("scenarios", i)));

@@ -53,21 +53,29 @@ Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> 
 // date is bad input now, not after the run.
 struct TriagePolicy {
   std::vector<Acceptance> acceptances;
+  std::vector<std::string> skipped_trailers;  // --skip-bad-trailers: each one line, for the reports
   std::vector<QuarantineEntry> quarantine;
   std::string today;
 };
+
+// The triage of `suite`'s checks: its quarantine and the acceptances
+// resolved against all of its scenarios.
+template <typename Options>
+TriagePolicy TriagePolicyOf(const Suite& suite, const Options& o) {
+  TriagePolicy policy{.acceptances = o.acceptances,
+                      .skipped_trailers = o.skipped_trailers,
+                      .quarantine = suite.quarantine,
+                      .today = TriageToday(o.today)};
+  ResolveAcceptances(policy.acceptances, suite, o.skip_bad_trailers ? &policy.skipped_trailers : nullptr);
+  return policy;
+}
 
 // The suite with only this runner's shard of the scenarios (all without
 // --shard); `policy`, when given, gets the triage resolved against all of them.
 Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {},
                     TriagePolicy* policy = nullptr) {
   Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides), o.suite_dir);
-  if (policy) {
-    policy->acceptances = o.acceptances;
-    ResolveAcceptances(policy->acceptances, suite);
-    policy->quarantine = suite.quarantine;
-    policy->today = TriageToday(o.today);
-  }
+  if (policy) *policy = TriagePolicyOf(suite, o);
   if (!o.run_as.empty()) {
     ResolveUser(o.run_as, "--run-as");
     for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
@@ -329,6 +337,11 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
 // confirmation) and before the evidence, which failing checks alone need.
 void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
   ApplyTriage(results, policy.acceptances, policy.quarantine, policy.today);
+  for (const std::string& skipped : policy.skipped_trailers) {
+    if (std::find(results.skipped_trailers.begin(), results.skipped_trailers.end(), skipped) ==
+        results.skipped_trailers.end())
+      results.skipped_trailers.push_back(skipped);
+  }
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, results.strict);
 }
@@ -602,6 +615,10 @@ GateOutcome RerenderResults(const std::string& results_file, const std::string& 
 }
 
 GateOutcome MergeResultFiles(const MergeOptions& o) {
+  if (o.suite_file.empty() && !o.acceptances.empty())
+    throw InputError("merge: --accept and --accept-trailers need --suite (the suite the checks are resolved in)");
+  std::optional<TriagePolicy> policy;
+  if (!o.suite_file.empty()) policy = TriagePolicyOf(LoadSuiteFile(o.suite_file), o);
   std::vector<ShardResults> shards;
   for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
   RunResults merged = MergeShards(shards, o.strict);
@@ -626,6 +643,7 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
     Evaluate(merged, stored.scenarios, stored.environment, stored.source, o.strict, co);
     AddBaselineEvidence(merged, stored.scenarios);
   }
+  if (policy) TriageVerdicts(merged, *policy);
   WriteExplainedReports(merged, out_dir);
   // WriteReports wrote results.json; another name gets its own copy.
   if (fs::path(o.output_file).filename() != "results.json") WriteFileAtomic(o.output_file, ResultsText(merged));

@@ -68,6 +68,11 @@ struct GateOptions {
   // Regressions accepted within a bound (triage/acceptance.h): --accept and
   // the pull-request gate's trailers; resolved against the suite before anything runs.
   std::vector<Acceptance> acceptances;
+  // The nightly's --skip-bad-trailers: a trailer from a file that is
+  // malformed or names no check of the suite is left out with a note (in
+  // skipped_trailers, the reading's; resolving adds its own) instead of exit 2.
+  bool skip_bad_trailers = false;
+  std::vector<std::string> skipped_trailers;
   // The date quarantines are judged on (YYYY-MM-DD); empty: PERFGATE_TODAY or the clock.
   std::string today;
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
@@ -116,6 +121,14 @@ struct MergeOptions {
   bool strict = false;
   bool fdr = false;
   bool allow_other_host = false;  // baselines of another machine than the results' decide checks too
+  // With a suite file: its quarantine and these acceptances decide the
+  // merged checks again (a re-evaluation against baseline_dir drops the
+  // shards' own), as in GateOptions.
+  std::string suite_file;
+  std::vector<Acceptance> acceptances;
+  bool skip_bad_trailers = false;
+  std::vector<std::string> skipped_trailers;
+  std::string today;
 };
 // perfgate merge: shards of one suite into one results file, reports next to it.
 GateOutcome MergeResultFiles(const MergeOptions& options);

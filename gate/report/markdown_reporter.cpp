@@ -161,6 +161,13 @@ std::vector<std::string> TriageItems(const RunResults& results) {
   return items;
 }
 
+// "- nightly-accepts.txt:2: "parse/gone <= +5%: …" names no check of suite …"
+std::vector<std::string> SkippedTrailerItems(const RunResults& results) {
+  std::vector<std::string> items;
+  for (const std::string& skipped : results.skipped_trailers) items.push_back("- " + Cell(skipped) + "\n");
+  return items;
+}
+
 // "- camera / workload.wall_time.value +30.0%: mm.reclaim_latency.sum_per_op +410.0% (1.00 us/op → 5.10 us/op),
 // at least +4.00 us/op (80 % of the wall-time change); ... host noise (not a cause): host.other_cpus ..."
 std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
@@ -333,6 +340,10 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
   AppendSection(doc, "**Errors**\n\n", ErrorItems(findings), omitted);
   AppendSection(doc, "**Accepted and quarantined** (a person's decision; these checks do not fail the run)\n\n",
                 TriageItems(results), omitted);
+  AppendSection(doc,
+                "**Skipped accept trailers** (--skip-bad-trailers: malformed, or naming no check of this suite; "
+                "they accept nothing)\n\n",
+                SkippedTrailerItems(results), omitted);
   AppendSection(doc,
                 "**Why it regressed**: kernel metrics that grew, ranked by the time they account for at least (events "
                 "times an estimated cost, waits as measured); metrics that improved and the host's load are not "

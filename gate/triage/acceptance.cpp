@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <regex>
 
 #include "metrics/error.h"
@@ -55,7 +56,7 @@ Acceptance ParseAcceptance(const std::string& text, const std::string& by, const
   return a;
 }
 
-std::vector<Acceptance> ReadAcceptanceFile(const std::string& file) {
+std::vector<Acceptance> ReadAcceptanceFile(const std::string& file, std::vector<std::string>* skipped) {
   std::ifstream in(file);
   if (!in) throw InputError(file + ": cannot open the file of accept trailers");
   std::vector<Acceptance> out;
@@ -64,35 +65,59 @@ std::vector<Acceptance> ReadAcceptanceFile(const std::string& file) {
     const std::string text = Trim(line);
     if (text.empty() || text[0] == '#') continue;
     const std::string where = file + ":" + std::to_string(number);
-    const size_t space = text.find_first_of(" \t");
-    if (space == std::string::npos) {
-      throw InputError(where + ": expected \"COMMIT SCENARIO/CHECK <= +N%: reason\"");
+    try {
+      const size_t space = text.find_first_of(" \t");
+      if (space == std::string::npos) {
+        throw InputError(where + ": expected \"COMMIT SCENARIO/CHECK <= +N%: reason\"");
+      }
+      Acceptance a = ParseAcceptance(Trim(text.substr(space + 1)), text.substr(0, space), where);
+      a.from_trailer_file = true;
+      out.push_back(std::move(a));
+    } catch (const Error& e) {
+      if (skipped == nullptr) throw;
+      skipped->push_back(e.what());
     }
-    out.push_back(ParseAcceptance(Trim(text.substr(space + 1)), text.substr(0, space), where));
   }
   return out;
 }
 
-void ResolveAcceptances(std::vector<Acceptance>& acceptances, const Suite& suite) {
-  for (Acceptance& a : acceptances) {
-    std::optional<CheckTarget> target = ResolveCheckTarget(suite.scenarios, a.target);
-    if (!target) {
-      throw InputError(a.source + ": \"" + a.target + "\" names no check of suite " + suite.file +
-                       " (write SCENARIO/CHECK with the check's name as the reports show it)");
-    }
-    for (const ScenarioSpec& s : suite.scenarios) {
-      if (s.name != target->scenario) continue;
-      for (const CheckSpec& c : s.checks) {
-        if (c.name == target->check && c.type == CheckSpec::Type::kBudget) {
-          throw InputError(a.source + ": \"" + a.target +
-                           "\" is a budget check: its limit is absolute, so there is no change to accept; raise "
-                           "the budget in the suite instead");
-        }
+namespace {
+
+// Why `a` cannot gate a check of `suite`, or nothing when it resolves (and is resolved).
+std::optional<std::string> Resolve(Acceptance& a, const Suite& suite) {
+  std::optional<CheckTarget> target = ResolveCheckTarget(suite.scenarios, a.target);
+  if (!target) {
+    return a.source + ": \"" + a.target + "\" names no check of suite " + suite.file +
+           " (write SCENARIO/CHECK with the check's name as the reports show it)";
+  }
+  for (const ScenarioSpec& s : suite.scenarios) {
+    if (s.name != target->scenario) continue;
+    for (const CheckSpec& c : s.checks) {
+      if (c.name == target->check && c.type == CheckSpec::Type::kBudget) {
+        return a.source + ": \"" + a.target +
+               "\" is a budget check: its limit is absolute, so there is no change to accept; raise the budget in "
+               "the suite instead";
       }
     }
-    a.scenario = target->scenario;
-    a.check = target->check;
   }
+  a.scenario = target->scenario;
+  a.check = target->check;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void ResolveAcceptances(std::vector<Acceptance>& acceptances, const Suite& suite, std::vector<std::string>* skipped) {
+  std::vector<Acceptance> resolved;
+  for (Acceptance& a : acceptances) {
+    if (std::optional<std::string> why = Resolve(a, suite)) {
+      if (skipped == nullptr || !a.from_trailer_file) throw InputError(*why);
+      skipped->push_back(std::move(*why));
+      continue;
+    }
+    resolved.push_back(std::move(a));
+  }
+  acceptances = std::move(resolved);
 }
 
 }  // namespace perfgate

@@ -189,6 +189,22 @@ TEST_P(History, SeriesOfInterleavedSuitesStayApartEachInTimeOrder) {
   EXPECT_DOUBLE_EQ(all[1].points[1].values[0], 20.0);
 }
 
+TEST_P(History, TheLastRunIsTheNewestByRunTimeOfItsBranchAndSuite) {
+  HistoryDb db = HistoryDb::Open(location());
+  EXPECT_FALSE(db.LastRun("", "main"));
+  db.AddRun(SampleRun("2024-05-02T00:00:00Z", 2.0), {"c2", "main"});
+  db.AddRun(SampleRun("2024-05-01T00:00:00Z", 1.0), {"c1", "main"});  // added later, measured earlier
+  db.AddRun(SampleRun("2024-05-03T00:00:00Z", 3.0), {"c3", "feature"});
+  RunResults other = SampleRun("2024-05-04T00:00:00Z", 4.0);
+  other.suite = "presubmit";
+  db.AddRun(other, {"c4", "main"});
+  EXPECT_EQ(db.LastRun("nightly", "main")->environment.git_commit, "c2");
+  EXPECT_EQ(db.LastRun("", "main")->environment.git_commit, "c4");
+  EXPECT_EQ(db.LastRun("nightly", "")->environment.git_commit, "c3");
+  EXPECT_FALSE(db.LastRun("nightly", "release"));
+  EXPECT_FALSE(db.LastRun("gone", ""));
+}
+
 TEST_P(History, TheRunsOfSeveralScenariosAndTheirResultsAreReadAtOnce) {
   HistoryDb db = HistoryDb::Open(location());
   RunResults both = SampleRun("2024-05-02T00:00:00Z", 2.0, "camera");

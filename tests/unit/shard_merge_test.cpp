@@ -119,6 +119,14 @@ TEST(MergeShards, PartialShardMakesThePartialRun) {
   EXPECT_EQ(merged.exit_code, 3);
 }
 
+TEST(MergeShards, EachSkippedTrailerOnceThoughEveryShardSkippedIt) {
+  ShardResults one = ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kPass)});
+  ShardResults two = ShardOf("2.json", "s", {ScenarioWith("b", Verdict::kPass)});
+  one.results.skipped_trailers = {"t.txt:2: bad", "t.txt:3: worse"};
+  two.results.skipped_trailers = {"t.txt:2: bad", "t.txt:3: worse"};
+  EXPECT_EQ(MergeShards({one, two}, false).skipped_trailers, one.results.skipped_trailers);
+}
+
 TEST(MergeShards, StrictMakesInconclusiveFail) {
   auto shards = std::vector<ShardResults>{ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kInconclusive)})};
   EXPECT_EQ(MergeShards(shards, false).exit_code, 0);

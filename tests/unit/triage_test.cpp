@@ -104,6 +104,41 @@ TEST(AcceptTrailer, ReadsTheGatesTrailerFileNamingTheLineOfABadOne) {
   std::remove(file.c_str());
 }
 
+TEST(AcceptTrailer, TheNightlySkipsBadTrailersOfAFileWithALineEachAndKeepsTheGoodOnes) {
+  const std::string file = ::testing::TempDir() + "/nightly-trailers.txt";
+  {
+    std::ofstream out(file);
+    out << "# the commits since the last night\n"
+           "1a2b3c start/workload.wall_time <= +15%: intended\n"
+           "4d5e6f start/x <= 15: no percent sign\n"
+           "778899 start/workload.cpu_time <= +3%: a check the suite lost\n"
+           "aabbcc start/rss <= +3%: a budget\n";
+  }
+  std::vector<std::string> skipped;
+  std::vector<Acceptance> read = ReadAcceptanceFile(file, &skipped);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find(file + ":3: \"start/x <= 15: no percent sign\": malformed bound"), std::string::npos)
+      << skipped[0];
+  ASSERT_EQ(read.size(), 3u);
+  // --accept is typed for this run: never skipped.
+  read.push_back(ParseAcceptance("io/gone <= +3%: typed", "--accept", "--accept"));
+  const Suite suite = ParseSuite(kSuite, "s.json", kVocab, kVars);
+  std::vector<Acceptance> strict = read;
+  std::string e = testing::ErrorOf([&] { ResolveAcceptances(strict, suite, &skipped); }, ExitCode::kBadInput);
+  EXPECT_NE(e.find("--accept: \"io/gone\" names no check"), std::string::npos) << e;
+  read.pop_back();
+  skipped.clear();
+  ResolveAcceptances(read, suite, &skipped);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].by, "1a2b3c");
+  EXPECT_EQ(read[0].check, "workload.wall_time");
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_NE(skipped[0].find(file + ":4: \"start/workload.cpu_time\" names no check of suite s.json"), std::string::npos)
+      << skipped[0];
+  EXPECT_NE(skipped[1].find(file + ":5: \"start/rss\" is a budget check"), std::string::npos) << skipped[1];
+  std::remove(file.c_str());
+}
+
 // A regression check of scenario "start" with the given change and interval.
 RunResults RunWith(double change, double low, double high, Verdict verdict = Verdict::kRegression,
                    Better better = Better::kLower) {
@@ -241,6 +276,10 @@ TEST(Triage, RoundTripsThroughResultsJson) {
   EXPECT_EQ(c.triage->reason, "intended");
   EXPECT_DOUBLE_EQ(*c.triage->bound_pct, 15);
   EXPECT_EQ(c.triage->note, r.scenarios[0].checks[0].triage->note);
+  EXPECT_FALSE(ToJson(r).contains("skipped_trailers"));  // only when there are some
+
+  r.skipped_trailers = {"t.txt:3: \"start/x <= 15: no percent sign\": malformed bound \"15\""};
+  EXPECT_EQ(ResultsFromJson(ToJson(r), "results.json").skipped_trailers, r.skipped_trailers);
 }
 
 TEST(QuarantineList, ParsesEntriesOfTheSuite) {
