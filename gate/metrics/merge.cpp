@@ -32,11 +32,7 @@ RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict) {
     if (!merged.baseline_environment) merged.baseline_environment = shard.results.baseline_environment;
     if (merged.baseline_source.empty()) merged.baseline_source = shard.results.baseline_source;
     // Every shard resolved the trailers against the whole suite: each skipped one once.
-    for (const std::string& skipped : shard.results.skipped_trailers) {
-      if (std::find(merged.skipped_trailers.begin(), merged.skipped_trailers.end(), skipped) ==
-          merged.skipped_trailers.end())
-        merged.skipped_trailers.push_back(skipped);
-    }
+    AddSkippedTrailers(merged, shard.results.skipped_trailers);
   }
   merged.verdict = OverallVerdict(merged);
   merged.strict = strict;

@@ -1,5 +1,7 @@
 #include "metrics/results.h"
 
+#include <algorithm>
+
 namespace perfgate {
 
 std::string ToString(Verdict v) {
@@ -28,6 +30,14 @@ double DefaultMaxRegressionPct(std::string_view metric) {
 }
 
 std::string ToString(CheckSpec::Type t) { return t == CheckSpec::Type::kBudget ? "budget" : "regression"; }
+
+void AddSkippedTrailers(RunResults& results, const std::vector<std::string>& skipped) {
+  for (const std::string& line : skipped) {
+    if (std::find(results.skipped_trailers.begin(), results.skipped_trailers.end(), line) ==
+        results.skipped_trailers.end())
+      results.skipped_trailers.push_back(line);
+  }
+}
 
 Verdict OverallVerdict(const RunResults& results) {
   bool regression = false, inconclusive = false, improvement = false;

@@ -255,6 +255,10 @@ struct RunResults {
   int exit_code = 0;
 };
 
+// Adds the skipped trailers to the run's, each once (a merge of shards, or
+// the triage of a run, may meet one twice).
+void AddSkippedTrailers(RunResults& results, const std::vector<std::string>& skipped);
+
 // Overall verdict of a run and its exit code (docs/ARCHITECTURE.md): error → 3,
 // regression → 1, inconclusive → 1 only when strict.
 int ExitCodeFor(const RunResults& results, bool strict);

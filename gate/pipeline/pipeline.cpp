@@ -337,11 +337,7 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
 // confirmation) and before the evidence, which failing checks alone need.
 void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
   ApplyTriage(results, policy.acceptances, policy.quarantine, policy.today);
-  for (const std::string& skipped : policy.skipped_trailers) {
-    if (std::find(results.skipped_trailers.begin(), results.skipped_trailers.end(), skipped) ==
-        results.skipped_trailers.end())
-      results.skipped_trailers.push_back(skipped);
-  }
+  AddSkippedTrailers(results, policy.skipped_trailers);
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, results.strict);
 }
