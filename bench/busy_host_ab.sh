@@ -63,6 +63,7 @@ work, runs = sys.argv[1], int(sys.argv[2])
 for arm, title in (("aa", "A/A"), ("ab", "A/B")):
     exits = collections.Counter()
     cpu = collections.Counter()
+    failed = collections.Counter()  # the checks that failed, by metric
     retaken = 0
     for i in range(1, runs + 1):
         exits[open(os.path.join(work, f"{arm}-{i}.exit")).read().strip()] += 1
@@ -74,6 +75,9 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
             for check in scenario["checks"]:
                 if check["spec"]["metric"] == "workload.cpu_time":
                     cpu[check["verdict"]] += 1
+                if check["verdict"] == "regression":
+                    failed[check["spec"].get("name") or check["spec"]["metric"]] += 1
     print(f"{title}: exit codes {dict(exits)}; failed (exit 1) {exits['1']} of {runs}; "
-          f"workload.cpu_time verdicts {dict(cpu)}; retaken repetitions {retaken}")
+          f"workload.cpu_time verdicts {dict(cpu)}; checks failed, by metric {dict(failed)}; "
+          f"retaken repetitions {retaken}")
 PY
