@@ -57,6 +57,7 @@ class HeldChild {
       _exit(0);
     }
     close(gate_[0]);
+    WaitUntilHeld();
   }
   ~HeldChild() {
     if (gate_[1] >= 0) close(gate_[1]);
@@ -73,6 +74,27 @@ class HeldChild {
   }
 
  private:
+  // Returns once the child sleeps in its read of the gate (state S), at most
+  // 10 s. A test then tracks it and resets its probe while it makes no system
+  // call: a child still on its way there (a slow, emulated guest) could
+  // count a call in the middle of the reset and lose that call's sample.
+  void WaitUntilHeld() const {
+    const std::string stat = "/proc/" + std::to_string(pid_) + "/stat";
+    for (int i = 0; i < 10000; ++i) {
+      if (FILE* f = std::fopen(stat.c_str(), "r")) {
+        char state = '?';
+        // pid (comm) state ...: the state follows the last ')'.
+        char line[512] = {};
+        const bool read = std::fgets(line, sizeof line, f) != nullptr;
+        std::fclose(f);
+        if (const char* paren = read ? std::strrchr(line, ')') : nullptr; paren != nullptr && paren[1] == ' ')
+          state = paren[2];
+        if (state == 'S') return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   int gate_[2] = {-1, -1};
   pid_t pid_ = -1;
   bool reaped_ = false;
