@@ -198,7 +198,7 @@ CounterSetChoice CounterSetFrom(PerfCounterSource& source, const nlohmann::json&
                        "set \"counters\" to \"auto\" to count hardware events where the host has a PMU"};
     return out;
   }
-  const CpuCounterChoice choice = &source == &KernelPerfCounters() ? AutoCpuCounters() : ChooseCpuCounters(source);
+  const CpuCounterChoice choice = ChooseCpuCounters(source);
   if (choice.set == CpuCounterSet::kHardware) {
     out.set = CpuCounterSet::kHardware;
     out.unavailable = {other_metrics(CpuCounterSet::kSoftware), "this host has a PMU, so it counts hardware events",

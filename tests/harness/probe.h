@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,18 +80,16 @@ class HeldChild {
   // call: a child still on its way there (a slow, emulated guest) could
   // count a call in the middle of the reset and lose that call's sample.
   void WaitUntilHeld() const {
-    const std::string stat = "/proc/" + std::to_string(pid_) + "/stat";
+    const std::string path = "/proc/" + std::to_string(pid_) + "/stat";
     for (int i = 0; i < 10000; ++i) {
-      if (FILE* f = std::fopen(stat.c_str(), "r")) {
-        char state = '?';
-        // pid (comm) state ...: the state follows the last ')'.
-        char line[512] = {};
-        const bool read = std::fgets(line, sizeof line, f) != nullptr;
-        std::fclose(f);
-        if (const char* paren = read ? std::strrchr(line, ')') : nullptr; paren != nullptr && paren[1] == ' ')
-          state = paren[2];
-        if (state == 'S') return;
-      }
+      std::ifstream in(path);
+      std::string stat;
+      std::getline(in, stat);
+      // pid (comm) state ...: comm may hold anything, so the state follows the last ')'.
+      const size_t paren = stat.rfind(')');
+      char state = 0;
+      if (paren != std::string::npos && std::sscanf(stat.c_str() + paren + 1, " %c", &state) == 1 && state == 'S')
+        return;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
