@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
+  # Ninja and lld: the tests' builds schedule and link faster than with make and GNU ld.
+  ninja-build lld
   # A compiler cache: a clean clone on a machine that ran CI before compiles only what changed.
   ccache
   # perfgate(1) from --help, and the Debian package (CPack, dpkg-shlibdeps).

@@ -23,6 +23,9 @@ if command -v ccache > /dev/null; then
 fi
 export PERFGATE_CMAKE_LAUNCHER="${launcher[*]}"
 
+# Ninja for a build dir configured here first (one configured earlier keeps its generator).
+generator() { [ -f "$1/CMakeCache.txt" ] || echo "-GNinja"; }
+
 BUILD_DIR="${BUILD_DIR:-build}"
 # The same tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 ASAN_BUILD_DIR="${ASAN_BUILD_DIR:-$BUILD_DIR-asan}"
@@ -77,7 +80,7 @@ NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWi
 # Tests and benchmarks on, whatever an earlier configure of the same build
 # dir chose (the main job's configures without them). The unit tests are
 # built in the sanitizer build only.
-cmake -S . -B "$BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
+cmake -S . -B "$BUILD_DIR" $(generator "$BUILD_DIR") "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
   -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=OFF -DPERFGATE_BUILD_BENCH=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build "$BUILD_DIR" -j"$(nproc)"
@@ -113,7 +116,7 @@ if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
 fi
 asan_build_status=0
 {
-  cmake -S . -B "$ASAN_BUILD_DIR" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
+  cmake -S . -B "$ASAN_BUILD_DIR" $(generator "$ASAN_BUILD_DIR") "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
     -DPERFGATE_SANITIZE=ON -DPERFGATE_BUILD_TESTS=ON -DPERFGATE_BUILD_UNIT_TESTS=ON -DPERFGATE_BUILD_BENCH=OFF \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG" &&
     cmake --build "$ASAN_BUILD_DIR" -j"$(nproc)"
