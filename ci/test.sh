@@ -54,7 +54,8 @@ print_failed_tests() {
 #   those whose time goes to repeated runs, other programs or the probes'
 #   attach variants, none of which the sanitizers would check more of.
 # ctest -j: the unit tests run side by side; the integration tests are
-# RUN_SERIAL (they load BPF programs and time workloads), so each runs alone.
+# RUN_SERIAL (they load BPF programs and time workloads), so each runs alone,
+# but for the few suites tests/CMakeLists.txt lists as safe beside others.
 # Order: the normal build's tests, the fuzz targets and the kernels in a VM
 # first, the sanitizer build's ctest last, so a CI log ends with the account
 # of what most of the tests did.

@@ -77,6 +77,10 @@ class WorkloadAdapter {
   // The argv to exec. Throws InputError when the spec is unusable, InfraError
   // when something the workload needs is missing on this machine.
   virtual std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const = 0;
+  // Arguments appended to LaunchArgv's when the workload runs under
+  // --instrument, so that the work it does repeats exactly (a fixed amount
+  // of it where it would otherwise run for a time). The default: none.
+  virtual std::vector<std::string> InstrumentedArgs(const WorkloadSpec& /*spec*/) const { return {}; }
   // Runs before every launch of the workload (warm-ups included), before the
   // probes are reset for it, so its own work is not measured: e.g. making a
   // start cold. Throws like LaunchArgv. The default does nothing.

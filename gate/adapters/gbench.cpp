@@ -112,6 +112,16 @@ std::vector<std::string> GbenchAdapter::LaunchArgv(const WorkloadSpec& spec) con
   return argv;
 }
 
+std::vector<std::string> GbenchAdapter::InstrumentedArgs(const WorkloadSpec& /*spec*/) const {
+  // Google Benchmark runs each benchmark until a minimum time has passed, so
+  // the number of iterations, and with it the instructions, would follow
+  // how fast the host ran. A minimum time of 0 runs one iteration of each
+  // (1.7 and later; the last --benchmark_min_time given wins, so it
+  // overrides the suite's). A benchmark whose code sets its own MinTime
+  // still runs for a time: its counts spread, and the check says so.
+  return {"--benchmark_min_time=0"};
+}
+
 WorkloadOutput GbenchAdapter::ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const {
   WorkloadOutput out =
       ParseGbenchJson(stdout_text, "Google Benchmark output of " + Options(spec).Find("binary").value_or("?"));

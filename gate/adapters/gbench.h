@@ -32,6 +32,7 @@ class GbenchAdapter : public WorkloadAdapter {
   const WorkloadKeys& keys() const override;
   std::vector<MetricDeclaration> metrics() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
+  std::vector<std::string> InstrumentedArgs(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };
 

@@ -176,7 +176,11 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   // Instrumented: the launch under Valgrind, its counts in a directory of
   // this repetition that the workload's user may write.
   std::optional<InstrumentedLaunch> instrumented;
-  if (options.instrument && CanInstrument(spec.workload.kind)) instrumented.emplace(argv, as ? &*as : nullptr);
+  if (options.instrument && CanInstrument(spec.workload.kind)) {
+    std::vector<std::string> counted = argv;
+    for (std::string& arg : adapter.InstrumentedArgs(spec.workload)) counted.push_back(std::move(arg));
+    instrumented.emplace(counted, as ? &*as : nullptr);
+  }
   HeldProcess process(instrumented ? instrumented->argv() : argv, spec.workload.env, spec.workload.cwd,
                       as ? &*as : nullptr);
   if (cgroup) cgroup->AddWorkload(process.pid());  // before exec: every page of the start is charged there

@@ -144,5 +144,73 @@ TEST_F(InstrumentedAb, ACommentOnlyChangePassesAndCountsRepeatWithinAHundredthOf
   }
 }
 
+// A Google Benchmark workload under --instrument runs one iteration of each
+// benchmark, whatever minimum time the suite asks for: otherwise the
+// iterations, and the instructions with them, follow the host's speed.
+// Its counts repeat as a single-threaded command's do.
+TEST(InstrumentedGbench, RunsOneIterationOfEachBenchmarkAndItsCountsRepeat) {
+  PERFGATE_REQUIRE_ROOT();
+  ASSERT_EQ(std::system("valgrind --version > /dev/null 2>&1"), 0) << "valgrind is not installed";
+  ScratchDir dir;
+  WriteFile(dir / "suite.json", R"({"name": "micro-instr", "scenarios": [{
+      "name": "ops", "workload": {"kind": "gbench", "binary": "${perfgate_dir}/pg-micro",
+        "filter": "BM_SyscallGetppid|BM_MmapMunmap",
+        "args": ["--benchmark_min_time=0.05", "--scratch-dir", ")" + dir.path().string() + R"("]},
+      "warmup": 0, "repetitions": 3, "timeout_s": 120, "probes": [], "checks": []}]})");
+  const testing::CliRun run = RunCli({"baseline", "record", dir / "suite.json", "--instrument", "--baseline-dir",
+                                      dir / "baselines", "--out", dir / "out", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const ScenarioResult scenario = ReadResultsFile(dir / "out/results.json").scenarios.at(0);
+  ASSERT_EQ(scenario.repetitions.size(), 3u);
+  std::vector<double> totals;
+  for (const Repetition& rep : scenario.repetitions) {
+    ASSERT_GT(rep.metrics.count("instr.total"), 0u) << run.output;
+    totals.push_back(rep.metrics.at("instr.total").value);
+    EXPECT_GT(rep.metrics.count("gbench.BM_SyscallGetppid.cpu_time"), 0u);
+  }
+  // Under 0.05 s of minimum time each, the iterations (and the counts) would
+  // differ by percents from one repetition to the next.
+  const auto [low, high] = std::minmax_element(totals.begin(), totals.end());
+  EXPECT_LE((*high - *low) / *low, 1e-4) << ::testing::PrintToString(totals);
+}
+
+// The spread of instr.total over a record's repetitions of one scenario.
+double InstrTotalSpread(const std::string& results_path, const std::string& scenario_name, std::string& values) {
+  for (const ScenarioResult& scenario : ReadResultsFile(results_path).scenarios) {
+    if (scenario.name != scenario_name) continue;
+    std::vector<double> totals;
+    for (const Repetition& rep : scenario.repetitions) {
+      if (rep.metrics.count("instr.total")) totals.push_back(rep.metrics.at("instr.total").value);
+    }
+    values = ::testing::PrintToString(totals);
+    if (totals.size() < 2) return -1;
+    const auto [low, high] = std::minmax_element(totals.begin(), totals.end());
+    return (*high - *low) / *low;
+  }
+  values = "no scenario " + scenario_name;
+  return -1;
+}
+
+// The shipped lock suite's two-thread workloads, their probes attached:
+// threads contending a mutex retry its lock as often in every repetition
+// (Valgrind's fair scheduler), and the maps reader reads a fixed number of
+// times, so their counts repeat within a hundredth of a percent too.
+TEST(InstrumentedLocks, TwoThreadWorkloadsOfTheShippedSuiteCountWithinAHundredthOfAPercent) {
+  PERFGATE_REQUIRE_ROOT();
+  ASSERT_EQ(std::system("valgrind --version > /dev/null 2>&1"), 0) << "valgrind is not installed";
+  ScratchDir dir;
+  const testing::CliRun run =
+      RunCli({"baseline", "record", std::string(PERFGATE_SOURCE_DIR) + "/workloads/locks/locks.json", "--instrument",
+              "--reps", "5", "--baseline-dir", dir / "baselines", "--out", dir / "out", "--quiet"},
+             {"LOCKS_MMAP_ITERATIONS=500"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* scenario : {"contended-mutex", "mmap-vs-maps-reader"}) {
+    std::string values;
+    const double spread = InstrTotalSpread(dir / "out/results.json", scenario, values);
+    EXPECT_GE(spread, 0) << scenario << ": " << values;
+    EXPECT_LE(spread, 1e-4) << scenario << ": " << values;
+  }
+}
+
 }  // namespace
 }  // namespace perfgate

@@ -8,11 +8,15 @@
 //                 address as {"mutex_address": N}.
 //   --mode mmap   one thread maps, touches and unmaps memory (mmap_lock taken
 //                 for writing) while another reads /proc/self/maps (taken for
-//                 reading, or the per-VMA locks where the kernel has them).
+//                 reading, or the per-VMA locks where the kernel has them), as
+//                 many times as the first maps.
 //
 // The threads signal their end through a pipe instead of being joined: a
 // join waits in a futex too, and the only futex waits of the mutex mode are
-// to be the mutex's. --slowdown FACTOR multiplies the iterations while the
+// to be the mutex's. main ends in pthread_exit, so the process exits after
+// the last thread has, never in the middle of a thread's own exit: the
+// instructions it executes (counted under --instrument) do not depend on
+// which thread ends last. --slowdown FACTOR multiplies the iterations while the
 // reported operation count stays the same (a planted regression).
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -147,7 +152,6 @@ void Mutex(const Options& o, long work) {
 }
 
 void Mmap(const Options& o, long work) {
-  std::atomic<bool> mapping{true};
   std::atomic<long> maps_reads{0};
   RunThreads(2, [&](int thread) {
     if (thread == 0) {
@@ -159,19 +163,19 @@ void Mmap(const Options& o, long work) {
         for (size_t off = 0; off < bytes; off += static_cast<size_t>(page)) static_cast<volatile char*>(p)[off] = 1;
         if (munmap(p, bytes) != 0) Die("munmap");
       }
-      mapping = false;
       return;
     }
+    // As many reads as the other thread maps, rather than reads until it is
+    // done: the count, and the instructions, do not follow the interleaving.
     char buffer[4096];
-    // At least one read, however short the mapping loop.
-    do {
+    for (long i = 0; i < std::max(work, 1L); ++i) {
       int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
       if (fd < 0) Die("open /proc/self/maps");
       while (read(fd, buffer, sizeof(buffer)) > 0) {
       }
       close(fd);
       ++maps_reads;
-    } while (mapping.load());
+    }
   });
   std::printf("{\"metric\": \"locks.maps_reads\", \"value\": %ld, \"unit\": \"count\", \"better\": \"none\"}\n",
               maps_reads.load());
@@ -190,5 +194,6 @@ int main(int argc, char** argv) {
   std::printf("{\"ops\": %ld}\n", o.iterations);
   std::printf("{\"metric\": \"locks.loop_time\", \"value\": %.9f, \"unit\": \"s\", \"better\": \"lower\"}\n",
               static_cast<double>(NowNs() - begin) / 1e9);
-  return 0;
+  // The process exits (status 0, stdout flushed) once the threads have.
+  pthread_exit(nullptr);
 }
