@@ -1,8 +1,14 @@
 // pg-locks: lock contention of known size, for the futex and mmaplock probes.
 //
 //   --mode mutex  two threads take turns on one mutex, each holding it for
-//                 --hold-us (asleep) and then sleeping --gap-us outside it, so
-//                 the other waits most of each hold. Each thread times its
+//                 --hold-us (asleep) and then sleeping --gap-us outside it.
+//                 A thread tries the mutex on its turn only, which the other
+//                 hands over through a pipe once it holds the mutex, so the
+//                 one whose turn it is waits most of each hold, and every
+//                 acquisition but the first waits exactly once: the holder
+//                 never takes the mutex back first, so the lock's retries (and
+//                 the instructions counted under --instrument) do not depend
+//                 on how fast the waiter wakes. Each thread times its
 //                 pthread_mutex_lock() calls with CLOCK_MONOTONIC; the sum is
 //                 reported as locks.mutex_wait_time (ns), and the mutex's
 //                 address as {"mutex_address": N}.
@@ -132,20 +138,45 @@ void RunThreads(int n, Body body) {
 
 pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+void ReadByte(int fd) {
+  char byte;
+  ssize_t got;
+  while ((got = read(fd, &byte, 1)) < 0 && errno == EINTR) {
+  }
+  if (got != 1) Die("read a turn");
+}
+
+void WriteByte(int fd) {
+  char byte = 1;
+  ssize_t put;
+  while ((put = write(fd, &byte, 1)) < 0 && errno == EINTR) {
+  }
+  if (put != 1) Die("write a turn");
+}
+
 void Mutex(const Options& o, long work) {
   std::atomic<int64_t> wait_ns{0};
-  RunThreads(2, [&](int) {
+  int turn[2][2];  // thread t reads its turns from turn[t][0]
+  if (pipe(turn[0]) != 0 || pipe(turn[1]) != 0) Die("pipe");
+  WriteByte(turn[0][1]);  // thread 0 goes first
+  RunThreads(2, [&](int t) {
     int64_t waited = 0;
     for (long i = 0; i < work; ++i) {
+      ReadByte(turn[t][0]);
       int64_t before = NowNs();
       pthread_mutex_lock(&g_mutex);
       waited += NowNs() - before;
+      WriteByte(turn[1 - t][1]);  // the other's turn: it finds the mutex held
       SleepUs(o.hold_us);
       pthread_mutex_unlock(&g_mutex);
       SleepUs(o.gap_us);
     }
     wait_ns += waited;
   });
+  for (auto& fds : turn) {
+    close(fds[0]);
+    close(fds[1]);
+  }
   std::printf("{\"mutex_address\": %llu}\n", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&g_mutex)));
   std::printf("{\"metric\": \"locks.mutex_wait_time\", \"value\": %lld, \"unit\": \"ns\", \"better\": \"lower\"}\n",
               static_cast<long long>(wait_ns.load()));
