@@ -595,8 +595,12 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
                               evidence.host_other_cpus->first > kBusierHostCpus;
   // A change beyond what contention can add on top of the threshold is the
   // workload's, busy host or not; a count the load does not move at all.
+  // The bad side of a rate is up only when lower is better.
   const LoadAllowance allowance = AllowanceOf(check.spec.metric, check.statistic, check.unit);
-  const bool beyond_load = allowance.inflation != LoadInflation::kUnbounded && change.best &&
+  const bool load_can_reach_bad_side =
+      allowance.inflation == LoadInflation::kUnbounded ||
+      (allowance.inflation == LoadInflation::kLowersOnly && check.better != Better::kLower);
+  const bool beyond_load = !load_can_reach_bad_side && change.best &&
                            *change.best > 100 * (BoundTheLoadCanExplain(1 + threshold / 100, true, allowance) - 1);
   const std::string load_note = (host_saturated || host_busier) && beyond_load
                                     ? " (the host was busy, and " + AllowanceText(allowance) + ")"

@@ -1,5 +1,7 @@
 #include "compare/load_allowance.h"
 
+#include <cmath>
+
 #include "metrics/metric.h"
 #include "metrics/quantity.h"
 
@@ -15,6 +17,9 @@ LoadAllowance AllowanceOf(const std::string& metric, const std::string& statisti
   // own, or the PMU's cycles and cache misses (shared caches).
   const bool scheduling = metric.starts_with("sched.") || metric.starts_with("host.") || metric.starts_with("cpu.");
   if (!time && !scheduling && (statistic == "count" || statistic == "per_op")) return {LoadInflation::kNone, 0};
+  // The same counts per second of the repetition's wall time, which the load
+  // can only lengthen.
+  if (!time && !scheduling && statistic == "rate") return {LoadInflation::kLowersOnly, 0};
   // CPU time charged to the workload (workload.cpu_time, a benchmark's own
   // cpu_time): its queueing time is not in it, only slower execution.
   if (time && statistic == "value" && metric.ends_with("cpu_time"))
@@ -23,6 +28,7 @@ LoadAllowance AllowanceOf(const std::string& metric, const std::string& statisti
 }
 
 double BoundTheLoadCanExplain(double bound, bool upper, const LoadAllowance& allowance) {
+  if (!upper && allowance.inflation == LoadInflation::kLowersOnly) return -HUGE_VAL;
   if (!upper || allowance.inflation != LoadInflation::kBounded) return bound;
   return bound * (1 + allowance.pct / 100);
 }
@@ -31,6 +37,8 @@ std::string AllowanceText(const LoadAllowance& allowance) {
   switch (allowance.inflation) {
     case LoadInflation::kNone:
       return "the load adds nothing to counts";
+    case LoadInflation::kLowersOnly:
+      return "the load adds no events to a rate, it only stretches its time";
     case LoadInflation::kBounded:
       return "contention inflates CPU time by at most " + FormatValue("%.3g", allowance.pct) + " %";
     case LoadInflation::kUnbounded:

@@ -12,9 +12,11 @@
 namespace perfgate {
 
 enum class LoadInflation {
-  kNone,       // counts: the load adds nothing to them
-  kBounded,    // CPU time: by at most `pct`
-  kUnbounded,  // wall time, waits, latencies, rates per second, the workload's own numbers
+  kNone,        // counts: the load adds nothing to them
+  kLowersOnly,  // rates per second of such counts: the load adds no events and
+                // stretches the time they take, so it can lower a rate, never raise it
+  kBounded,     // CPU time: by at most `pct`
+  kUnbounded,   // wall time, waits, latencies, the workload's own numbers
 };
 
 struct LoadAllowance {
@@ -34,11 +36,13 @@ LoadAllowance AllowanceOf(const std::string& metric, const std::string& statisti
 
 // How far a check's value may go past `bound` before the load can no longer
 // explain it: bound × (1 + pct / 100) for an upper bound of a metric the
-// load inflates, the bound itself otherwise (the load never deflates).
+// load inflates; for a lower bound of a rate, which the load lowers without
+// limit, -infinity; the bound itself otherwise.
 double BoundTheLoadCanExplain(double bound, bool upper, const LoadAllowance& allowance);
 
 // "contention inflates CPU time by at most 20 %", "the load adds nothing to
-// counts"; "" for kUnbounded.
+// counts", "the load adds no events to a rate, it only stretches its time";
+// "" for kUnbounded.
 std::string AllowanceText(const LoadAllowance& allowance);
 
 }  // namespace perfgate

@@ -22,10 +22,12 @@ const Dwfl_Callbacks kOfflineCallbacks = {
 };
 
 // The load bias of the file at `path` mapped at `start` from file offset
-// `offset`: where its virtual address 0 lies. The executable PT_LOAD
-// holding `offset` gives the address the file meant for it; linkers may
-// place segments at addresses other than their offsets (lld does), so
-// start - offset is not enough.
+// `offset` (an executable mapping): where its virtual address 0 lies. The
+// executable PT_LOAD holding `offset` gives the address the file meant for
+// it; linkers may place segments at addresses other than their offsets (lld
+// does), so start - offset is not enough. Only an executable one: lld's
+// read-only segment ends in the page its text starts in, and that page's
+// offset lies in both, a page apart in their addresses.
 bool LoadBias(const std::string& path, uint64_t start, uint64_t offset, uint64_t& bias, std::string& why) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -38,7 +40,9 @@ bool LoadBias(const std::string& path, uint64_t start, uint64_t offset, uint64_t
   if (elf != nullptr && elf_getphdrnum(elf, &count) == 0) {
     for (size_t i = 0; i < count && !found; ++i) {
       GElf_Phdr phdr;
-      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD) continue;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
+          (phdr.p_flags & PF_X) == 0)
+        continue;
       // The mapping starts at the page holding the segment's first byte.
       const uint64_t page_offset = phdr.p_offset & ~uint64_t{0xfff};
       if (offset < page_offset || offset >= phdr.p_offset + phdr.p_filesz) continue;

@@ -493,40 +493,67 @@ TEST(Compare, BudgetMedianWithinPassesButMentionsOutliers) {
 }
 
 // A bound crossed only while other work kept the host busy is not the
-// workload's: the clean repetitions decide, or the check is inconclusive.
+// workload's when the load can stretch the metric (a wall time): the clean
+// repetitions decide, or the check is inconclusive.
 TEST(Compare, BudgetCrossedInTaintedRepetitionsIsJudgedOnTheCleanOnes) {
   const std::string busy = "other work kept 1.95 of 2 CPUs busy, leaving 0.00 idle; kept";
+  const std::vector<double> values = {0.091, 0.070, 0.095, 0.071, 0.092};
   RunResults run;
-  run.scenarios.push_back(CounterScenario({91000, 70000, 95000, 71000, 92000}));
+  run.scenarios.push_back(FixedScenario("most-busy", "workload.wall_time", values));
   for (int i : {0, 2, 4}) run.scenarios[0].repetitions[i].tainted = busy;
-  run.scenarios.push_back(CounterScenario({91000, 70000, 95000, 71000, 92000}));
+  run.scenarios.push_back(FixedScenario("mostly-clean", "workload.wall_time", values));
   for (int i : {0, 2}) run.scenarios[1].repetitions[i].tainted = busy;
-  run.scenarios[1].name = "mostly-clean";
-  for (ScenarioResult& s : run.scenarios) s.checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", 80000)));
+  for (ScenarioResult& s : run.scenarios) s.checks.push_back(CheckFor(Budget("workload.wall_time", "value", 0.080)));
   EvaluateChecks(run, {}, {});
 
   const CheckResult& most_busy = run.scenarios[0].checks[0];
   EXPECT_EQ(most_busy.verdict, Verdict::kInconclusive);
   EXPECT_EQ(most_busy.message,
-            "mm.page_alloc rate 91.0k count/s beyond budget 80.0k count/s; inconclusive: other work kept the host "
+            "workload.wall_time value 91.0 ms beyond budget 80.0 ms; inconclusive: other work kept the host "
             "busy in 3 of 5 repetitions (" +
                 busy + "), which can stretch it without bound, so the bound is not held against the workload");
   const CheckResult& mostly_clean = run.scenarios[1].checks[0];
   EXPECT_EQ(mostly_clean.verdict, Verdict::kPass);
   EXPECT_EQ(mostly_clean.message,
-            "mm.page_alloc rate 71.0k count/s <= budget 80.0k count/s (median of the 3 repetitions the host left "
+            "workload.wall_time value 71.0 ms <= budget 80.0 ms (median of the 3 repetitions the host left "
             "alone; 2 taken while other work kept it busy are left out)");
 
   // Clean repetitions over the bound fail it, busy ones or not.
   RunResults over;
-  over.scenarios.push_back(CounterScenario({91000, 90000, 95000, 93000, 92000}));
+  over.scenarios.push_back(FixedScenario("over", "workload.wall_time", {0.091, 0.090, 0.095, 0.093, 0.092}));
   over.scenarios[0].repetitions[2].tainted = busy;
-  over.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", 80000)));
+  over.scenarios[0].checks.push_back(CheckFor(Budget("workload.wall_time", "value", 0.080)));
   EvaluateChecks(over, {}, {});
   EXPECT_EQ(over.scenarios[0].checks[0].verdict, Verdict::kRegression);
   EXPECT_NE(over.scenarios[0].checks[0].message.find("median of the 4 repetitions the host left alone"),
             std::string::npos)
       << over.scenarios[0].checks[0].message;
+}
+
+// A rate of the workload's own events per second of its run: other work
+// adds no events and only lengthens the run, so a rate over its maximum is
+// the workload's however busy the host was (the integration test's page
+// allocations beside a burner: 50.9k pages/s against a budget of 1), while
+// a rate under a minimum may be the load's and stays open.
+TEST(Compare, RateBudgetOverItsMaximumFailsOnABusyHostAndUnderItsMinimumStaysOpen) {
+  const std::string busy = "other work kept 1.02 of 2 CPUs busy, leaving 0.00 idle; kept";
+  RunResults run;
+  run.scenarios.push_back(CounterScenario({91000, 90000, 95000}));
+  run.scenarios.push_back(CounterScenario({61000, 60000, 65000}));
+  run.scenarios[1].name = "slow";
+  for (ScenarioResult& s : run.scenarios) {
+    for (Repetition& rep : s.repetitions) rep.tainted = busy;
+  }
+  run.scenarios[0].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", 80000)));
+  run.scenarios[1].checks.push_back(CheckFor(Budget("mm.page_alloc", "rate", std::nullopt, 70000)));
+  EvaluateChecks(run, {}, {});
+  const CheckResult& over = run.scenarios[0].checks[0];
+  EXPECT_EQ(over.verdict, Verdict::kRegression) << over.message;
+  EXPECT_NE(over.message.find("the load adds no events to a rate, it only stretches its time"), std::string::npos)
+      << over.message;
+  EXPECT_NE(over.message.find("so the load cannot explain it"), std::string::npos) << over.message;
+  const CheckResult& under = run.scenarios[1].checks[0];
+  EXPECT_EQ(under.verdict, Verdict::kInconclusive) << under.message;
 }
 
 // A scenario of `values` of workload.cpu_time, every repetition tainted by a
