@@ -167,12 +167,13 @@ void EvaluateBudget(CheckResult& check, const ScenarioResult& scenario) {
     return;
   }
   // A budget is an absolute bound, and a host kept busy by other work moves
-  // some metrics past it by itself (run-queue waits, rates per second). A
-  // crossed bound is judged on the repetitions the host left alone: their
-  // median when they are at least half, else the check is inconclusive.
+  // some metrics past it by itself (run-queue waits, wall time, a rate
+  // under its minimum). A crossed bound is judged on the repetitions the
+  // host left alone: their median when they are at least half, else the
+  // check is inconclusive.
   // What the load cannot explain is decided on every repetition, busy or
-  // not (compare/load_allowance.h): a count past its bound, CPU time past it
-  // by more than contention adds, anything under a minimum.
+  // not (compare/load_allowance.h): a count or its rate over its maximum, CPU
+  // time past it by more than contention adds, a count under its minimum.
   std::string clean_note;
   if ((spec.max && check.candidate_median > *spec.max) || (spec.min && check.candidate_median < *spec.min)) {
     const auto [clean, taint] = CleanRepetitions(scenario);

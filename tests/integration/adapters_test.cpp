@@ -196,12 +196,16 @@ TEST_F(AdaptersTest, CameraWithMemoryAntagonistFailsWithReclaimAsTheKernelMetric
   }
 
   // Of the kernel metrics compared with the baseline, reclaim changed most.
+  // Not the run-queue waits: a neighbour on the host stretches those (beside
+  // a CPU burner the antagonist's own CPU use doubled them), and the
+  // antagonist planted here is one of memory.
   json results = json::parse(ReadFile(dir_ / "antagonist/results.json"));
   std::string top;
   double top_change = -1;
   for (const auto& check : results["scenarios"][0]["checks"]) {
     const std::string metric = check["spec"]["metric"];
     if (metric.rfind("mm.", 0) != 0 && metric.rfind("sched.", 0) != 0) continue;
+    if (metric.rfind("sched.runq", 0) == 0) continue;
     if (!check.contains("change_pct") || !check["change_pct"].is_number()) continue;
     const double change = std::fabs(check["change_pct"].get<double>());
     if (change > top_change) {

