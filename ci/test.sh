@@ -75,7 +75,7 @@ print_failed_tests() {
 #   adapter's own tests run under the sanitizers), Valgrind's instrumented runs.
 NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^WhyTest\.'
 NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
-NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^InstrumentedAb\.'
+NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.
 # Tests and benchmarks on, whatever an earlier configure of the same build
