@@ -102,8 +102,9 @@ void MapAndUnmap() {
 
 class FutexProbe : public ProbeRun {
  protected:
-  // pg-locks --mode mutex: each of two threads takes the mutex 60 times and
-  // holds it 2 ms, so each waits about 1.8 ms per turn (216 ms in all).
+  // pg-locks --mode mutex: each of two threads takes the mutex 60 times, on
+  // its turn, and holds it 2 ms, so each waits most of the other's hold per
+  // turn (about 230 ms in all).
   MetricSet MeasureContendedMutex(std::unique_ptr<Probe> probe, LocksOutput& printed) {
     FILE* output = std::tmpfile();
     EXPECT_NE(output, nullptr);
