@@ -33,6 +33,7 @@ class GbenchAdapter : public WorkloadAdapter {
   std::vector<MetricDeclaration> metrics() const override;
   std::vector<std::string> LaunchArgv(const WorkloadSpec& spec) const override;
   std::vector<std::string> InstrumentedArgs(const WorkloadSpec& spec) const override;
+  std::vector<std::string> InstrumentedPauses(const WorkloadSpec& spec) const override;
   WorkloadOutput ParseOutput(const std::string& stdout_text, const WorkloadSpec& spec) const override;
 };
 

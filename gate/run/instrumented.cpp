@@ -14,21 +14,25 @@
 
 namespace perfgate {
 
-std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text) {
+std::optional<InstructionCounts> ParseValgrindCounts(const std::string& text) {
   std::istringstream in(text);
   InstructionCounts counts;
   std::string line, function;
-  bool events = false, summary = false;
+  bool events = false, summary = false, call_cost = false;
   while (std::getline(in, line)) {
     if (line.rfind("events:", 0) == 0) {
       std::istringstream names(line.substr(7));
       std::string first;
       names >> first;
-      // Only the instruction count is asked for (--cache-sim=no): Ir alone.
+      // Only the instruction count is asked for (no cache simulation): Ir alone.
       if (first != "Ir") return std::nullopt;
       events = true;
     } else if (line.rfind("fn=", 0) == 0) {
       function = line.substr(3);
+    } else if (line.rfind("calls=", 0) == 0) {
+      // Callgrind: the next cost line is the call's inclusive cost, which
+      // the callee's own lines count already.
+      call_cost = true;
     } else if (line.rfind("summary:", 0) == 0) {
       try {
         counts.total = std::stoull(line.substr(8));
@@ -37,6 +41,10 @@ std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text) {
       }
       summary = true;
     } else if (!line.empty() && line[0] >= '0' && line[0] <= '9' && !function.empty()) {
+      if (call_cost) {
+        call_cost = false;
+        continue;
+      }
       // "<line> <Ir>": the instructions of one source line of `function`.
       std::istringstream fields(line);
       uint64_t source_line = 0, ir = 0;
@@ -65,21 +73,35 @@ std::string ValgrindExecutable() {
   return "valgrind";
 }
 
-std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir) {
-  std::vector<std::string> wrapped = {ValgrindExecutable(), "--quiet", "--tool=cachegrind", "--cache-sim=no",
-                                      "--trace-children=yes",
+std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir,
+                                          const std::vector<std::string>& paused_in) {
+  std::vector<std::string> wrapped = {ValgrindExecutable(), "--quiet", "--trace-children=yes",
                                       // Threads take Valgrind's lock in turn (FIFO) rather than
                                       // whichever the kernel wakes first: the interleaving, and
                                       // with it the lock retries a contended program executes,
                                       // repeat (a two-thread mutex workload: 0.006 % -> 0.001 %).
                                       "--fair-sched=yes",
                                       // Valgrind's own errors must not pass for the workload's.
-                                      "--error-exitcode=0", "--cachegrind-out-file=" + out_dir + "/cachegrind.out.%p"};
+                                      "--error-exitcode=0"};
+  if (paused_in.empty()) {
+    // Cachegrind without its cache simulation: instructions, per function.
+    wrapped.insert(wrapped.end(),
+                   {"--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out_dir + "/cachegrind.out.%p"});
+  } else {
+    // Callgrind, which can pause: collection toggles off on entering one
+    // of the functions and on again when it returns. Uncompressed names and
+    // positions keep its output as plain as Cachegrind's.
+    wrapped.insert(wrapped.end(), {"--tool=callgrind", "--compress-strings=no", "--compress-pos=no"});
+    for (const std::string& pattern : paused_in) wrapped.push_back("--toggle-collect=" + pattern);
+    // After the toggles, which would otherwise start collection off.
+    wrapped.insert(wrapped.end(), {"--collect-atstart=yes", "--callgrind-out-file=" + out_dir + "/callgrind.out.%p"});
+  }
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   return wrapped;
 }
 
-InstrumentedLaunch::InstrumentedLaunch(const std::vector<std::string>& argv, const Credentials* as) {
+InstrumentedLaunch::InstrumentedLaunch(const std::vector<std::string>& argv, const std::vector<std::string>& paused_in,
+                                       const Credentials* as) {
   std::string pattern = (std::filesystem::temp_directory_path() / "perfgate-instr.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr)
     throw InfraError("instrumented run: cannot create a directory for the counts: " + std::string(strerror(errno)));
@@ -89,7 +111,7 @@ InstrumentedLaunch::InstrumentedLaunch(const std::vector<std::string>& argv, con
     std::filesystem::remove_all(dir_);
     throw InfraError("instrumented run: cannot give " + dir_ + " to user " + as->user + ": " + why);
   }
-  argv_ = InstrumentedArgv(argv, dir_);
+  argv_ = InstrumentedArgv(argv, dir_, paused_in);
 }
 
 InstrumentedLaunch::~InstrumentedLaunch() {
@@ -102,12 +124,13 @@ InstructionCounts ReadInstructionCounts(const std::string& out_dir) {
   int files = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec)) {
-    if (entry.path().filename().string().rfind("cachegrind.out.", 0) != 0) continue;
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cachegrind.out.", 0) != 0 && name.rfind("callgrind.out.", 0) != 0) continue;
     std::ifstream in(entry.path());
     std::ostringstream text;
     text << in.rdbuf();
-    const std::optional<InstructionCounts> counts = ParseCachegrindOut(text.str());
-    if (!counts) throw InfraError("instrumented run: " + entry.path().string() + " is not a Cachegrind output file");
+    const std::optional<InstructionCounts> counts = ParseValgrindCounts(text.str());
+    if (!counts) throw InfraError("instrumented run: " + entry.path().string() + " is not a Valgrind count file");
     ++files;
     sum.total += counts->total;
     for (const auto& [function, ir] : counts->by_function) sum.by_function[function] += ir;

@@ -5,7 +5,9 @@
 // so a change of a fraction of a percent is measurable on a busy shared
 // runner without a PMU. The launch is wrapped whatever the adapter; the
 // kernel probes stay attached (Valgrind runs the workload in its own process,
-// so the tracker follows it from exec as usual).
+// so the tracker follows it from exec as usual). A workload whose adapter
+// names functions to pause in (InstrumentedPauses) runs under Callgrind,
+// which counts the same instructions and can leave those functions out.
 #pragma once
 
 #include <cstdint>
@@ -23,16 +25,18 @@
 
 namespace perfgate {
 
-// Instructions executed, in all and per function (Cachegrind's "fn=" names,
+// Instructions executed, in all and per function (Valgrind's "fn=" names,
 // which are demangled C++ names or C symbols).
 struct InstructionCounts {
   uint64_t total = 0;
   std::map<std::string, uint64_t> by_function;
 };
 
-// One Cachegrind output file's counts ("events: Ir" first; the "summary:"
-// line is the total). nullopt when the text is not such a file.
-std::optional<InstructionCounts> ParseCachegrindOut(const std::string& text);
+// One Cachegrind or Callgrind output file's counts ("events: Ir" first; the
+// "summary:" line is the total; a function's own instructions are its cost
+// lines, less Callgrind's inclusive cost of each call it makes). nullopt when
+// the text is not such a file.
+std::optional<InstructionCounts> ParseValgrindCounts(const std::string& text);
 
 // The workload kinds whose launch can be wrapped: a program perfgate starts
 // and waits for (not a service it only observes).
@@ -44,14 +48,20 @@ bool CanInstrument(const std::string& workload_kind);
 std::string ValgrindExecutable();
 
 // `argv` under Cachegrind, one output file per process in `out_dir`
-// (children followed through exec, so a shell's workload is counted).
-std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir);
+// (children followed through exec, so a shell's workload is counted). With
+// `paused_in` (Valgrind function patterns, '*' and '?' wildcards: the
+// adapter's InstrumentedPauses), under Callgrind instead, counting nothing
+// while one of those functions runs.
+std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir,
+                                          const std::vector<std::string>& paused_in = {});
+
 
 // One repetition's launch under Valgrind: a fresh directory for its counts
 // (writable by the workload's user `as`, when given), removed with this.
 class InstrumentedLaunch {
  public:
-  InstrumentedLaunch(const std::vector<std::string>& argv, const Credentials* as);
+  InstrumentedLaunch(const std::vector<std::string>& argv, const std::vector<std::string>& paused_in,
+                     const Credentials* as);
   ~InstrumentedLaunch();
   InstrumentedLaunch(const InstrumentedLaunch&) = delete;
   InstrumentedLaunch& operator=(const InstrumentedLaunch&) = delete;

@@ -179,7 +179,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   if (options.instrument && CanInstrument(spec.workload.kind)) {
     std::vector<std::string> counted = argv;
     for (std::string& arg : adapter.InstrumentedArgs(spec.workload)) counted.push_back(std::move(arg));
-    instrumented.emplace(counted, as ? &*as : nullptr);
+    instrumented.emplace(counted, adapter.InstrumentedPauses(spec.workload), as ? &*as : nullptr);
   }
   HeldProcess process(instrumented ? instrumented->argv() : argv, spec.workload.env, spec.workload.cwd,
                       as ? &*as : nullptr);

@@ -1,9 +1,10 @@
-// The instrumented mode's pieces that need no Valgrind: reading Cachegrind's
+// The instrumented mode's pieces that need no Valgrind: reading Cachegrind's and Callgrind's
 // output, the wrapped launch, the metric names and the default check.
 #include "run/instrumented.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -33,7 +34,7 @@ summary: 90001060
 )";
 
 TEST(Instrumented, CachegrindOutputGivesTheTotalAndEachFunctionsInstructions) {
-  const std::optional<InstructionCounts> counts = ParseCachegrindOut(kCachegrindOut);
+  const std::optional<InstructionCounts> counts = ParseValgrindCounts(kCachegrindOut);
   ASSERT_TRUE(counts.has_value());
   EXPECT_EQ(counts->total, 90001060u);
   EXPECT_EQ(counts->by_function.at("__libc_start_main@@GLIBC_2.34"), 5u);
@@ -41,11 +42,47 @@ TEST(Instrumented, CachegrindOutputGivesTheTotalAndEachFunctionsInstructions) {
   EXPECT_EQ(counts->by_function.at("main"), 90000050u);
 }
 
+// Callgrind's uncompressed output: a call's line ("calls=") is followed by
+// the call's inclusive cost, which is the callee's, not the caller's own.
+constexpr const char* kCallgrindOut = R"(# callgrind format
+version: 1
+creator: callgrind-3.19.0
+positions: line
+events: Ir
+summary: 1290
+
+ob=/usr/bin/bench
+fl=bench.cpp
+fn=BM_Hash(benchmark::State&)
+10 200
+cfl=hash.c
+cfn=hash_block
+calls=4 12
+11 1000
+12 40
+fl=hash.c
+fn=hash_block
+12 1000
+fn=benchmark::State::StartKeepRunning()
+0 50
+
+totals: 1290
+)";
+
+TEST(Instrumented, CallgrindOutputCountsEachFunctionsOwnInstructionsNotItsCalls) {
+  const std::optional<InstructionCounts> counts = ParseValgrindCounts(kCallgrindOut);
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ(counts->total, 1290u);
+  EXPECT_EQ(counts->by_function.at("BM_Hash(benchmark::State&)"), 240u) << "the call's 1000 are hash_block's";
+  EXPECT_EQ(counts->by_function.at("hash_block"), 1000u);
+  EXPECT_EQ(counts->by_function.at("benchmark::State::StartKeepRunning()"), 50u);
+}
+
 TEST(Instrumented, OutputOfAnotherEventOrWithoutSummaryIsRejected) {
-  EXPECT_FALSE(ParseCachegrindOut("events: I1mr Ir\nfn=main\n0 1 2\nsummary: 1 2\n").has_value());
-  EXPECT_FALSE(ParseCachegrindOut("events: Ir\nfn=main\n0 1\n").has_value());
-  EXPECT_FALSE(ParseCachegrindOut("events: Ir\nsummary: lots\n").has_value());
-  EXPECT_FALSE(ParseCachegrindOut("").has_value());
+  EXPECT_FALSE(ParseValgrindCounts("events: I1mr Ir\nfn=main\n0 1 2\nsummary: 1 2\n").has_value());
+  EXPECT_FALSE(ParseValgrindCounts("events: Ir\nfn=main\n0 1\n").has_value());
+  EXPECT_FALSE(ParseValgrindCounts("events: Ir\nsummary: lots\n").has_value());
+  EXPECT_FALSE(ParseValgrindCounts("").has_value());
 }
 
 TEST(Instrumented, FunctionNamesBecomeMetricNames) {
@@ -86,6 +123,20 @@ TEST(Instrumented, LaunchRunsTheWorkloadUnderCachegrindWithoutCacheSimulation) {
   EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()), (std::vector<std::string>{"/bin/sh", "-c", "true"}));
 }
 
+TEST(Instrumented, PausesRunTheWorkloadUnderCallgrindCollectingOutsideThem) {
+  const std::vector<std::string> argv =
+      InstrumentedArgv({"/bin/sh", "-c", "true"}, "/tmp/x", {"benchmark::*Reporter::Report*"});
+  const auto at = [&](const std::string& arg) { return std::find(argv.begin(), argv.end(), arg) - argv.begin(); };
+  EXPECT_LT(at("--tool=callgrind"), static_cast<long>(argv.size()));
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--tool=cachegrind"), argv.end());
+  EXPECT_LT(at("--callgrind-out-file=/tmp/x/callgrind.out.%p"), static_cast<long>(argv.size()));
+  EXPECT_LT(at("--fair-sched=yes"), static_cast<long>(argv.size()));
+  // A toggle would otherwise start collection off: collection at start comes after it.
+  EXPECT_LT(at("--toggle-collect=benchmark::*Reporter::Report*"), at("--collect-atstart=yes"));
+  EXPECT_LT(at("--collect-atstart=yes"), static_cast<long>(argv.size()));
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()), (std::vector<std::string>{"/bin/sh", "-c", "true"}));
+}
+
 // The exit code of the error ReadInstructionCounts(dir) throws; nullopt when none.
 std::optional<ExitCode> ReadError(const std::filesystem::path& dir) {
   try {
@@ -103,10 +154,13 @@ TEST(Instrumented, CountsOfEveryProcessAddUpAndNoneIsAnInfrastructureError) {
   EXPECT_EQ(ReadError(dir), ExitCode::kInfra);
   std::ofstream(dir / "cachegrind.out.100") << kCachegrindOut;
   std::ofstream(dir / "cachegrind.out.101") << "events: Ir\nfn=main\n0 40\nsummary: 40\n";
+  std::ofstream(dir / "callgrind.out.102") << kCallgrindOut;
+  std::ofstream(dir / "unrelated.txt") << "garbage";
   const InstructionCounts counts = ReadInstructionCounts(dir);
-  EXPECT_EQ(counts.total, 90001100u);
+  EXPECT_EQ(counts.total, 90002390u);
   EXPECT_EQ(counts.by_function.at("main"), 90000090u);
-  std::ofstream(dir / "cachegrind.out.102") << "garbage";
+  EXPECT_EQ(counts.by_function.at("hash_block"), 2005u);
+  std::ofstream(dir / "callgrind.out.103") << "garbage";
   EXPECT_EQ(ReadError(dir), ExitCode::kInfra);
   std::filesystem::remove_all(dir);
 }
