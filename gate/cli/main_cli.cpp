@@ -33,8 +33,8 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
   cmd->add_flag("--instrument", o.gate.instrument,
-                "Run command and gbench workloads under Valgrind (Cachegrind) to count the instructions they execute "
-                "(instr.total, instr.<function>), and check instr.total at 0.5 %");
+                "Run command and gbench workloads under Valgrind (Cachegrind; Callgrind for gbench) to count the instructions "
+                "they execute (instr.total, instr.<function>), and check instr.total at 0.5 %");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
