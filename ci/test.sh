@@ -56,18 +56,25 @@ print_failed_tests() {
 # ctest -j: the unit tests run side by side; the integration tests are
 # RUN_SERIAL (they load BPF programs and time workloads), so each runs alone,
 # but for the few suites tests/CMakeLists.txt lists as safe beside others.
-# Order: the normal build's tests, the fuzz targets and the kernels in a VM
-# first, the sanitizer build's ctest last, so a CI log ends with the account
-# of what most of the tests did.
+# Order: the normal build's tests, the sanitizer build, the kernels in a VM
+# with the fuzz targets beside them, the sanitizer build's ctest last, so a
+# CI log ends with the account of what most of the tests did.
 #
 # NORMAL_ONLY:
 # - the probes' tests on the raw_tp and tracepoint attach types: the same
 #   user-space code as their tp_btf runs, which run under the sanitizers;
 # - repeated-run acceptance and simulation: the verdict simulations (thousands
 #   of simulated suites through the statistics code), the 20-run A/A smoke
-#   suite, the why's planted causes, the triage e2e (the PR gate's path five
-#   times; its stage's code runs under the sanitizers in its unit and
-#   malformed-input tests);
+#   suite, the why's planted causes, the PR gate's end-to-end runs (its
+#   stage's code runs under the sanitizers in its unit and malformed-input
+#   tests), the nightly alerts' script (histories and alerts run under the
+#   sanitizers in their unit and CLI tests);
+# - the longer of two or more tests that take one path through perfgate:
+#   the smoke suite's 30 % slowdown read by junitparser (the JUnit writer
+#   runs under the sanitizers in every gate test), the evidence runs of a
+#   slower function, a blocking place and a green run (the evidence of an
+#   `ab` run, of a recorded baseline and of DWARF-unwound stacks stays
+#   there), three shards merged (two stay);
 # - tests whose time goes to programs other than perfgate: the browser's
 #   rendering of the report, Prometheus' queries of the dashboard, the
 #   package's build and install, git's commits of the bisect test repository,
@@ -76,6 +83,8 @@ print_failed_tests() {
 NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^WhyTest\.'
 NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
 NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
+NORMAL_ONLY+='|^e2e\.pr_gate$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
+NORMAL_ONLY+='|^EvidenceRun\.(BlockingPlace|SlowerFunctionFails|GreenRunOnFailure)'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.
 # Tests and benchmarks on, whatever an earlier configure of the same build
@@ -94,23 +103,11 @@ status=0
 phase "normal build's ctest"
 if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR" "normal build"; fi
 
-# Debian's own kernels (6.1 cloud, 6.12) booted in QEMU, side by side: the
-# probes' fentry and kprobe variants, which this host cannot load, tested
-# where they work (tests/vm/, docs/kernels.md). Alone: its guests' tests
-# wait for events in emulated time, and the guests take both CPUs.
-vm_status=0
-BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
-phase "VM probe tests"
-
-# The sanitizer build (what it runs is below), then the parsers' fuzz
-# targets, a bounded time each, one per CPU at a time (ci/fuzz.sh). Neither
-# runs beside the ctests: other work's CPU time marks their repetitions
-# tainted, which turns budgets inconclusive and costs the timing tests their
-# retakes. With the compiler cache warm the build is mostly linking, which
-# leaves a fuzz target beside it little CPU: one after the other, the fuzz
-# targets get both CPUs. -Og: optimized enough for the sanitizers (their
-# docs advise -O1), and it compiles about 40 % faster than -O1 with them
-# (nlohmann::json code most of all).
+# The sanitizer build (what it runs is below). Not beside the ctests: other
+# work's CPU time marks their repetitions tainted, which turns budgets
+# inconclusive and costs the timing tests their retakes. -Og: optimized
+# enough for the sanitizers (their docs advise -O1), and it compiles about
+# 40 % faster than -O1 with them (nlohmann::json code most of all).
 asan_build_status=0
 {
   cmake -S . -B "$ASAN_BUILD_DIR" $(generator "$ASAN_BUILD_DIR") "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGATE_WERROR=ON \
@@ -123,9 +120,25 @@ if [ "$asan_build_status" -ne 0 ]; then
   echo "The ASan+UBSan build failed (the end of its log is above)."
 fi
 phase "ASan+UBSan build"
-fuzz_status=0
+
+# Debian's own kernels (6.1 cloud, 6.12) booted in QEMU, side by side: the
+# probes' fentry and kprobe variants, which this host cannot load, tested
+# where they work (tests/vm/, docs/kernels.md). Under CI, the parsers' fuzz
+# targets (ci/fuzz.sh: their clang build, then a bounded time each) run
+# beside them one at a time: the guests leave about a third of the CPUs'
+# time idle (240 of 352 CPU-seconds), and with a fuzz target beside them
+# they took 218 s instead of 176 s while fuzzing's 98 s disappeared.
+fuzz_pid=
 if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
-  bash ci/fuzz.sh > "$BUILD_DIR/fuzz.log" 2>&1 || fuzz_status=$?
+  FUZZ_JOBS="${FUZZ_JOBS:-1}" bash ci/fuzz.sh > "$BUILD_DIR/fuzz.log" 2>&1 &
+  fuzz_pid=$!
+fi
+vm_status=0
+BUILD_DIR="$BUILD_DIR" bash tests/vm/probe-tests.sh || vm_status=$?
+phase "VM probe tests"
+fuzz_status=0
+if [ -n "$fuzz_pid" ]; then
+  wait "$fuzz_pid" || fuzz_status=$?
   cat "$BUILD_DIR/fuzz.log"
   phase "fuzzing"
 fi
