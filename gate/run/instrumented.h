@@ -55,7 +55,6 @@ std::string ValgrindExecutable();
 std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, const std::string& out_dir,
                                           const std::vector<std::string>& paused_in = {});
 
-
 // One repetition's launch under Valgrind: a fresh directory for its counts
 // (writable by the workload's user `as`, when given), removed with this.
 class InstrumentedLaunch {
