@@ -65,6 +65,8 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
     cpu = collections.Counter()
     failed = collections.Counter()  # the checks that failed, by metric
     retaken = 0
+    pairs = []  # measured pairs per run, the confirmation's included
+    seconds = []
     for i in range(1, runs + 1):
         exits[open(os.path.join(work, f"{arm}-{i}.exit")).read().strip()] += 1
         path = os.path.join(work, f"{arm}-{i}", "results.json")
@@ -72,6 +74,10 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
             continue
         for scenario in json.load(open(path))["scenarios"]:
             retaken += len(scenario.get("retaken_repetitions", []))
+            confirmed = max((c.get("confirmation", {}).get("pairs", 0) for c in scenario["checks"]), default=0)
+            pairs.append(len(scenario["repetitions"]) + confirmed)
+            seconds.append(scenario.get("duration_s", 0) + max(
+                (c.get("confirmation", {}).get("seconds", 0) for c in scenario["checks"]), default=0))
             for check in scenario["checks"]:
                 if check["spec"]["metric"] == "workload.cpu_time":
                     cpu[check["verdict"]] += 1
@@ -79,5 +85,7 @@ for arm, title in (("aa", "A/A"), ("ab", "A/B")):
                     failed[check["spec"].get("name") or check["spec"]["metric"]] += 1
     print(f"{title}: exit codes {dict(exits)}; failed (exit 1) {exits['1']} of {runs}; "
           f"workload.cpu_time verdicts {dict(cpu)}; checks failed, by metric {dict(failed)}; "
-          f"retaken repetitions {retaken}")
+          f"retaken repetitions {retaken}; pairs per run (confirmation included) median "
+          f"{sorted(pairs)[len(pairs) // 2] if pairs else 0}, max {max(pairs, default=0)}; "
+          f"seconds per run median {sorted(seconds)[len(seconds) // 2] if seconds else 0:.0f}")
 PY

@@ -57,15 +57,16 @@ double ThresholdLog(const CheckResult& check) {
 }
 
 // The chance that check's estimate at `max` repetitions would be a
-// regression, if the change seen so far were the true change (normal
-// approximation on the log scale; the standard error from the interval).
+// regression, if the change seen so far, plus `optimism` standard errors,
+// were the true change (normal approximation on the log scale; the standard
+// error from the interval).
 double ConditionalPower(const CheckResult& check, const AdaptiveRepetitions& plan, const CompareOptions& options,
-                        size_t family_size) {
+                        size_t family_size, double optimism) {
   if (!check.change_ci_low_pct || !check.change_ci_high_pct) return 1;  // cannot tell: go on
   const double z_interval = stats::NormalQuantile(0.5 + options.interval_confidence / 2);
   const double se =
       (std::log1p(*check.change_ci_high_pct / 100) - std::log1p(*check.change_ci_low_pct / 100)) / (2 * z_interval);
-  const double estimate = BadSideLog(check, check.change_pct);
+  const double estimate = BadSideLog(check, check.change_pct) + optimism * se;
   const double n_b = static_cast<double>(check.baseline_values.size());
   const double n_c = static_cast<double>(check.candidate_values.size());
   const double final_b = plan.paired ? plan.max : n_b;
@@ -128,7 +129,9 @@ bool NeedsMoreRepetitions(const ScenarioResult& so_far, const ScenarioResult* ba
   for (const CheckResult& check : interim.scenarios[0].checks) {
     if (check.spec.type != CheckSpec::Type::kRegression || check.verdict != Verdict::kInconclusive) continue;
     if (check.baseline_values.empty()) continue;  // more repetitions cannot help
-    if (ConditionalPower(check, plan, options, at_look.family_size_at_least) >= kMinConditionalPower) return true;
+    const double optimism = plan.busy_host ? kBusyHostOptimism : 0;
+    if (ConditionalPower(check, plan, options, at_look.family_size_at_least, optimism) >= kMinConditionalPower)
+      return true;
   }
   return false;
 }

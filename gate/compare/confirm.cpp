@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "compare/adaptive.h"
 #include "compare/deterministic.h"
 #include "metrics/quantity.h"
 
@@ -31,6 +32,25 @@ std::string Cost(int pairs, double seconds) {
 
 }  // namespace
 
+CompareOptions ConfirmationOptions(const CompareOptions& options) {
+  CompareOptions confirm = options;
+  confirm.alpha = options.screen_alpha > 0 ? options.alpha / options.screen_alpha : options.alpha;
+  confirm.screen_alpha = 0;
+  confirm.family_size_at_least = 0;
+  return confirm;
+}
+
+bool ConfirmationNeedsMore(const ScenarioResult& so_far, const ScenarioResult& baseline,
+                           const std::vector<size_t>& flagged, const Environment& environment,
+                           const CompareOptions& options, size_t family_size) {
+  ScenarioResult only = so_far;
+  only.checks.clear();
+  for (size_t i : flagged) {
+    if (i < so_far.checks.size()) only.checks.push_back(so_far.checks[i]);
+  }
+  return NeedsMoreRepetitions(only, &baseline, environment, ConfirmationOptions(options), family_size);
+}
+
 void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResult>& again,
                        const std::map<std::string, ScenarioResult>& again_baseline, const CompareOptions& options,
                        const std::map<std::string, double>& seconds) {
@@ -53,11 +73,7 @@ void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResu
     for (size_t i : indices) scenario.checks.push_back(first->checks[i]);
     round.scenarios.push_back(std::move(scenario));
   }
-  CompareOptions confirm = options;
-  confirm.alpha = options.screen_alpha > 0 ? options.alpha / options.screen_alpha : options.alpha;
-  confirm.screen_alpha = 0;
-  confirm.family_size_at_least = 0;
-  EvaluateChecks(round, again_baseline, confirm);
+  EvaluateChecks(round, again_baseline, ConfirmationOptions(options));
 
   for (ScenarioResult& scenario : run.scenarios) {
     auto indices = flagged.find(scenario.name);

@@ -29,6 +29,18 @@ inline constexpr double kScreenAlpha = 0.05;
 // regressions (in run order of the scenarios).
 std::map<std::string, std::vector<size_t>> ChecksToConfirm(const RunResults& run);
 
+// The options a confirmation round is decided with: `options` (the first
+// round's, screen_alpha set) at level alpha / screen_alpha, unscreened.
+CompareOptions ConfirmationOptions(const CompareOptions& options);
+
+// After a pair of a confirmation round that the host's load made adaptive
+// (Schedule::busy_rounds): true while one of `flagged` (indices into the
+// scenario's checks) could still be confirmed. `family_size`: the flagged
+// checks of the whole run.
+bool ConfirmationNeedsMore(const ScenarioResult& so_far, const ScenarioResult& baseline,
+                           const std::vector<size_t>& flagged, const Environment& environment,
+                           const CompareOptions& options, size_t family_size);
+
 // Decides the flagged checks of `run` from the fresh pairs: `again` and
 // `again_baseline` map scenario name -> the candidate's and the baseline's
 // side of the confirmation round (the scenarios ChecksToConfirm named).

@@ -204,7 +204,16 @@ struct AdaptiveRepetitions {
   int min = 0;
   int max = 0;
   bool paired = false;  // the baseline grew alongside (perfgate ab), not a stored one
+  // A fixed count that the host's load made adaptive: min was the suite's
+  // count, max kBusyHostRoundsFactor times it (run/schedule.h busy_rounds).
+  bool busy_host = false;
 };
+
+// How far a busy host may extend a fixed scenario of perfgate ab: four
+// times its pairs, so that pairs whose ratios vary about twice as much
+// beside other work (beside a one-CPU burner: docs/instruction-counts.md)
+// still resolve the threshold, first round and confirmation alike.
+inline constexpr int kBusyHostRoundsFactor = 4;
 
 struct ScenarioResult {
   std::string name;

@@ -555,7 +555,10 @@ json ToJson(const ScenarioResult& s) {
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (!s.retaken.empty()) j["retaken_repetitions"] = ToJson(s.retaken);
-  if (s.adaptive) j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
+  if (s.adaptive) {
+    j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
+    if (s.adaptive->busy_host) j["adaptive"]["busy_host"] = true;
+  }
   if (s.trace) {
     j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
                   {"produced", s.trace->produced}, {"received", s.trace->received},
@@ -585,6 +588,7 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     adaptive.min = a.Int("min", 0);
     adaptive.max = a.Int("max", 0);
     adaptive.paired = a.Bool("paired", false);
+    adaptive.busy_host = a.Bool("busy_host", false);
     if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
     s.adaptive = adaptive;

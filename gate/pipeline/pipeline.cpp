@@ -505,6 +505,8 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
                         RunResults& results) {
   const std::map<std::string, std::vector<size_t>> flagged = ChecksToConfirm(results);
   if (flagged.empty()) return;
+  size_t family_size = 0;
+  for (const auto& [name, checks] : flagged) family_size += checks.size();
   std::map<std::string, ScenarioResult> again, again_baseline;
   std::map<std::string, double> seconds;
   for (const auto& [name, checks] : flagged) {
@@ -515,13 +517,21 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
     }
     RunOptions fresh = ro;
     fresh.scenarios = {name};
-    fresh.repetitions = static_cast<int>(first->repetitions.size());
+    // As many as the first round measured, or the suite's count where a busy
+    // host extended it (the confirmation may be extended in turn).
+    const bool extended = first->adaptive && first->adaptive->busy_host;
+    fresh.repetitions = extended ? first->adaptive->min : static_cast<int>(first->repetitions.size());
     fresh.on_scenario_done = nullptr;
     if (!ro.quiet)
       log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(), checks.size(),
                     checks.size() == 1 ? "" : "s", *fresh.repetitions);
     const double t0 = MonotonicSeconds();
-    InterleavedRun run = RunInterleaved(baseline, candidate, fresh, nullptr);
+    // Fixed at the first round's count; a busy host may extend it while a
+    // flagged check could still be confirmed.
+    InterleavedRun run =
+        RunInterleaved(baseline, candidate, fresh, [&](const ScenarioResult& c, const ScenarioResult& b) {
+          return ConfirmationNeedsMore(c, b, checks, results.environment, co, family_size);
+        });
     seconds[name] = MonotonicSeconds() - t0;
     if (run.candidate.scenarios.empty() || !run.candidate.scenarios[0].error.empty()) continue;
     again.emplace(name, std::move(run.candidate.scenarios[0]));

@@ -119,6 +119,12 @@ std::string FormatHostLoad(const ScenarioResult& scenario) {
     text += (text.empty() ? "" : "; ") + std::to_string(kept) + (kept == 1 ? " repetition" : " repetitions") +
             " counted although the host was busy (" + first + ")";
   }
+  if (scenario.adaptive && scenario.adaptive->busy_host) {
+    text += (text.empty() ? "" : "; ") + std::to_string(scenario.repetitions.size()) + " of at most " +
+            std::to_string(scenario.adaptive->max) + " pairs measured: the suite's " +
+            std::to_string(scenario.adaptive->min) +
+            " were extended while a check could still be decided, since pairs beside other work vary more";
+  }
   return text;
 }
 

@@ -41,8 +41,11 @@ InterleavedRun RunInterleaved(const Suite& baseline, const Suite& candidate, con
       schedule.max_retakes = RetakeBudget(schedule.rounds);
       if (!options.repetitions && c_spec.repetitions_max > c_spec.repetitions_min)
         schedule.min_rounds = c_spec.repetitions_min;
-      if (more_pairs)
+      if (more_pairs) {
         schedule.more = [&](const std::vector<ScenarioResult>& arms) { return more_pairs(arms[1], arms[0]); };
+        // A busy host's fair pairs vary more: it may buy them back (run/schedule.h).
+        if (schedule.min_rounds == 0) schedule.busy_rounds = kBusyHostRoundsFactor * schedule.rounds;
+      }
       RunSchedule(schedule, options, sides);
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput)

@@ -21,7 +21,9 @@ struct InterleavedRun {
 };
 
 // Adaptive scenarios: called after each pair from `min` on with both sides
-// so far; false stops the scenario. Unset: `max` pairs.
+// so far; false stops the scenario. Unset: `max` pairs. Set, a scenario of a
+// fixed count measured on a busy host becomes adaptive up to
+// kBusyHostRoundsFactor times that count (run/schedule.h busy_rounds).
 using MorePairs = std::function<bool(const ScenarioResult& candidate, const ScenarioResult& baseline)>;
 
 // `baseline` and `candidate` are the same suite loaded with different

@@ -84,6 +84,17 @@ Repetition RunArmRepetition(const Schedule& schedule, Arm& arm, int round, Scena
   return rep;
 }
 
+// Some arm's repetition was measured on a busy host: tainted, kept or retaken.
+bool MeasuredBusy(const std::vector<ScenarioResult>& results) {
+  for (const ScenarioResult& r : results) {
+    if (!r.retaken.empty()) return true;
+    for (const Repetition& rep : r.repetitions) {
+      if (!rep.tainted.empty()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> LaunchArgv(const ScenarioSpec& spec) { return AdapterFor(spec).LaunchArgv(spec.workload); }
@@ -92,10 +103,10 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
   results.clear();
   for (const ScheduleArm& plan : schedule.arms) results.push_back(NewScenarioResult(*plan.spec));
   if (schedule.arms.empty()) return;
-  const bool adaptive = schedule.min_rounds > 0 && schedule.min_rounds < schedule.rounds;
+  int rounds = schedule.rounds, min_rounds = schedule.min_rounds;
+  bool adaptive = min_rounds > 0 && min_rounds < rounds;
   if (adaptive) {
-    for (ScenarioResult& r : results)
-      r.adaptive = AdaptiveRepetitions{schedule.min_rounds, schedule.rounds, results.size() > 1};
+    for (ScenarioResult& r : results) r.adaptive = AdaptiveRepetitions{min_rounds, rounds, results.size() > 1};
   }
   std::vector<Arm> arms;
   arms.reserve(schedule.arms.size());
@@ -113,7 +124,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
   std::vector<size_t> order(arms.size());
   const int cpu_count = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   int retakes = 0, round_retakes = 0;
-  for (int round = -schedule.warmup; round < schedule.rounds; ++round) {
+  for (int round = -schedule.warmup; round < rounds; ++round) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (schedule.alternate && round % 2 != 0) std::reverse(order.begin(), order.end());
     std::vector<Repetition> measured(arms.size());
@@ -172,11 +183,21 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       if (!measured[a].tainted.empty() && !fair_pair) measured[a].tainted += "; kept: the retake budget is spent";
       arms[a].result.repetitions.push_back(std::move(measured[a]));
     }
-    if (round >= 0 && adaptive && schedule.more && round + 1 >= schedule.min_rounds && round + 1 < schedule.rounds &&
+    if (!adaptive && round + 1 == rounds && schedule.busy_rounds > rounds && schedule.more && MeasuredBusy(results)) {
+      adaptive = true;
+      min_rounds = rounds;
+      rounds = schedule.busy_rounds;
+      for (ScenarioResult& r : results) r.adaptive = AdaptiveRepetitions{min_rounds, rounds, results.size() > 1, true};
+      if (!options.quiet)
+        log::Progress("%s: the host was busy during its %d rounds: measuring up to %d while a check can still "
+                      "become a regression\n",
+                      arms.back().plan.spec->name.c_str(), min_rounds, rounds);
+    }
+    if (round >= 0 && adaptive && schedule.more && round + 1 >= min_rounds && round + 1 < rounds &&
         !schedule.more(results)) {
       if (!options.quiet)
         log::Progress("%s: stopped after %d of at most %d repetitions: no check can still regress\n",
-                     arms.back().plan.spec->name.c_str(), round + 1, schedule.rounds);
+                     arms.back().plan.spec->name.c_str(), round + 1, rounds);
       break;
     }
   }

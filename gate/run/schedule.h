@@ -81,6 +81,13 @@ struct Schedule {
   // never retaken (one-off repetitions).
   int max_retakes = 0;
 
+  // More than `rounds`: a fixed scenario measured while the host was busy
+  // becomes adaptive {rounds, busy_rounds} after its `rounds` (each result's
+  // `adaptive`, marked busy_host), so that `more` can buy back with fair
+  // pairs the power the load took; 0: a fixed count stays fixed. A round is
+  // busy when some arm's repetition was tainted, kept or retaken.
+  int busy_rounds = 0;
+
   // Called after each measured round from `min_rounds` on with every arm's
   // result so far (in `arms` order); false stops the scenario. Unset: an
   // adaptive scenario runs all `rounds`.
