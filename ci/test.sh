@@ -53,9 +53,11 @@ print_failed_tests() {
 # - the normal build (the code that ships) runs the tests in NORMAL_ONLY:
 #   those whose time goes to repeated runs, other programs or the probes'
 #   attach variants, none of which the sanitizers would check more of.
-# ctest -j: the unit tests run side by side; the integration tests are
-# RUN_SERIAL (they load BPF programs and time workloads), so each runs alone,
-# but for the few suites tests/CMakeLists.txt lists as safe beside others.
+# ctest -j: the unit and integration tests run side by side, two at a time,
+# but for the integration tests tests/CMakeLists.txt keeps alone (those that
+# count what is loaded on the machine, measure the probes' cost or rest on a
+# small timing change) or apart from each other (a shared cache file, port
+# or target binary).
 # Order: the normal build's tests, the sanitizer build, the kernels in a VM
 # with the fuzz targets beside them, the sanitizer build's ctest last, so a
 # CI log ends with the account of what most of the tests did.
@@ -80,7 +82,7 @@ print_failed_tests() {
 #   package's build and install, git's commits of the bisect test repository,
 #   the memory antagonists' and cold starts' A/B runs (the cold-start
 #   adapter's own tests run under the sanitizers), Valgrind's instrumented runs.
-NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^GateTest\.SmokeSuiteAaAgainstFreshBaseline|^WhyTest\.'
+NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^SmokeAa\.|^WhyTest\.'
 NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
 NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
 NORMAL_ONLY+='|^e2e\.pr_gate$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
