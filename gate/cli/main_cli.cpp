@@ -27,7 +27,8 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--scenario", o.gate.scenarios, "Run only this scenario (repeatable)");
   cmd->add_option("--out", o.gate.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
       ->capture_default_str();
-  cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite)")
+  cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite; in ab, a busy host may extend a fixed count up "
+                  "to " + std::to_string(kBusyHostRoundsFactor) + " times)")
       ->check(CLI::Range(2, 100000));
   cmd->add_flag("--strict", o.gate.strict, "Inconclusive checks fail the run (exit 1)");
   cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");

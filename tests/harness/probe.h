@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,8 +71,15 @@ class HeldChild {
     close(gate_[1]);
     gate_[1] = -1;
     int status = 0;
-    reaped_ = waitpid(pid_, &status, 0) == pid_;
+    reaped_ = wait4(pid_, &status, 0, &usage_) == pid_;
     return reaped_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  // What the kernel accounted to the child once reaped: its switches off the
+  // CPU (voluntary: it waited; involuntary: it was preempted), to tell a
+  // probe that missed the child's waits from a child that had none.
+  std::string Switches() const {
+    return "the child switched off the CPU " + std::to_string(usage_.ru_nvcsw) + " times waiting and " +
+           std::to_string(usage_.ru_nivcsw) + " times preempted";
   }
 
  private:
@@ -97,6 +105,7 @@ class HeldChild {
   int gate_[2] = {-1, -1};
   pid_t pid_ = -1;
   bool reaped_ = false;
+  struct rusage usage_ = {};
 };
 
 using testing::LoadedProgramIds;
@@ -238,6 +247,7 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
       auto begin = std::chrono::steady_clock::now();
       EXPECT_TRUE(child.RunToCompletion());
       probe->Collect(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), metrics);
+      child_switches_ = child.Switches();
       report_ = probe->Report();
       holders_ = probe->CpuHolders();
       probe.reset();
@@ -251,6 +261,7 @@ class ProbeRun : public ::testing::TestWithParam<AttachType> {
 
   ProbeReport report_;
   std::vector<CpuHolder> holders_;  // of the last Measure()
+  std::string child_switches_;      // of the last Measure(): HeldChild::Switches()
 };
 
 }  // namespace perfgate

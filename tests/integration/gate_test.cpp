@@ -55,9 +55,8 @@ class GateTest : public ::testing::Test {
   std::set<uint32_t> before_;
 };
 
-// Not a GateTest: it counts no programs, so that it can run beside other
-// tests (tests/CMakeLists.txt), where a neighbour's load must leave an A/A
-// run passing or inconclusive, never failing.
+// Not a GateTest: it counts no programs (a neighbour's load must leave an
+// A/A run passing or inconclusive, never failing, ci/under-load.sh).
 TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir_;
