@@ -180,21 +180,31 @@ class Burners {
   std::vector<pid_t> pids_;
 };
 
+// A suite of pg-smoke with no warm-up, a fixed count of repetitions and one
+// check of its CPU time.
+std::string CpuTimeSuite(int repetitions, int threshold_pct) {
+  return R"({"name": "busy", "scenarios": [{"name": "loop",
+    "workload": {"kind": "command", "argv": [")" +
+         std::string(PERFGATE_SMOKE_BIN) + R"("]}, "warmup": 0, "repetitions": )" + std::to_string(repetitions) +
+         R"(, "timeout_s": 60, "checks": [{"metric": "workload.cpu_time", "type": "regression",
+    "max_regression_pct": )" +
+         std::to_string(threshold_pct) + "}]}]}";
+}
+
+// perfgate ab of dir/suite.json, pg-smoke with `baseline` and `candidate`
+// iterations, beside burners on every CPU and one more; reports in dir/out.
+CliRun AbBesideBurners(const ScratchDir& dir, int baseline, int candidate) {
+  const std::string bin = PERFGATE_SMOKE_BIN;
+  Burners burners;
+  return RunCli({"ab", dir / "suite.json", "--baseline-cmd", bin + " --iterations " + std::to_string(baseline),
+                 "--candidate-cmd", bin + " --iterations " + std::to_string(candidate), "--out", dir / "out"});
+}
+
 TEST(AbTest, RoundsBesideAConstantLoadAreKeptAsFairPairsAndMarked) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
-  WriteFile(dir / "suite.json", R"({"name": "busy", "scenarios": [{"name": "loop",
-    "workload": {"kind": "command", "argv": [")" + std::string(PERFGATE_SMOKE_BIN) +
-                                     R"(", "--iterations", "2000"]},
-    "warmup": 0, "repetitions": 4, "timeout_s": 60,
-    "checks": [{"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 50}]}]})");
-  const std::string command = std::string(PERFGATE_SMOKE_BIN) + " --iterations 2000";
-  CliRun run;
-  {
-    Burners burners;
-    run = RunCli({"ab", dir / "suite.json", "--baseline-cmd", command, "--candidate-cmd", command, "--out",
-                  dir / "out"});
-  }
+  WriteFile(dir / "suite.json", CpuTimeSuite(4, 50));
+  const CliRun run = AbBesideBurners(dir, 2000, 2000);
   const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "out/results.json"));
   const nlohmann::json& scenario = results["scenarios"][0];
   // Both sides of each retaken round, if any: the budget is max(2, 4 / 2) rounds.
@@ -229,18 +239,8 @@ TEST(AbTest, RoundsBesideAConstantLoadAreKeptAsFairPairsAndMarked) {
 TEST(AbTest, ABusyHostExtendsAFixedCountUntilTheSlowerCandidateIsDecided) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
-  WriteFile(dir / "suite.json", R"({"name": "busy", "scenarios": [{"name": "loop",
-    "workload": {"kind": "command", "argv": [")" + std::string(PERFGATE_SMOKE_BIN) +
-                                     R"(", "--iterations", "300"]},
-    "warmup": 0, "repetitions": 3, "timeout_s": 60,
-    "checks": [{"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 10}]}]})");
-  const std::string bin = PERFGATE_SMOKE_BIN;
-  CliRun run;
-  {
-    Burners burners;
-    run = RunCli({"ab", dir / "suite.json", "--baseline-cmd", bin + " --iterations 300", "--candidate-cmd",
-                  bin + " --iterations 450", "--out", dir / "out"});
-  }
+  WriteFile(dir / "suite.json", CpuTimeSuite(3, 10));
+  const CliRun run = AbBesideBurners(dir, 300, 450);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("the host was busy during its 3 rounds: measuring up to 12"), std::string::npos)
       << run.output;

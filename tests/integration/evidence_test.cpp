@@ -548,9 +548,13 @@ double CallerShare(const FoldedProfile& profile, const std::string& function, co
 // user-code why: in every run, or in 9 of 10 of bench/evidence_naming.sh's.
 TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowth) {
   const int runs = Runs();
-  int named = 0;
+  // A single run (the default) names it about 9 times in 10, so a miss is
+  // measured once more: two misses in a row fail. The rate itself is
+  // bench/evidence_naming.sh's to measure (PERFGATE_EVIDENCE_RUNS=10).
+  const int attempts = runs == 1 ? 2 : runs;
+  int named = 0, ran = 0;
   std::string misses;
-  for (int run = 0; run < runs; ++run) {
+  for (int run = 0; run < attempts && !(runs == 1 && named == 1); ++run, ++ran) {
     const std::string out = "ab-" + std::to_string(run);
     const testing::CliRun ab = Ab("a", "b", out);
     ASSERT_TRUE(ab.exit_code == 0 || ab.exit_code == 1) << ab.output;
@@ -597,7 +601,7 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowth) {
   }
   RecordProperty("named_first", named);
   RecordProperty("misses", misses);
-  std::printf("pg_hash_block with %d %% more work named first in %d of %d A/B runs\n", ExtraPercent(), named, runs);
+  std::printf("pg_hash_block with %d %% more work named first in %d of %d A/B runs\n", ExtraPercent(), named, ran);
   EXPECT_GE(named, runs - runs / 10) << misses;
 }
 
