@@ -499,7 +499,8 @@ GateOutcome RecordBaselines(const GateOptions& o) {
 }
 
 // Measures fresh interleaved pairs of every scenario with a flagged
-// regression (as many pairs as its first round measured) and lets them
+// regression (as many pairs as its first round measured, or as its suite
+// asks where a busy host extended the first round) and lets them
 // decide those checks (compare/confirm.h); then the run's verdict again.
 void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const RunOptions& ro, const CompareOptions& co,
                         RunResults& results) {
@@ -518,7 +519,8 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
     RunOptions fresh = ro;
     fresh.scenarios = {name};
     // As many as the first round measured, or the suite's count where a busy
-    // host extended it (the confirmation may be extended in turn).
+    // host extended it; a busy host may extend the confirmation in turn while
+    // a flagged check could still be confirmed.
     const bool extended = first->adaptive && first->adaptive->busy_host;
     fresh.repetitions = extended ? first->adaptive->min : static_cast<int>(first->repetitions.size());
     fresh.on_scenario_done = nullptr;
@@ -526,8 +528,6 @@ void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const Run
       log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(), checks.size(),
                     checks.size() == 1 ? "" : "s", *fresh.repetitions);
     const double t0 = MonotonicSeconds();
-    // Fixed at the first round's count; a busy host may extend it while a
-    // flagged check could still be confirmed.
     InterleavedRun run =
         RunInterleaved(baseline, candidate, fresh, [&](const ScenarioResult& c, const ScenarioResult& b) {
           return ConfirmationNeedsMore(c, b, checks, results.environment, co, family_size);
