@@ -157,8 +157,19 @@ asan_status=0
 phase "ASan+UBSan ctest"
 if [ "$asan_status" -ne 0 ]; then print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"; fi
 
+# The failed tests' names once more at the very end, where a CI log's tail is
+# read: the normal build's output is far above the sanitizer build's ctest.
+failed_names() {
+  local log="$1/Testing/Temporary/LastTestsFailed.log"
+  [ -f "$log" ] && cut -d: -f2- "$log" | sed 's/^/  /'
+}
 if [ "$status" -ne 0 ]; then
-  echo "The normal build's ctest failed (its failed tests are listed above)."
+  echo "The normal build's ctest failed (their output is above, after its summary):"
+  failed_names "$BUILD_DIR" || true
+fi
+if [ "$asan_status" -ne 0 ]; then
+  echo "The ASan+UBSan build's ctest failed:"
+  failed_names "$ASAN_BUILD_DIR" || true
 fi
 [ "$status" -ne 0 ] || status=$asan_status
 if [ "$vm_status" -ne 0 ]; then
