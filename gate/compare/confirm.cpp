@@ -40,15 +40,27 @@ CompareOptions ConfirmationOptions(const CompareOptions& options) {
   return confirm;
 }
 
+namespace {
+
+// `measured` (its samples) with only the checks `flagged` of `declared`
+// (indices into the scenario's checks as the suite declared them).
+ScenarioResult WithFlaggedChecks(const ScenarioResult& measured, const ScenarioResult& declared,
+                                 const std::vector<size_t>& flagged) {
+  ScenarioResult only = measured;
+  only.checks.clear();
+  for (size_t i : flagged) {
+    if (i < declared.checks.size()) only.checks.push_back(declared.checks[i]);
+  }
+  return only;
+}
+
+}  // namespace
+
 bool ConfirmationNeedsMore(const ScenarioResult& so_far, const ScenarioResult& baseline,
                            const std::vector<size_t>& flagged, const Environment& environment,
                            const CompareOptions& options, size_t family_size) {
-  ScenarioResult only = so_far;
-  only.checks.clear();
-  for (size_t i : flagged) {
-    if (i < so_far.checks.size()) only.checks.push_back(so_far.checks[i]);
-  }
-  return NeedsMoreRepetitions(only, &baseline, environment, ConfirmationOptions(options), family_size);
+  return NeedsMoreRepetitions(WithFlaggedChecks(so_far, so_far, flagged), &baseline, environment,
+                              ConfirmationOptions(options), family_size);
 }
 
 void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResult>& again,
@@ -64,14 +76,11 @@ void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResu
   for (const auto& [name, indices] : flagged) {
     auto fresh = again.find(name);
     if (fresh == again.end()) continue;
-    ScenarioResult scenario = fresh->second;
-    scenario.checks.clear();
     const ScenarioResult* first = nullptr;
     for (const ScenarioResult& s : run.scenarios) {
       if (s.name == name) first = &s;
     }
-    for (size_t i : indices) scenario.checks.push_back(first->checks[i]);
-    round.scenarios.push_back(std::move(scenario));
+    round.scenarios.push_back(WithFlaggedChecks(fresh->second, *first, indices));
   }
   EvaluateChecks(round, again_baseline, ConfirmationOptions(options));
 
