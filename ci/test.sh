@@ -76,11 +76,7 @@ print_failed_tests() {
 #   runs under the sanitizers in every gate test), the evidence runs of a
 #   slower function, a blocking place and a green run (the evidence of an
 #   `ab` run, of a recorded baseline and of DWARF-unwound stacks stays
-#   there), three shards merged (two stay), the `ab` runs of alternating
-#   pairs and of an A/A beside a burner (a busy host's extension and
-#   confirmation stay, with the evidence `ab` run's regression), and the
-#   slower function found by DWARF-unwound stacks (their A/A pair stays):
-#   under the sanitizers these three took 66 s alone;
+#   there), three shards merged (two stay);
 # - tests whose time goes to programs other than perfgate: the browser's
 #   rendering of the report, Prometheus' queries of the dashboard, the
 #   package's build and install, git's commits of the bisect test repository,
@@ -91,7 +87,6 @@ NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisec
 NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
 NORMAL_ONLY+='|^e2e\.pr_gate$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
 NORMAL_ONLY+='|^EvidenceRun\.(BlockingPlace|SlowerFunctionFails|GreenRunOnFailure)'
-NORMAL_ONLY+='|^AbTest\.(RoundsBeside|SlowerCandidate)|^EvidenceWithoutFramePointers\.SlowerFunction'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.
 # Tests and benchmarks on, whatever an earlier configure of the same build
