@@ -107,7 +107,10 @@ junit_case "$out/junit.xml" passed triage=accepted "accepted_by=$intended_sha" \
 import json, sys
 check = json.load(open(sys.argv[1]))["scenarios"][0]["checks"][0]
 assert check["verdict"] == "accepted", check["verdict"]
-assert check["triage"]["by"] == sys.argv[2] and check["triage"]["measured"] == "regression", check["triage"]
+# What the gate measured without the acceptance: the +10 % is a regression
+# at 3 %, or inconclusive when the host's noise widened its interval (once:
+# +7.5 %, [+1.0 %, +10.1 %]); never a pass.
+assert check["triage"]["by"] == sys.argv[2] and check["triage"]["measured"] in ("regression", "inconclusive"), check["triage"]
 PY
 # Re-rendered from results.json, the acceptance is still there.
 "$perfgate" report "$out/results.json" --out "$scratch/rerendered" >/dev/null ||
