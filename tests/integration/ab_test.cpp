@@ -47,7 +47,8 @@ TEST(AbTest, SlowerCandidateFailsAndThePairsAlternate) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
   CliRun run = RunCli({"ab", kSmokeSuite, "--baseline-set", "SMOKE_SLOWDOWN=1.0", "--candidate-set",
-                       "SMOKE_SLOWDOWN=1.3", "--out", dir / "out"});
+                       "SMOKE_SLOWDOWN=1.3", "--out", dir / "out"},
+                      {kSmokeHalfLoop});
   EXPECT_EQ(run.exit_code, 1) << run.output;
   const std::string junit = ReadFile(dir / "out/junit.xml");
   EXPECT_NE(junit.find("type=\"PerfRegression\""), std::string::npos) << junit;

@@ -64,11 +64,13 @@ class GateTest : public ::testing::Test {
 // nothing in the guest to show it: once for about a minute the same work
 // took 50 % more CPU time and wall time, with no steal time in /proc/stat,
 // and two A/A runs in a row failed (docs/verdicts.md, "A busy host").
+// The loop runs half its iterations: 20 runs of the whole suite took 103 s.
 TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir_;
   std::string baselines = dir_ / "baselines";
-  CliRun record = RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"});
+  CliRun record =
+      RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop});
   ASSERT_EQ(record.exit_code, 0) << record.output;
   ASSERT_TRUE(fs::exists(baselines + "/smoke/syscall-alloc-sleep.json"));
 
@@ -76,12 +78,12 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
   std::string failures;
   for (int i = 0; i < 20; ++i) {
     std::string out = dir_ / ("aa" + std::to_string(i));
-    CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"});
+    CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
     if (run.exit_code != 0) {
       failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ", measured again:\n" +
                   run.output + "\n";
       out += "-again";
-      run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"});
+      run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
     }
     if (run.exit_code == 0) {
       ++passed;
@@ -120,11 +122,12 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   // docs/verdicts.md, "A busy host").
   for (int attempt = 0; attempt < 2; ++attempt) {
     fs::remove_all(baselines);
-    ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code,
-              0);
+    const CliRun record =
+        RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop});
+    ASSERT_EQ(record.exit_code, 0) << record.output;
     fs::remove_all(dir_ / "slow");
     run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
-                 {"SMOKE_SLOWDOWN=1.3"});
+                 {kSmokeHalfLoop, "SMOKE_SLOWDOWN=1.3"});
     junit = ReadFile(dir_ / "slow/junit.xml");
     if (!ATimingPassed(dir_ / "slow/results.json")) break;
     std::printf("a timing passed beside the 30 %% slowdown: recorded and run again\n");
@@ -364,9 +367,12 @@ TEST_F(GateTest, OptionalProbeThatCannotAttachIsLeftOutAndTheOthersKeepWorking) 
 
 TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
   std::string baselines = dir_ / "baselines";
-  ASSERT_EQ(RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}).exit_code, 0);
+  ASSERT_EQ(
+      RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop})
+          .exit_code,
+      0);
   CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
-                      {"SMOKE_SLOWDOWN=1.3"});
+                      {kSmokeHalfLoop, "SMOKE_SLOWDOWN=1.3"});
   ASSERT_EQ(run.exit_code, 1) << run.output;
   std::string junit = ReadFile(dir_ / "slow/junit.xml");
   int failures = CountOf(junit, "<failure");

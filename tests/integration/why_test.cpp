@@ -51,7 +51,7 @@ std::string Argv(const Plant& plant) {
   };
   const std::vector<std::string> args = {PERFGATE_SMOKE_BIN,
                                          "--iterations",
-                                         "300",
+                                         "150",
                                          "--syscalls",
                                          value("WHY_SYSCALLS", "16"),
                                          "--map-kib",
