@@ -55,9 +55,10 @@ print_failed_tests() {
 #   attach variants, none of which the sanitizers would check more of.
 # ctest -j: the unit and integration tests run side by side, two at a time,
 # but for the integration tests tests/CMakeLists.txt keeps alone (those that
-# count what is loaded on the machine, measure the probes' cost or rest on a
-# small timing change) or apart from each other (a shared cache file, port
-# or target binary).
+# measure the probes' cost or rest on a small timing change), beside unit
+# tests only (those that count what is loaded on the machine: the ctest
+# resource "bpf") or apart from each other (a shared cache file, port or
+# target binary).
 # Order: the normal build's tests, the sanitizer build, the kernels in a VM
 # with the fuzz targets beside them, the sanitizer build's ctest last, so a
 # CI log ends with the account of what most of the tests did.
