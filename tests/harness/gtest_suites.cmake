@@ -2,8 +2,8 @@
 # perfgate_unit_tests): one ctest test per GoogleTest suite of the unit test
 # executable `exe`, named "Suite.*" and running --gtest_filter=Suite.*, with
 # the test properties `props`. A test of its own per GoogleTest test paid
-# the executable's start (under the sanitizers about 0.15 s) 592 times for
-# 164 suites; GoogleTest's output still names every test that ran or failed.
+# the executable's start (under the sanitizers about 0.15 s) 583 times for
+# 162 suites; GoogleTest's output still names every test that ran or failed.
 #
 # Listed when ctest starts, so a rebuilt executable is listed anew. An
 # executable that cannot list its tests (a cross build's, off its target)
