@@ -76,14 +76,17 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
 
   int passed = 0;
   std::string failures;
+  auto aa_run = [&](const std::string& out) {
+    return RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
+  };
   for (int i = 0; i < 20; ++i) {
     std::string out = dir_ / ("aa" + std::to_string(i));
-    CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
+    CliRun run = aa_run(out);
     if (run.exit_code != 0) {
       failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ", measured again:\n" +
                   run.output + "\n";
       out += "-again";
-      run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
+      run = aa_run(out);
     }
     if (run.exit_code == 0) {
       ++passed;
