@@ -77,13 +77,10 @@ static __always_inline void on_exit(int kind)
 	stats = bpf_map_lookup_elem(&irq_stats, &zero);
 	if (!stats)
 		return;
-	if (kind == KIND_HARDIRQ) {
-		stats->hardirqs++;
+	if (kind == KIND_HARDIRQ)
 		pg_hist_add(stats->hardirq_hist, delta);
-	} else {
-		stats->softirqs++;
+	else
 		pg_hist_add(stats->softirq_hist, delta);
-	}
 }
 
 /* irq_handler_entry(int irq, struct irqaction *action) */

@@ -37,12 +37,13 @@ class IrqProbe final : public BpfProbe<irq_bpf> {
 
   void Collect(double duration_s, MetricSet& out) override {
     const auto total = ReadPerCpuTotal<pg_irq_stats>(StatsFd(), "probe irq");
-    out["irq.hardirq_time"] =
-        HistogramMetric("irq.hardirq_time", "ns", HistogramOfBuckets(total.hardirq_hist), duration_s);
-    out["irq.softirq_time"] =
-        HistogramMetric("irq.softirq_time", "ns", HistogramOfBuckets(total.softirq_hist), duration_s);
-    out["irq.hardirqs"] = CounterMetric("irq.hardirqs", "count", static_cast<double>(total.hardirqs), duration_s);
-    out["irq.softirqs"] = CounterMetric("irq.softirqs", "count", static_cast<double>(total.softirqs), duration_s);
+    const LogLinearHistogram hardirq = HistogramOfBuckets(total.hardirq_hist);
+    const LogLinearHistogram softirq = HistogramOfBuckets(total.softirq_hist);
+    // The counts are the histograms' totals (bpf/irq.h says why).
+    out["irq.hardirqs"] = CounterMetric("irq.hardirqs", "count", static_cast<double>(hardirq.count()), duration_s);
+    out["irq.softirqs"] = CounterMetric("irq.softirqs", "count", static_cast<double>(softirq.count()), duration_s);
+    out["irq.hardirq_time"] = HistogramMetric("irq.hardirq_time", "ns", hardirq, duration_s);
+    out["irq.softirq_time"] = HistogramMetric("irq.softirq_time", "ns", softirq, duration_s);
   }
 
  protected:

@@ -100,7 +100,7 @@ std::string FormatCpuHolders(const ScenarioResult& scenario) {
   return text;
 }
 
-std::string FormatHostLoad(const ScenarioResult& scenario) {
+std::vector<std::string> HostLoadParts(const ScenarioResult& scenario) {
   size_t kept = 0;
   std::string first;
   for (const Repetition& rep : scenario.repetitions) {
@@ -108,23 +108,29 @@ std::string FormatHostLoad(const ScenarioResult& scenario) {
     ++kept;
     if (first.empty()) first = rep.tainted;
   }
-  std::string text;
+  std::vector<std::string> parts;
   if (!scenario.retaken.empty()) {
     const std::string& why = scenario.retaken.front().tainted;
-    text = std::to_string(scenario.retaken.size()) +
-           (scenario.retaken.size() == 1 ? " repetition" : " repetitions") +
-           " measured again while the host was busy (first: " + why + ")";
+    parts.push_back(std::to_string(scenario.retaken.size()) +
+                    (scenario.retaken.size() == 1 ? " repetition" : " repetitions") +
+                    " measured again while the host was busy (first: " + why + ")");
   }
   if (kept > 0) {
-    text += (text.empty() ? "" : "; ") + std::to_string(kept) + (kept == 1 ? " repetition" : " repetitions") +
-            " counted although the host was busy (" + first + ")";
+    parts.push_back(std::to_string(kept) + (kept == 1 ? " repetition" : " repetitions") +
+                    " counted although the host was busy (" + first + ")");
   }
   if (scenario.adaptive && scenario.adaptive->busy_host) {
-    text += (text.empty() ? "" : "; ") + std::to_string(scenario.repetitions.size()) + " of at most " +
-            std::to_string(scenario.adaptive->max) + " pairs measured: the suite's " +
-            std::to_string(scenario.adaptive->min) +
-            " were extended while a check could still be decided, since pairs beside other work vary more";
+    parts.push_back(std::to_string(scenario.repetitions.size()) + " of at most " +
+                    std::to_string(scenario.adaptive->max) + " pairs measured: the suite's " +
+                    std::to_string(scenario.adaptive->min) +
+                    " were extended while a check could still be decided, since pairs beside other work vary more");
   }
+  return parts;
+}
+
+std::string FormatHostLoad(const ScenarioResult& scenario) {
+  std::string text;
+  for (const std::string& part : HostLoadParts(scenario)) text += (text.empty() ? "" : "; ") + part;
   return text;
 }
 

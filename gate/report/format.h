@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrics/quantity.h"  // FormatQuantity, FormatNumber
 #include "metrics/results.h"
@@ -36,9 +37,14 @@ bool HasBaseline(const CheckResult& check);
 // repetition (workload.wall_time: regression (+12.0 %)); 81,234 records, 0 dropped".
 std::string FormatTrace(const TraceSummary& trace);
 
-// One line on the host's load during a scenario, or "" when it left every
-// repetition clean: "2 repetitions measured again, the host was busy (other
-// work kept 1.47 of 2 CPUs busy, ...); 1 counted while it stayed busy".
+// What the host's load did to a scenario, or nothing when it left every
+// repetition clean, one part each: repetitions measured again, repetitions
+// counted although the host was busy ("2 repetitions measured again while
+// the host was busy (first: other work kept 1.47 of 2 CPUs busy, ...)"), and
+// pairs a busy host extended. A report that limits a cell's length gives
+// each part a cell of its own, so a long reason never cuts off the next.
+std::vector<std::string> HostLoadParts(const ScenarioResult& scenario);
+// The parts in one line, "; " between them ("" when there are none).
 std::string FormatHostLoad(const ScenarioResult& scenario);
 
 // Who held the workload's CPUs, when its waits for them took at least

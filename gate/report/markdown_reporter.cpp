@@ -122,12 +122,12 @@ std::string Header(const RunResults& results) {
   }
   for (const ScenarioResult& s : results.scenarios) {
     if (s.trace) text += "\n\nPerfetto trace of " + Cell(s.name) + ": " + Cell(FormatTrace(*s.trace));
-    // Separate cells: each has its own length limit, so the holders are never cut off.
-    const std::string load = FormatHostLoad(s), held = FormatCpuHolders(s);
-    if (!load.empty() || !held.empty()) {
-      text += "\n\nHost load in " + Cell(s.name) + ": " + Cell(load) + (load.empty() || held.empty() ? "" : "; ") +
-              Cell(held);
-    }
+    // A cell per part: each has its own length limit, so no part cuts off the next.
+    std::vector<std::string> parts = HostLoadParts(s);
+    if (const std::string held = FormatCpuHolders(s); !held.empty()) parts.push_back(held);
+    std::string cells;
+    for (const std::string& part : parts) cells += (cells.empty() ? "" : "; ") + Cell(part);
+    if (!cells.empty()) text += "\n\nHost load in " + Cell(s.name) + ": " + cells;
   }
   return text + "\n\n";
 }

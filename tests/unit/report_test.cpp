@@ -777,6 +777,32 @@ TEST(Why, CpuHoldersAreHostNoiseAndTheirCommsAreEscaped) {
   EXPECT_EQ(j["scenarios"][0]["explanation"]["cpu_holders"][0]["comm"], comm);
 }
 
+// A busy host's three effects on a scenario, each with a reason longer than
+// a summary.md cell: every one is in the summary, none cut off by another
+// (a busy-host `ab` summary once lost the pairs it extended that way).
+TEST(Report, HostLoadGivesEveryPartItsOwnCellInTheSummary) {
+  RunResults r = GetppidRegression();
+  ScenarioResult& s = r.scenarios[0];
+  const std::string reason = "other work kept 1.47 of 2 CPUs busy " + std::string(200, 'x') + " a fair pair";
+  for (Repetition& rep : s.repetitions) rep.tainted = reason;
+  Repetition retaken;
+  retaken.tainted = reason;
+  s.retaken = {retaken, retaken};
+  s.adaptive = AdaptiveRepetitions{3, 12};
+  s.adaptive->busy_host = true;
+  const std::vector<std::string> parts = HostLoadParts(s);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(FormatHostLoad(s), parts[0] + "; " + parts[1] + "; " + parts[2]);
+  const std::string md = MarkdownReporter().Render(r);
+  const size_t load = md.find("Host load in ");
+  ASSERT_NE(load, std::string::npos) << md;
+  for (const char* part : {"2 repetitions measured again while the host was busy", "counted although the host was busy",
+                           "pairs measured: the suite's 3 were extended"}) {
+    EXPECT_NE(md.find(part, load), std::string::npos) << part << "\n" << md;
+  }
+  EXPECT_NE(HtmlReporter().Render(r).find("pairs measured: the suite&#39;s 3 were extended"), std::string::npos);
+}
+
 // A check on instructions where the host has no PMU: every report carries
 // the probe's reason and what to do, summary.md too although the message is
 // longer than a table cell, and the HTML probe table says what is not
