@@ -286,20 +286,23 @@ class MemoryCgroup {
   fs::path dir_;
 };
 
-constexpr size_t kCgroupLimit = 64 * kMiB;
-constexpr size_t kPageCacheWritten = 256 * kMiB;
+constexpr size_t kCgroupLimit = 32 * kMiB;
+constexpr size_t kPageCacheWritten = 96 * kMiB;
+constexpr size_t kSyncEvery = 8 * kMiB;
 
-// Writes kPageCacheWritten bytes of page cache, four times the cgroup's
+// Writes kPageCacheWritten bytes of page cache, three times the cgroup's
 // limit, so charging them has to reclaim inside the cgroup. fdatasync every
-// 32 MiB keeps the dirty part small: reclaim then finds clean pages to free
-// instead of waiting on writeback (and cannot run into the cgroup's OOM).
+// kSyncEvery bytes keeps the dirty part a quarter of the limit: reclaim then
+// finds clean pages to free instead of waiting on writeback (and cannot run
+// into the cgroup's OOM). No more: under a VM's emulated CPU each written
+// MiB costs tens of milliseconds.
 void WritePageCache(const fs::path& path) {
   int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) _exit(30);
   std::vector<char> chunk(kMiB, 'r');
   for (size_t done = 0; done < kPageCacheWritten; done += chunk.size()) {
     if (write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) _exit(31);
-    if ((done + chunk.size()) % (32 * kMiB) == 0 && fdatasync(fd) != 0) _exit(32);
+    if ((done + chunk.size()) % kSyncEvery == 0 && fdatasync(fd) != 0) _exit(32);
   }
   close(fd);
 }
@@ -354,7 +357,7 @@ TEST_P(ReclaimProbe, TimesMemcgReclaimOfAChildWritingPastItsCgroupLimit) {
   ExpectReclaimMetricsConsistent(metrics);
   EXPECT_GT(metrics.at("mm.memcg_reclaim").value, 0);
   EXPECT_GT(metrics.at("mm.memcg_reclaim_latency").hist.Quantile(0.5), 0);
-  // 192 MiB beyond the limit had to be reclaimed, most of it by the writer.
+  // 64 MiB beyond the limit had to be reclaimed, most of it by the writer.
   EXPECT_GT(metrics.at("mm.reclaim_pages").value, 0);
 }
 

@@ -443,7 +443,7 @@ TEST_P(TcpProbe, RecordsRttAndConnectLatencyOfAClientServerPairAcrossNamespaces)
 TEST_P(TcpProbe, CountsRetransmitsWhenOneEgressPacketInNIsDropped) {
   PERFGATE_TCP_TEST_PREAMBLE();
   ASSERT_TRUE(link_->DropOneInNOnClientEgress(10, why)) << why;
-  MetricSet metrics = Measure("tcp", ProbeScope::kWorkload, Transfer(2, 2048 * kKiB));
+  MetricSet metrics = Measure("tcp", ProbeScope::kWorkload, Transfer(2, 1024 * kKiB));
   uint64_t dropped = link_->Dropped();
   EXPECT_GT(dropped, 0u);
   // Every dropped data segment is sent again (fast retransmit, a loss
@@ -458,9 +458,9 @@ TEST_P(TcpProbe, CountsRetransmitsWhenOneEgressPacketInNIsDropped) {
 // the link no faster than R, and a segment queued behind another waits at
 // least that one's transmission time: 1500 bytes (one full-size frame) at
 // 4 Mbit/s is 3 ms. Without a limit the veth pair's RTT is tens of
-// microseconds. The transfer (4 x 256 KiB, about 2 s at 4 Mbit/s) keeps the
-// queue non-empty for the whole send after the first 4 KiB of burst, so
-// most RTT samples carry at least one frame of queueing.
+// microseconds. The limited transfer (2 x 128 KiB, about 0.5 s at 4 Mbit/s)
+// keeps the queue non-empty for the whole send after the first 4 KiB of
+// burst, so most RTT samples carry at least one frame of queueing.
 TEST_P(TcpProbe, RttP50GrowsUnderATbfRateLimit) {
   PERFGATE_TCP_TEST_PREAMBLE();
   constexpr double kRateBitsPerSecond = 4e6;
@@ -469,7 +469,7 @@ TEST_P(TcpProbe, RttP50GrowsUnderATbfRateLimit) {
   double free_p50 = free_metrics.at("tcp.rtt").hist.Quantile(0.5);
   ASSERT_GT(free_p50, 0);
   ASSERT_TRUE(link_->ClientTc("qdisc add dev pgtcp-c root tbf rate 4mbit burst 4kb latency 100ms", why)) << why;
-  MetricSet limited = Measure("tcp", ProbeScope::kWorkload, Transfer(kConnections, kBytes));
+  MetricSet limited = Measure("tcp", ProbeScope::kWorkload, Transfer(2, 128 * kKiB));
   double limited_p50 = limited.at("tcp.rtt").hist.Quantile(0.5);
   std::printf("[ tcp      ] rtt p50 %.0f ns free, %.0f ns under tbf 4mbit (x%.1f)\n", free_p50, limited_p50,
               limited_p50 / free_p50);
