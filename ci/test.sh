@@ -6,8 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Each phase's wall time, printed as it ends, to keep CI's duration in view.
-phase() { echo "ci: $1 done after $SECONDS s"; }
+# Each phase's end, printed as it ends to keep CI's duration in view: the
+# seconds since the start and how busy the phase kept the CPUs (/proc/stat:
+# the time they were neither idle nor waiting for I/O, of all their time).
+cpu_times() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9; exit}' /proc/stat; }
+read -r busy_before total_before < <(cpu_times)
+phase() {
+  local busy total
+  read -r busy total < <(cpu_times)
+  echo "ci: $1 done after $SECONDS s (CPUs $((100 * (busy - busy_before) / (total - total_before + 1))) % busy)"
+  busy_before=$busy total_before=$total
+}
 
 bash ci/install-deps.sh
 phase "dependencies"

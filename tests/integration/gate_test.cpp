@@ -13,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "harness/bpf_objects.h"
 #include "harness/cli.h"
@@ -36,6 +38,16 @@ int CountOf(const std::string& text, const std::string& needle) {
   int n = 0;
   for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
   return n;
+}
+
+// The smoke suite at half its loop (kSmokeHalfLoop): its baseline recorded
+// into `baselines`, and a run against it into `out`, with `env` besides.
+CliRun RecordSmoke(const std::string& baselines, const std::string& out) {
+  return RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", out}, {kSmokeHalfLoop});
+}
+CliRun RunSmoke(const std::string& baselines, const std::string& out, std::vector<std::string> env = {}) {
+  env.insert(env.begin(), kSmokeHalfLoop);
+  return RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, env);
 }
 
 class GateTest : public ::testing::Test {
@@ -69,24 +81,20 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir_;
   std::string baselines = dir_ / "baselines";
-  CliRun record =
-      RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop});
+  CliRun record = RecordSmoke(baselines, dir_ / "rec");
   ASSERT_EQ(record.exit_code, 0) << record.output;
   ASSERT_TRUE(fs::exists(baselines + "/smoke/syscall-alloc-sleep.json"));
 
   int passed = 0;
   std::string failures;
-  auto aa_run = [&](const std::string& out) {
-    return RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", out, "--quiet"}, {kSmokeHalfLoop});
-  };
   for (int i = 0; i < 20; ++i) {
     std::string out = dir_ / ("aa" + std::to_string(i));
-    CliRun run = aa_run(out);
+    CliRun run = RunSmoke(baselines, out);
     if (run.exit_code != 0) {
       failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ", measured again:\n" +
                   run.output + "\n";
       out += "-again";
-      run = aa_run(out);
+      run = RunSmoke(baselines, out);
     }
     if (run.exit_code == 0) {
       ++passed;
@@ -125,12 +133,10 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   // docs/verdicts.md, "A busy host").
   for (int attempt = 0; attempt < 2; ++attempt) {
     fs::remove_all(baselines);
-    const CliRun record =
-        RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop});
+    const CliRun record = RecordSmoke(baselines, dir_ / "rec");
     ASSERT_EQ(record.exit_code, 0) << record.output;
     fs::remove_all(dir_ / "slow");
-    run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
-                 {kSmokeHalfLoop, "SMOKE_SLOWDOWN=1.3"});
+    run = RunSmoke(baselines, dir_ / "slow", {"SMOKE_SLOWDOWN=1.3"});
     junit = ReadFile(dir_ / "slow/junit.xml");
     if (!ATimingPassed(dir_ / "slow/results.json")) break;
     std::printf("a timing passed beside the 30 %% slowdown: recorded and run again\n");
@@ -370,12 +376,8 @@ TEST_F(GateTest, OptionalProbeThatCannotAttachIsLeftOutAndTheOthersKeepWorking) 
 
 TEST_F(GateTest, JunitIsReadByJunitparserWithExpectedCounts) {
   std::string baselines = dir_ / "baselines";
-  ASSERT_EQ(
-      RunCli({"baseline", "record", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "rec"}, {kSmokeHalfLoop})
-          .exit_code,
-      0);
-  CliRun run = RunCli({"run", kSmokeSuite, "--baseline-dir", baselines, "--out", dir_ / "slow", "--quiet"},
-                      {kSmokeHalfLoop, "SMOKE_SLOWDOWN=1.3"});
+  ASSERT_EQ(RecordSmoke(baselines, dir_ / "rec").exit_code, 0);
+  CliRun run = RunSmoke(baselines, dir_ / "slow", {"SMOKE_SLOWDOWN=1.3"});
   ASSERT_EQ(run.exit_code, 1) << run.output;
   std::string junit = ReadFile(dir_ / "slow/junit.xml");
   int failures = CountOf(junit, "<failure");

@@ -185,14 +185,17 @@ TEST(CpuProbe, OnlyThePerfEventAttachTypeServesIt) {
   EXPECT_EQ(probe->Report().hooks.size(), CpuCounters(CpuCounterSet::kSoftware).size());
 }
 
-// Each iteration of pg-smoke --sleep-every 1 sleeps once: a context switch.
+// Each iteration of pg-smoke --sleep-every 1 sleeps once: a context switch,
+// nearly always. A sleep whose timer fires before the task reaches the
+// scheduler (an interrupt between arming the timer and switching) returns
+// without one: a CI run counted 299 switches for 300 sleeps.
 TEST(CpuProbe, ContextSwitchesAreAtLeastTheWorkloadsSleepsAndAtMostTheKernelsCount) {
   PERFGATE_REQUIRE_ROOT();
   constexpr int kSleeps = 300;
   CountedRun run = RunCounted(Smoke({"--iterations", std::to_string(kSleeps), "--sleep-every", "1", "--sleep-us", "100",
                                      "--syscalls", "0", "--map-kib", "4"}));
   const double switches = Count(run, "cpu.context_switches");
-  EXPECT_GE(switches, kSleeps);
+  EXPECT_GE(switches, 0.97 * kSleeps);
   // wait4's count also has the switches before exec (the held child's wait).
   const auto& u = run.outcome.usage;
   EXPECT_LE(switches, static_cast<double>(u.ru_nvcsw + u.ru_nivcsw));
