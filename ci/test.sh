@@ -56,6 +56,15 @@ print_failed_tests() {
   ' "$1/Testing/Temporary/LastTest.log"
 }
 
+# The ten longest tests of a build's ctest, to see where a slow run's time
+# went (ctest's own record: seconds averaged over that build dir's runs).
+longest_tests() {
+  local cost="$1/Testing/Temporary/CTestCostData.txt"
+  [ -f "$cost" ] || return 0
+  echo "ci: the longest tests of the $2:"
+  awk '/^---/ { exit } { printf "  %7.1f s  %s\n", $3, $1 }' "$cost" | sort -rn | head -n 10
+}
+
 # Each test runs once, in one of two builds:
 # - the ASan+UBSan build runs the unit tests and nearly every integration
 #   test: perfgate's own code, end to end, under the sanitizers;
@@ -113,6 +122,7 @@ status=0
 (cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -R "$NORMAL_ONLY" "$@") ||
   status=$?
 phase "normal build's ctest"
+longest_tests "$BUILD_DIR" "normal build"
 if [ "$status" -ne 0 ]; then print_failed_tests "$BUILD_DIR" "normal build"; fi
 
 # The sanitizer build (what it runs is below). Not beside the ctests: other
@@ -165,6 +175,7 @@ asan_status=0
   ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -E "$NORMAL_ONLY" "$@") ||
   asan_status=$?
 phase "ASan+UBSan ctest"
+longest_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"
 if [ "$asan_status" -ne 0 ]; then print_failed_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"; fi
 
 # The failed tests' names once more at the very end, where a CI log's tail is
