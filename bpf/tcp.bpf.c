@@ -267,7 +267,10 @@ static __always_inline void on_reset_received(const struct sock *sk)
  * trace_event_raw_tcp_retransmit_skb and no skaddr in tcp_probe's. Declared
  * here (CO-RE finds each field by name in the running kernel; the ___pg
  * flavour keeps them apart from vmlinux.h's), so that the programs compile
- * against the BTF of any kernel, an arm64 6.1 one included. */
+ * against the BTF of any kernel, an arm64 6.1 one included. Without skaddr
+ * in tcp_probe's record tcp_rtt_tracepoint does not load (its relocation
+ * fails): an RTT sample would belong to no socket, and the plan takes
+ * tp_btf, raw_tp or a function there. */
 struct trace_event_raw_tcp_retransmit_skb___pg {
 	const void *skaddr;
 	int err;
@@ -282,6 +285,13 @@ struct trace_event_raw_tcp_probe___pg {
 
 /* tcp_send_reset and tcp_receive_reset: the same, only the socket is read. */
 struct trace_event_raw_tcp_send_reset___pg {
+	const void *skaddr;
+} __attribute__((preserve_access_index));
+
+/* Before tcp_retransmit_skb and tcp_send_reset had records of their own
+ * (Debian's 6.1 and 6.12 both), they were events of the class
+ * tcp_event_sk_skb, whose record is this type. */
+struct trace_event_raw_tcp_event_sk_skb___pg {
 	const void *skaddr;
 } __attribute__((preserve_access_index));
 
@@ -360,9 +370,15 @@ int BPF_PROG(tcp_retransmit_raw_tp, const struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_retransmit_skb")
-int tcp_retransmit_tracepoint(struct trace_event_raw_tcp_retransmit_skb___pg *ctx)
+int tcp_retransmit_tracepoint(void *ctx)
 {
-	on_retransmit(ctx->skaddr, retransmit_reports_err() ? ctx->err : 0);
+	const struct trace_event_raw_tcp_retransmit_skb___pg *own = ctx;
+	const struct trace_event_raw_tcp_event_sk_skb___pg *class = ctx;
+
+	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb___pg))
+		on_retransmit(own->skaddr, retransmit_reports_err() ? own->err : 0);
+	else
+		on_retransmit(class->skaddr, 0);
 	return 0;
 }
 
@@ -381,9 +397,15 @@ int BPF_PROG(tcp_reset_sent_raw_tp, const struct sock *sk)
 }
 
 SEC("tracepoint/tcp/tcp_send_reset")
-int tcp_reset_sent_tracepoint(struct trace_event_raw_tcp_send_reset___pg *ctx)
+int tcp_reset_sent_tracepoint(void *ctx)
 {
-	on_reset_sent(ctx->skaddr);
+	const struct trace_event_raw_tcp_send_reset___pg *own = ctx;
+	const struct trace_event_raw_tcp_event_sk_skb___pg *class = ctx;
+
+	if (bpf_core_type_exists(struct trace_event_raw_tcp_send_reset___pg))
+		on_reset_sent(own->skaddr);
+	else
+		on_reset_sent(class->skaddr);
 	return 0;
 }
 

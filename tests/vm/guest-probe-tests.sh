@@ -58,9 +58,17 @@ done
 # to each (syscalls, pagefault, lifecycle, reclaim, tcp, biolat, irq); the
 # lifetime tests (*ProbeLifetime): each probe on the attach types it chooses here (fentry
 # where it has them), every program unloaded after detach.
+# The tcp probe's tracepoint programs, whose records change between kernels
+# (the host's kernel runs them with the other attach types), where
+# tcp_probe's record has the socket's address: Debian's 6.1 has none, so
+# that variant cannot tell whose an RTT sample is, and does not load there.
+tcp_tracepoint=
+if grep -q skaddr /sys/kernel/tracing/events/tcp/tcp_probe/format 2>/dev/null; then
+  tcp_tracepoint=":AttachTypes/TcpProbe.*/tracepoint"
+fi
 step "probe tests with each attach type forced"
 PERFGATE_TEST_FUNCTION_ATTACH=$function_attach "$build/tests/perfgate_integration_tests" \
-  --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:*ProbeLifetime.*-*DeliberatelyBroken*}" \
+  --gtest_filter="${PERFGATE_VM_GTEST_FILTER:-FunctionAttachTypes/*:AttachTypes/SyscallsProbe.*:*ProbeLifetime.*$tcp_tracepoint-*DeliberatelyBroken*}" \
   || fail "probe tests"
 
 if [ "$first_choice" = fentry ]; then
