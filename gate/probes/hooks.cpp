@@ -68,21 +68,6 @@ bool IsReturnProbe(const bpf_program* program) {
   return std::string(bpf_program__section_name(program)).rfind("kretprobe", 0) == 0;
 }
 
-// libbpf reports a program failure as "prog 'NAME': ..." and the verifier's
-// verdict as the last line before "-- END PROG LOAD LOG --".
-std::string LoadFailureSummary(const std::string& log, const std::string& program) {
-  std::istringstream lines(log);
-  std::string line, previous, summary, verdict;
-  const std::string tag = "prog '" + program + "'";
-  while (std::getline(lines, line)) {
-    if (line.find("-- END PROG LOAD LOG --") != std::string::npos) verdict = previous;
-    if (summary.empty() && line.find(tag) != std::string::npos) summary = line;
-    previous = line;
-  }
-  if (!verdict.empty()) summary += "; verifier: " + verdict;
-  return summary;
-}
-
 thread_local std::string* capture_target = nullptr;
 
 int CaptureLibbpfPrint(libbpf_print_level level, const char* format, va_list args) {
@@ -94,6 +79,26 @@ int CaptureLibbpfPrint(libbpf_print_level level, const char* format, va_list arg
 }
 
 }  // namespace
+
+// libbpf reports a program failure as "prog 'NAME': ...", writes an
+// instruction whose CO-RE relocation failed into the verifier's log as
+// "failed to resolve CO-RE relocation <spec>", and the verifier's verdict is
+// the last line before "-- END PROG LOAD LOG --".
+std::string LoadFailureSummary(const std::string& log, const std::string& program) {
+  std::istringstream lines(log);
+  std::string line, previous, summary, relocation, verdict;
+  const std::string tag = "prog '" + program + "'";
+  const std::string unresolved = "failed to resolve CO-RE relocation";
+  while (std::getline(lines, line)) {
+    if (line.find("-- END PROG LOAD LOG --") != std::string::npos) verdict = previous;
+    if (summary.empty() && line.find(tag) != std::string::npos) summary = line;
+    if (relocation.empty() && line.find(unresolved) != std::string::npos) relocation = line.substr(line.find(unresolved));
+    previous = line;
+  }
+  if (!relocation.empty()) summary += "; " + relocation + " (this kernel's BTF lacks it)";
+  if (!verdict.empty()) summary += "; verifier: " + verdict;
+  return summary;
+}
 
 HookSpec TracepointHook(const std::string& category, const std::string& event, const std::string& program_prefix,
                         const std::vector<std::string>& functions) {

@@ -97,6 +97,12 @@ class LibbpfLogCapture {
   libbpf_print_fn_t previous_;
 };
 
+// Why `program` failed to load, from libbpf's log of the load (what a
+// LibbpfLogCapture collected): libbpf's line on the program, the CO-RE
+// relocation this kernel's BTF could not resolve if one was the cause (it
+// names the type and field the kernel lacks), and the verifier's verdict.
+std::string LoadFailureSummary(const std::string& log, const std::string& program);
+
 // Opens, configures, loads and attaches one skeleton-backed object, retrying
 // with the next variant of whichever hook failed. `open` returns the opened
 // and configured object (rodata, map fds); `close` destroys it.

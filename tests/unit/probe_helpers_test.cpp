@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/hooks.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/syscalls.h"
 
@@ -87,6 +88,37 @@ TEST(MostOffCpuTime, MostTimeFirstThenMostWaits) {
   EXPECT_EQ(top[2].tgid, 1u);
   EXPECT_EQ(MostOffCpuTime({Stack(1, 1, 1)}, 5).size(), 1u);
   EXPECT_TRUE(MostOffCpuTime({}, 5).empty());
+}
+
+
+// A program that reads a field this kernel's records lack (the tcp probe's
+// tcp_probe tracepoint on Linux 6.1: no skaddr): the error names the field,
+// not only the verifier's count of instructions.
+TEST(LoadFailureSummary, NamesTheRelocationTheKernelCouldNotResolve) {
+  const std::string log =
+      "libbpf: prog 'tcp_rtt_tracepoint': BPF program load failed: Invalid argument\n"
+      "libbpf: prog 'tcp_rtt_tracepoint': -- BEGIN PROG LOAD LOG --\n"
+      "0: R1=ctx(off=0,imm=0) R10=fp0\n"
+      "0: (bf) r6 = r1\n"
+      "1: <invalid CO-RE relocation>\n"
+      "failed to resolve CO-RE relocation <byte_off> [12] struct trace_event_raw_tcp_probe___pg.skaddr (0:3 @ offset "
+      "24)\n"
+      "processed 3 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0\n"
+      "-- END PROG LOAD LOG --\n"
+      "libbpf: prog 'tcp_rtt_tracepoint': failed to load: -22\n";
+  EXPECT_EQ(LoadFailureSummary(log, "tcp_rtt_tracepoint"),
+            "libbpf: prog 'tcp_rtt_tracepoint': BPF program load failed: Invalid argument; failed to resolve CO-RE "
+            "relocation <byte_off> [12] struct trace_event_raw_tcp_probe___pg.skaddr (0:3 @ offset 24) (this kernel's "
+            "BTF lacks it); verifier: processed 3 insns (limit 1000000) max_states_per_insn 0 total_states 0 "
+            "peak_states 0 mark_read 0");
+  // A verifier rejection without a failed relocation: the verdict only.
+  const std::string rejected =
+      "libbpf: prog 'p': BPF program load failed: Permission denied\n"
+      "libbpf: prog 'p': -- BEGIN PROG LOAD LOG --\n"
+      "invalid mem access 'scalar'\n"
+      "-- END PROG LOAD LOG --\n";
+  EXPECT_EQ(LoadFailureSummary(rejected, "p"),
+            "libbpf: prog 'p': BPF program load failed: Permission denied; verifier: invalid mem access 'scalar'");
 }
 
 }  // namespace
