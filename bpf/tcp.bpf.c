@@ -288,9 +288,10 @@ struct trace_event_raw_tcp_send_reset___pg {
 	const void *skaddr;
 } __attribute__((preserve_access_index));
 
-/* Before tcp_retransmit_skb and tcp_send_reset had records of their own
- * (Debian's 6.1 and 6.12 both), they were events of the class
- * tcp_event_sk_skb, whose record is this type. */
+/* Before tcp_retransmit_skb and tcp_send_reset had records of their own,
+ * they were events of the class tcp_event_sk_skb, whose record is this
+ * type: Debian's 6.1 has neither record of its own, its 6.12 only
+ * tcp_send_reset's. */
 struct trace_event_raw_tcp_event_sk_skb___pg {
 	const void *skaddr;
 } __attribute__((preserve_access_index));
