@@ -58,10 +58,10 @@ done
 # to each (syscalls, pagefault, lifecycle, reclaim, tcp, biolat, irq); the
 # lifetime tests (*ProbeLifetime): each probe on the attach types it chooses here (fentry
 # where it has them), every program unloaded after detach.
-# The tcp probe's tracepoint programs, whose records change between kernels
-# (the host's kernel runs them with the other attach types), where
-# tcp_probe's record has the socket's address: Debian's 6.1 has none, so
-# that variant cannot tell whose an RTT sample is, and does not load there.
+# The tcp probe's tracepoint programs too, since their records differ from
+# one kernel to the next (the build machine's kernel tests only its own),
+# where tcp_probe's record has the socket's address: Debian's 6.1 has none,
+# so that variant cannot tell whose an RTT sample is, and does not load there.
 tcp_tracepoint=
 if grep -q skaddr /sys/kernel/tracing/events/tcp/tcp_probe/format 2>/dev/null; then
   tcp_tracepoint=":AttachTypes/TcpProbe.*/tracepoint"
