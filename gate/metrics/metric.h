@@ -60,6 +60,13 @@ inline constexpr const char* kHostStealCpus = "host.steal_cpus";
 inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
 inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
 inline constexpr const char* kHostIoPressure = "host.io_pressure";
+// The host canary (run/canary.h), timed before each repetition: seconds per
+// 2^20 iterations of a dependent integer loop, per GiB copied, per 4 KiB
+// direct read, and the whole canary's time (its cost).
+inline constexpr const char* kHostCanaryCpu = "host.canary.cpu";
+inline constexpr const char* kHostCanaryMemory = "host.canary.memory";
+inline constexpr const char* kHostCanaryIo = "host.canary.io";
+inline constexpr const char* kHostCanaryElapsed = "host.canary.elapsed";
 // File pages of a workload started in a memory cgroup (memory_limit_mb) that
 // reclaim had evicted and that it read back from the disk, in bytes: the
 // cgroup's workingset refaults (run/memory_pressure.h).

@@ -278,6 +278,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
   schedule.min_rounds = 1;
   schedule.probe_cost = ProbeCostWindow::kAlways;  // the evidence note says what sampling cost
   schedule.progress = false;
+  schedule.canary = false;  // no verdict rests on it
   schedule.before_repetition = [&](ScenarioProbes& probes) { recorder.emplace(probes.tracked_map_fd()); };
   // Read with the probes still attached: their maps go with them.
   schedule.after_repetition = [&](size_t arm, const Repetition& rep, ScenarioProbes& probes) {

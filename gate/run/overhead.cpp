@@ -38,6 +38,7 @@ OverheadResult MeasureScenario(const ScenarioSpec& spec, const RunOptions& run, 
   schedule.warmup = std::max(1, spec.warmup);
   schedule.rounds = options.pairs;
   schedule.lifetime = ProbeLifetime::kRepetition;
+  schedule.canary = false;  // both sides ran in each pair: the host's speed fell on both alike
   schedule.after_repetition = [&](size_t, const Repetition& rep, ScenarioProbes&) {
     MetricOf(rep, options.metric, spec.name);  // a metric the workload lacks is bad input at once
   };

@@ -13,6 +13,7 @@
 #include "adapters/tool_output.h"
 #include "metrics/error.h"
 #include "metrics/log.h"
+#include "run/canary.h"
 #include "run/host_load.h"
 #include "run/instrumented.h"
 #include "run/memory_pressure.h"
@@ -161,10 +162,13 @@ std::vector<ProbeReport> ScenarioProbes::Reports() const {
 }
 
 Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
-                         ScenarioProbes& probes, const RunOptions& options) {
+                         ScenarioProbes& probes, const RunOptions& options, HostCanary* canary) {
   std::optional<Credentials> as;
   if (!spec.run_as.empty()) as = ResolveUser(spec.run_as, "scenario \"" + spec.name + "\": run_as");
   adapter.PrepareLaunch(spec.workload);
+  // After the launch's preparation (a cold start's dropped caches), before
+  // anything of the workload exists.
+  const std::optional<CanaryReading> canary_reading = canary ? std::optional(canary->Measure()) : std::nullopt;
   // Declared before the process, so they outlive it: the cgroup is removed
   // once the workload is reaped and the antagonist stopped.
   std::optional<MemoryCgroup> cgroup;
@@ -200,6 +204,10 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     return rep;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
+  if (canary_reading) {
+    AddCanaryMetrics(*canary_reading, rep.metrics);
+    canary->NoteRepetition(outcome.wall_s);
+  }
   if (host_before && host_after) {
     const double cpu_s = rep.metrics["workload.cpu_time"].value;
     const double other = OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s);
@@ -258,6 +266,10 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
       HostMetric(kHostCpuPressure, "fraction", "share of the wall time some task waited for a CPU (PSI)"),
       HostMetric(kHostMemoryPressure, "fraction", "share of the wall time some task waited for memory (PSI)"),
       HostMetric(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
+      HostMetric(kHostCanaryCpu, "s", "the host canary before the repetition: seconds per 2^20 iterations of a dependent integer loop"),
+      HostMetric(kHostCanaryMemory, "s", "the host canary before the repetition: seconds per GiB copied through memory"),
+      HostMetric(kHostCanaryIo, "s", "the host canary before the repetition: seconds per 4 KiB direct read"),
+      HostMetric(kHostCanaryElapsed, "s", "the host canary's whole time before the repetition (its cost)"),
       KernelCounter(kReclaimRefaultBytes, "bytes", {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},
                     "file pages of a start in a memory cgroup that reclaim evicted and it read back (workingset "
                     "refaults)"),

@@ -17,6 +17,7 @@
 #include "metrics/results.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
+#include "run/canary.h"
 #include "run/runner.h"
 
 namespace perfgate {
@@ -81,8 +82,9 @@ class ScenarioProbes {
 
 // One fresh process run of the workload under the attached probes, after the
 // adapter's PrepareLaunch. A failed run has Repetition::failure set (crash,
-// timeout, non-zero exit).
+// timeout, non-zero exit). With `canary`, the host canary runs right before
+// the launch and its reading joins the metrics (run/canary.h).
 Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapter, const std::vector<std::string>& argv,
-                         ScenarioProbes& probes, const RunOptions& options);
+                         ScenarioProbes& probes, const RunOptions& options, HostCanary* canary = nullptr);
 
 }  // namespace perfgate

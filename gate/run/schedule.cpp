@@ -60,13 +60,13 @@ constexpr int kMaxRetakesOfARound = 2;
 // workload warning once and the progress line unless quiet; a failed
 // workload throws InfraError naming the scenario and the repetition.
 Repetition RunArmRepetition(const Schedule& schedule, Arm& arm, int round, ScenarioProbes& probes,
-                            const RunOptions& options) {
+                            const RunOptions& options, HostCanary* canary) {
   const ScenarioSpec& spec = *arm.plan.spec;
   const std::string label = Label(schedule, arm, round);
   if (options.stop && options.stop->load()) throw InfraError("interrupted");
   probes.MeasureProbeCost(MeasuresProbeCost(schedule, arm, round));
   if (schedule.before_repetition) schedule.before_repetition(probes);
-  Repetition rep = RunRepetition(spec, arm.adapter, arm.argv, probes, options);
+  Repetition rep = RunRepetition(spec, arm.adapter, arm.argv, probes, options, canary);
   probes.CountWorkloadCpu(rep);
   if (!rep.failure.empty()) throw InfraError("scenario \"" + spec.name + "\": " + label + ": workload " + rep.failure);
   if (schedule.progress) {
@@ -124,6 +124,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
   std::vector<size_t> order(arms.size());
   const int cpu_count = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   int retakes = 0, round_retakes = 0;
+  HostCanary canary;
   for (int round = -schedule.warmup; round < rounds; ++round) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (schedule.alternate && round % 2 != 0) std::reverse(order.begin(), order.end());
@@ -140,13 +141,15 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
         }
       }
       ScenarioProbes& probes = shared ? *shared : *own;
-      Repetition rep = RunArmRepetition(schedule, arm, round, probes, options);
+      Repetition rep = RunArmRepetition(schedule, arm, round, probes, options, schedule.canary ? &canary : nullptr);
+      const std::string spell = schedule.canary ? canary.SpellOf(CanaryOf(rep.metrics)) : "";
       if (schedule.after_repetition) schedule.after_repetition(a, rep, probes);
       // The reports of a repetition that measured the probes' cost.
       if (own && MeasuresProbeCost(schedule, arm, round)) arm.result.probes = own->Reports();
       if (round < 0) continue;
       rep.index = round;
       if (schedule.max_retakes > 0) rep.tainted = TaintOf(rep.metrics, cpu_count);
+      if (schedule.max_retakes > 0 && rep.tainted.empty()) rep.tainted = spell;
       if (!rep.tainted.empty() && taint.empty()) taint = Label(schedule, arm, round) + ": " + rep.tainted;
       measured[a] = std::move(rep);
     }

@@ -107,6 +107,7 @@ TraceCapture TraceRepetition(const ScenarioSpec& spec, const RunOptions& options
     schedule.probe_cost = ProbeCostWindow::kNever;
     schedule.progress = false;
     schedule.numbered = false;
+    schedule.canary = false;
     schedule.before_repetition = [&](ScenarioProbes&) { buffer.Start(); };
     schedule.after_repetition = [&](size_t, const Repetition&, ScenarioProbes& probes) { pid = probes.workload_pid(); };
     RunSchedule(schedule, options, ran);

@@ -1,0 +1,232 @@
+#include "run/canary.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace perfgate {
+
+namespace {
+
+double Now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// ---- the three pieces of work ----------------------------------------------
+
+constexpr uint64_t kLoopQuantum = uint64_t{1} << 14;    // iterations between clock reads
+constexpr double kLoopUnit = static_cast<double>(1 << 20);  // the metric's unit of iterations
+constexpr size_t kCopyQuantum = size_t{1} << 18;        // bytes per copy
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr size_t kReadSize = 4096;
+constexpr size_t kFileSize = size_t{8} << 20;
+
+// A chain of dependent multiplies and shifts: one core's integer speed, no
+// memory traffic, nothing the compiler can fold or vectorise.
+__attribute__((no_sanitize("address", "undefined"))) uint64_t Loop(uint64_t iterations, uint64_t x) {
+  for (uint64_t i = 0; i < iterations; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    x ^= x >> 29;
+    asm volatile("" : "+r"(x));
+  }
+  return x;
+}
+
+// Buffers twice the last-level cache (at least 8 MiB, at most 32 MiB each),
+// so the copies stream through memory, not the cache; and a file of
+// kFileSize read with O_DIRECT, unlinked at once, so its reads go to the
+// device. Set up once per process.
+struct CanaryResources {
+  char* from = nullptr;
+  char* to = nullptr;
+  size_t bytes = 0;
+  int fd = -1;
+  void* block = nullptr;  // aligned read buffer
+  // Seconds per quantum of each piece, from the last canary: sizes the next.
+  double loop_quantum_s = 20e-6, copy_quantum_s = 100e-6, read_s = 100e-6;
+  size_t copy_offset = 0;
+  uint64_t read_seed = 0x9e3779b97f4a7c15ULL;
+  uint64_t loop_state = 1;
+};
+
+size_t StreamBytes() {
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const size_t want = llc > 0 ? 2 * static_cast<size_t>(llc) : size_t{16} << 20;
+  return std::clamp(want, size_t{8} << 20, size_t{32} << 20) & ~(kCopyQuantum - 1);
+}
+
+int OpenDirectFile() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/var/tmp") + "/perfgate-canary-XXXXXX";
+  const int fd = mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return -1;
+  unlink(path.c_str());
+  // Written through the page cache once, then reopened for direct reads.
+  std::vector<char> chunk(size_t{1} << 20);
+  uint64_t x = 88172645463325252ULL;
+  for (char& c : chunk) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  bool written = true;
+  for (size_t off = 0; off < kFileSize && written; off += chunk.size())
+    written = pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(off)) == static_cast<ssize_t>(chunk.size());
+  if (!written || fdatasync(fd) != 0) {
+    close(fd);
+    return -1;
+  }
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  const int direct = open(self.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  close(fd);
+  return direct;
+}
+
+CanaryResources& Resources() {
+  static CanaryResources r;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    r.bytes = StreamBytes();
+    void* mem = mmap(nullptr, 2 * r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem != MAP_FAILED) {
+      r.from = static_cast<char*>(mem);
+      r.to = r.from + r.bytes;
+      std::memset(mem, 1, 2 * r.bytes);  // every page present before anything is timed
+    }
+    r.fd = OpenDirectFile();
+    if (r.fd >= 0 && posix_memalign(&r.block, kReadSize, kReadSize) != 0) {
+      close(r.fd);
+      r.fd = -1;
+    }
+  });
+  return r;
+}
+
+template <typename Quantum>
+double Timed(int quanta, Quantum quantum) {
+  const double start = Now();
+  for (int i = 0; i < quanta; ++i) quantum();
+  return Now() - start;
+}
+
+int QuantaFor(double budget_s, double quantum_s, int at_least) {
+  const double n = quantum_s > 0 ? budget_s / quantum_s : at_least;
+  return std::clamp(static_cast<int>(std::lround(n)), at_least, 1 << 20);
+}
+
+}  // namespace
+
+CanaryReading RunCanary(double budget_s) {
+  CanaryResources& r = Resources();
+  CanaryReading reading;
+  const double start = Now();
+  // Half the budget to the loop, 30 % to the copies, 20 % to the reads.
+  const int loops = QuantaFor(0.5 * budget_s, r.loop_quantum_s, 4);
+  const double loop_s = Timed(loops, [&] { r.loop_state = Loop(kLoopQuantum, r.loop_state); });
+  r.loop_quantum_s = loop_s / loops;
+  reading.cpu_s = loop_s / (static_cast<double>(loops) * static_cast<double>(kLoopQuantum)) * kLoopUnit;
+
+  if (r.from != nullptr) {
+    const int copies = QuantaFor(0.3 * budget_s, r.copy_quantum_s, 2);
+    const double copy_s = Timed(copies, [&] {
+      std::memcpy(r.to + r.copy_offset, r.from + r.copy_offset, kCopyQuantum);
+      asm volatile("" : : "r"(r.to) : "memory");
+      r.copy_offset = (r.copy_offset + kCopyQuantum) % r.bytes;
+    });
+    r.copy_quantum_s = copy_s / copies;
+    reading.memory_s = copy_s / (static_cast<double>(copies) * static_cast<double>(kCopyQuantum)) * kGiB;
+  }
+
+  if (r.fd >= 0) {
+    const int reads = QuantaFor(0.2 * budget_s, r.read_s, 4);
+    bool failed = false;
+    const double read_s = Timed(reads, [&] {
+      r.read_seed = r.read_seed * 6364136223846793005ULL + 1;
+      const off_t at = static_cast<off_t>((r.read_seed >> 33) % (kFileSize / kReadSize) * kReadSize);
+      failed |= pread(r.fd, r.block, kReadSize, at) != static_cast<ssize_t>(kReadSize);
+    });
+    if (!failed) {
+      r.read_s = read_s / reads;
+      reading.io_s = r.read_s;
+    }
+  }
+  reading.elapsed_s = Now() - start;
+  return reading;
+}
+
+void AddCanaryMetrics(const CanaryReading& reading, MetricSet& out) {
+  const auto add = [&](const char* name, std::optional<double> value) {
+    if (value) out[name] = ScalarMetric(name, *value, "s", Better::kNone);
+  };
+  add(kHostCanaryCpu, reading.cpu_s);
+  add(kHostCanaryMemory, reading.memory_s);
+  add(kHostCanaryIo, reading.io_s);
+  add(kHostCanaryElapsed, reading.elapsed_s);
+}
+
+CanaryReading CanaryOf(const MetricSet& metrics) {
+  const auto value = [&](const char* name) -> std::optional<double> {
+    auto it = metrics.find(name);
+    if (it == metrics.end()) return std::nullopt;
+    return it->second.value;
+  };
+  return {value(kHostCanaryCpu), value(kHostCanaryMemory), value(kHostCanaryIo),
+          value(kHostCanaryElapsed).value_or(0)};
+}
+
+CanaryReading HostCanary::Measure() {
+  const double budget = last_wall_s_ > 0 ? std::clamp(kShareOfRepetition * last_wall_s_, kMinSeconds, kMaxSeconds)
+                                         : kMinSeconds;
+  return RunCanary(budget);
+}
+
+std::string HostCanary::SpellOf(const CanaryReading& reading) {
+  std::string spell;
+  if (history_.size() >= kSpellHistory) {
+    const auto median_of = [&](std::optional<double> CanaryReading::*part) -> std::optional<double> {
+      std::vector<double> values;
+      for (const CanaryReading& r : history_) {
+        if (r.*part) values.push_back(*(r.*part));
+      }
+      if (values.size() < kSpellHistory) return std::nullopt;
+      std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+      return values[values.size() / 2];
+    };
+    const struct {
+      const char* name;
+      std::optional<double> CanaryReading::*part;
+    } parts[] = {{kHostCanaryCpu, &CanaryReading::cpu_s},
+                 {kHostCanaryMemory, &CanaryReading::memory_s},
+                 {kHostCanaryIo, &CanaryReading::io_s}};
+    double worst = kSpellFactor;
+    for (const auto& [name, part] : parts) {
+      const std::optional<double> median = median_of(part);
+      if (!(reading.*part) || !median || !(*median > 0)) continue;
+      const double ratio = *(reading.*part) / *median;
+      if (ratio <= worst) continue;
+      worst = ratio;
+      char text[160];
+      std::snprintf(text, sizeof text, "the host ran slower for a spell: %s took %.2fx its median before this repetition",
+                    name, ratio);
+      spell = text;
+    }
+  }
+  history_.push_back(reading);
+  return spell;
+}
+
+}  // namespace perfgate

@@ -1,0 +1,67 @@
+// The host canary: a short fixed piece of work — a dependent integer loop,
+// a memory stream, a few direct-I/O reads — timed right before every
+// repetition (warm-ups too), on the thread that then starts the workload, so
+// on the CPUs and in the cgroup the workload inherits. Its times per unit of
+// work are the repetition's host.canary.* metrics: how fast this host is
+// now. A slower host (a slower machine, a throttled guest, a neighbour on
+// the memory bus) slows the canary as it slows the workload, and no counter
+// of the guest shows it (docs/verdicts.md); compare holds a stored
+// baseline's canaries against the run's (compare/host_speed.h).
+//
+// The canary is sized to a share of the repetition it precedes (the
+// previous one's wall time), between kMinSeconds and kMaxSeconds, so its
+// cost stays near kShareOfRepetition (bench/canary_cost.sh). Its metrics
+// are times per unit of work, comparable whatever the size.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/metric.h"
+
+namespace perfgate {
+
+struct CanaryReading {
+  std::optional<double> cpu_s;     // host.canary.cpu: s per 2^20 iterations of the loop
+  std::optional<double> memory_s;  // host.canary.memory: s per GiB copied
+  std::optional<double> io_s;      // host.canary.io: s per 4 KiB direct read (absent where the
+                                   // temporary directory's file system refuses O_DIRECT)
+  double elapsed_s = 0;            // host.canary.elapsed: the whole canary, its cost
+};
+
+// Adds the reading to a repetition's metrics.
+void AddCanaryMetrics(const CanaryReading& reading, MetricSet& out);
+// The reading of a repetition's metrics (what AddCanaryMetrics wrote).
+CanaryReading CanaryOf(const MetricSet& metrics);
+
+// Runs the canary for about `budget_s` seconds and returns its reading. Its
+// buffers and file are set up on the first call of the process and kept.
+CanaryReading RunCanary(double budget_s);
+
+// The canaries of one schedule: sizes each from the repetition before it
+// and tells a slow spell from the schedule's steady state.
+class HostCanary {
+ public:
+  static constexpr double kShareOfRepetition = 0.01;
+  static constexpr double kMinSeconds = 0.001;
+  static constexpr double kMaxSeconds = 0.05;
+
+  // Runs the canary sized for the repetition about to start.
+  CanaryReading Measure();
+  // The wall time of the repetition the last canary preceded.
+  void NoteRepetition(double wall_s) { last_wall_s_ = wall_s; }
+  // A slow spell: some component of `reading` took more than kSpellFactor
+  // times its median over the canaries of this schedule before it (at
+  // least kSpellHistory of them): the reason in words, else "". The
+  // reading joins the history afterwards either way.
+  static constexpr double kSpellFactor = 1.5;
+  static constexpr size_t kSpellHistory = 3;
+  std::string SpellOf(const CanaryReading& reading);
+
+ private:
+  double last_wall_s_ = 0;
+  std::vector<CanaryReading> history_;
+};
+
+}  // namespace perfgate
