@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# A slower physical host, simulated: no counter inside a guest shows that its
+# host got slower, so a run against a baseline recorded while the host was
+# faster looks like a regression unless perfgate's host canary
+# (gate/run/canary.h) explains it. Boots a guest (tests/vm/run.sh), which
+# records a baseline of tests/vm/slow-host.json at full speed
+# (tests/vm/guest-slow-host.sh); then caps the QEMU process at half a CPU
+# with a CPU cgroup, and checks what perfgate says:
+#
+#   the workload +30 %, not capped     must fail (exit 1)
+#   the same workload, capped          must not fail: exit 0, every check a
+#                                      pass or inconclusive for the slower host
+#   the workload +150 %, capped        must still fail (exit 1): more than
+#                                      the slower host explains
+#
+# and prints, for each run, what the canary and the workload's CPU time saw
+# against the baseline.
+#
+#   tests/vm/slow-host-test.sh [KERNEL_PACKAGE]
+#
+# Default kernel: Debian 12's cloud kernel (6.1), the first of the VM probe
+# tests'. BUILD_DIR (default build) must hold perfgate and pg-smoke.
+# PERFGATE_SLOW_HOST_PERIODS_US: the CFS periods to cap with, one capped
+# pair of runs each (default 10000, see cap() for why).
+# PERFGATE_SLOW_HOST_RESULTS: a directory to keep each run's results.json
+# and exit status in (NAME.json, NAME.rc).
+# Exit 0 when every verdict is as expected, 1 otherwise; 77 (skip) without
+# root, QEMU or a cpu cgroup controller, which fails under CI=true.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/vm/console.sh
+build=$(realpath "${BUILD_DIR:-build}")
+kernel="${1:-linux-image-cloud-amd64}"
+periods="${PERFGATE_SLOW_HOST_PERIODS_US:-10000}"
+export PERFGATE_SLOW_HOST_PERIODS_US="$periods"
+
+skip() {
+  echo "vm-slow-host: skipped: $*"
+  [ "${CI:-}" = true ] && exit 1
+  exit 77
+}
+say() { echo "vm-slow-host: $*" >&2; }
+
+for period in $periods; do
+  case "$period" in '' | *[!0-9]*) echo "vm-slow-host: PERFGATE_SLOW_HOST_PERIODS_US: $period is not a number of microseconds" >&2; exit 2 ;; esac
+  # The kernel takes periods from 1 ms to 1 s.
+  [ "$period" -ge 1000 ] && [ "$period" -le 1000000 ] ||
+    { echo "vm-slow-host: PERFGATE_SLOW_HOST_PERIODS_US: $period is not between 1000 and 1000000" >&2; exit 2; }
+done
+for f in perfgate pg-smoke; do
+  [ -x "$build/$f" ] || { echo "vm-slow-host: $build/$f is missing (build it first)" >&2; exit 2; }
+done
+[ "$(id -u)" -eq 0 ] || skip "capping QEMU takes a cgroup of its own, which takes root"
+command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
+command -v python3 > /dev/null || skip "python3 is missing (it reads the runs' results)"
+
+# The cpu controller: cgroup v1's hierarchy where it is mounted (with cpuacct
+# or alone), else cgroup v2's, with the controller enabled for its children.
+cpu_v1=$(awk '{ split($0, half, " - "); split(half[2], fs, " "); split(half[1], mnt, " ")
+  if (fs[1] == "cgroup" && fs[3] ~ /(^|,)cpu(,|$)/) { print mnt[5]; exit } }' /proc/self/mountinfo)
+if [ -n "$cpu_v1" ]; then
+  version=1 parent="$cpu_v1"
+elif [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+  version=2 parent=/sys/fs/cgroup
+  grep -qw cpu "$parent/cgroup.subtree_control" || echo +cpu > "$parent/cgroup.subtree_control" ||
+    skip "the cpu controller cannot be enabled in $parent"
+else
+  skip "no cgroup has the cpu controller (neither v1's nor v2's)"
+fi
+
+work=$(mktemp -d)
+ours="perfgate-slow-host-$$"
+cleanup() {
+  local pid
+  pid=$(cat "$work/qemu.pid" 2> /dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
+    uncap > /dev/null || true
+    kill "$pid" 2> /dev/null || true
+  fi
+  for dir in "$parent/$ours"-*; do [ -d "$dir" ] && rmdir "$dir" 2> /dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The cgroup QEMU's threads live in (their path in the cpu hierarchy), where
+# uncap puts them back.
+home_of() {
+  if [ "$version" = 1 ]; then
+    awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3; exit }' "/proc/$1/cgroup"
+  else
+    awk -F: '$1 == "0" { print $3; exit }' "/proc/$1/cgroup"
+  fi
+}
+
+# put VALUE FILE: a cgroup file written, or why not.
+put() { echo "$1" > "$2" || { say "cannot write $1 to $2"; return 1; }; }
+
+# cap PERIOD_US QUOTA_US: QEMU, every thread of it, into a cgroup of its own
+# allowed QUOTA_US of CPU time in each PERIOD_US.
+#
+# Which period: a slower physical CPU is slower all the time, at every scale.
+# A CFS quota is not: QEMU runs at full speed until the period's quota is
+# spent, then stops until the period ends. With the default 100 ms period
+# the guest runs 50 ms and stands 50 ms; the workload's repetitions (seconds)
+# average that out to half speed, but the canary before each (1 % of the
+# repetition, tens of ms) mostly fits into one 50 ms burst and sees the full
+# speed, or straddles a stop and sees several times slower: it does not see
+# the host the workload saw. With a 10 ms period the stops are 5 ms, shorter
+# than a canary, and the canary slows as the workload does. Shorter periods
+# yet cost the host's scheduler a timer every period and stop at its tick's
+# granularity. The figures are in docs/kernels.md.
+cap() {
+  local period="$1" quota="$2" pid dir tid want
+  pid=$(cat "$work/qemu.pid") || return 1
+  [ -f "$work/qemu.home" ] || home_of "$pid" > "$work/qemu.home" || return 1
+  dir="$parent/$ours-$period"
+  mkdir -p "$dir" || return 1
+  if [ "$version" = 1 ]; then
+    put -1 "$dir/cpu.cfs_quota_us" && put "$period" "$dir/cpu.cfs_period_us" && put "$quota" "$dir/cpu.cfs_quota_us"
+  else
+    put "$quota $period" "$dir/cpu.max"
+  fi || return 1
+  # cgroup.procs moves every thread of the process; each is checked.
+  put "$pid" "$dir/cgroup.procs" || return 1
+  want="/$ours-$period"
+  for tid in $(ls "/proc/$pid/task"); do
+    [ "$(home_of "$pid/task/$tid")" = "$want" ] || { say "QEMU's thread $tid is not in $dir"; return 1; }
+  done
+  say "QEMU ($pid, $(ls "/proc/$pid/task" | wc -l) threads) capped at $quota us of CPU every $period us (cgroup v$version)"
+}
+
+# Every thread of QEMU back where it was; what each cap did.
+uncap() {
+  local pid dir periods_n throttled_n throttled
+  pid=$(cat "$work/qemu.pid") || return 1
+  for dir in "$parent/$ours"-*; do
+    [ -d "$dir" ] || continue
+    # (cgroup files have no size: read them)
+    if [ -n "$(cat "$dir/cgroup.procs")" ]; then
+      put "$pid" "$parent$(cat "$work/qemu.home")/cgroup.procs" || return 1
+    fi
+    periods_n=$(awk '$1 == "nr_periods" { print $2 }' "$dir/cpu.stat")
+    throttled_n=$(awk '$1 == "nr_throttled" { print $2 }' "$dir/cpu.stat")
+    throttled=$(awk '$1 == "throttled_time" { printf "%.1f", $2 / 1e9 } $1 == "throttled_usec" { printf "%.1f", $2 / 1e6 }' "$dir/cpu.stat")
+    say "cap lifted ($(basename "$dir")): QEMU throttled in $throttled_n of $periods_n periods, $throttled s in all"
+    rmdir "$dir" || return 1
+  done
+}
+
+# The guest's requests (tests/vm/guest-slow-host.sh), one line of answer each.
+answer() {
+  local request="$1"
+  set -- $request
+  case "$1" in
+    cap) cap "$2" "$3" >&2 && echo "capped $2" || echo "cap failed" ;;
+    uncap) uncap >&2 && echo uncapped || echo "uncap failed" ;;
+    *) echo "unknown request: $request" ;;
+  esac
+}
+
+mkfifo "$work/console-in"
+# Held open for reading and writing, so that QEMU's open of it does not wait
+# and it never reads an end of file between two answers.
+exec 3<> "$work/console-in"
+start=$SECONDS
+tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1800}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
+  --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/tests/vm/slow-host.json" \
+  --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
+  "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build" > "$work/console.log" 2>&1 &
+vm=$!
+console_serve "$work/console.log" "$work/console-in" "$vm" answer
+rc=0
+wait "$vm" || rc=$?
+# The guest's output without the results it sent.
+tr -d '\r' < "$work/console.log" | sed '/^console-begin /,/^console-end /d'
+say "the guest ended with exit status $rc after $((SECONDS - start)) s"
+[ "$rc" -eq 0 ] || exit 1
+
+mkdir -p "$work/results"
+runs=(baseline uncapped-slower-30)
+for period in $periods; do runs+=("capped-$period-same" "capped-$period-slower-150"); done
+for name in "${runs[@]}"; do
+  console_receive "$name" "$work/console.log" "$work/results/$name.json"
+  tr -d '\r' < "$work/console.log" | sed -n "s/^vm-slow-host: $name exited \([0-9]*\)\$/\1/p" > "$work/results/$name.rc"
+done
+[ -z "${PERFGATE_SLOW_HOST_RESULTS:-}" ] || { mkdir -p "$PERFGATE_SLOW_HOST_RESULTS" && cp "$work"/results/* "$PERFGATE_SLOW_HOST_RESULTS"/; }
+python3 tests/vm/slow-host-judge.py "$work/results" "${runs[@]}"
