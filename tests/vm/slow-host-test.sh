@@ -81,6 +81,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Stopped (ctest's timeout, ^C), it still takes QEMU out of its cgroup and ends it.
+trap 'exit 1' INT TERM HUP
 
 # The cgroup QEMU's threads live in (their path in the cpu hierarchy), where
 # uncap puts them back.
@@ -171,7 +173,7 @@ start=$SECONDS
 # between the baseline and the runs by itself (on a shared 2-CPU host the
 # same repetitions spread from 0.6x to 1.5x their median); this way the cap
 # is what changes it.
-nice -n -20 tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1800}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
+nice -n -20 tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
   --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/tests/vm/slow-host.json" \
   --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
   "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build" > "$work/console.log" 2>&1 &
