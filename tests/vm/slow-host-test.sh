@@ -60,7 +60,7 @@ cpu_v1=$(awk '{ split($0, half, " - "); split(half[2], fs, " "); split(half[1], 
   if (fs[1] == "cgroup" && fs[3] ~ /(^|,)cpu(,|$)/) { print mnt[5]; exit } }' /proc/self/mountinfo)
 if [ -n "$cpu_v1" ]; then
   version=1 parent="$cpu_v1"
-elif [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
   version=2 parent=/sys/fs/cgroup
   grep -qw cpu "$parent/cgroup.subtree_control" || echo +cpu > "$parent/cgroup.subtree_control" ||
     skip "the cpu controller cannot be enabled in $parent"
