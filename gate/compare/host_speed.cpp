@@ -1,0 +1,81 @@
+#include "compare/host_speed.h"
+
+#include <cmath>
+
+#include "stats/relative_change.h"
+
+namespace perfgate {
+
+namespace {
+
+std::vector<double> CanaryValues(const ScenarioResult& scenario, const char* name) {
+  std::vector<double> values;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (!rep.measured()) continue;
+    auto it = rep.metrics.find(name);
+    if (it != rep.metrics.end() && it->second.value > 0 && std::isfinite(it->second.value))
+      values.push_back(it->second.value);
+  }
+  return values;
+}
+
+}  // namespace
+
+int HostSpeedScaling(const std::string& metric, const std::string& unit) {
+  // Counted work is the workload's own, however fast the host ran it.
+  if (metric.starts_with("instr.") || metric.starts_with("cpu.instructions")) return 0;
+  if (IsTimeUnit(unit)) return 1;
+  if (unit.ends_with("/s") || unit == "index") return -1;
+  return 0;
+}
+
+std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
+                                          double confidence) {
+  std::optional<HostSpeed> steady, slower, faster;
+  for (const char* name : {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryIo}) {
+    const std::vector<double> then = CanaryValues(baseline, name), now = CanaryValues(candidate, name);
+    if (then.size() < static_cast<size_t>(kMinCanaries) || now.size() < static_cast<size_t>(kMinCanaries)) continue;
+    const stats::RelativeChange shift = stats::RelativeShiftOfLogs(then, now, confidence);
+    if (std::isnan(shift.change) || !shift.low || !shift.high) continue;
+    HostSpeed speed;
+    speed.canary = name;
+    speed.change_pct = 100 * shift.change;
+    speed.low_pct = 100 * *shift.low;
+    speed.high_pct = 100 * *shift.high;
+    speed.baseline_count = static_cast<int>(then.size());
+    speed.candidate_count = static_cast<int>(now.size());
+    speed.confidence = confidence;
+    if (speed.low_pct > kHostSpeedFloorPct) {
+      speed.direction = HostSpeed::Direction::kSlower;
+      if (!slower || speed.high_pct > slower->high_pct) slower = speed;
+    } else if (speed.high_pct < -kHostSpeedFloorPct) {
+      speed.direction = HostSpeed::Direction::kFaster;
+      if (!faster || speed.low_pct < faster->low_pct) faster = speed;
+    } else if (!steady) {
+      steady = speed;  // the first measured, the cpu canary where there is one
+    }
+  }
+  // A host slower by one measure is slower, whatever another says: a slower
+  // host must not fail a check, a faster one only costs an improvement.
+  return slower ? slower : faster ? faster : steady;
+}
+
+std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side) {
+  const int scaling = HostSpeedScaling(check.spec.metric, check.unit);
+  if (scaling == 0 || speed.direction == HostSpeed::Direction::kSteady) return std::nullopt;
+  // The far end of the host's factor on the check's value: the canary's
+  // time ratio for times, its inverse for rates.
+  const double canary = 1 + (speed.direction == HostSpeed::Direction::kSlower ? speed.high_pct : speed.low_pct) / 100;
+  if (!(canary > 0)) return std::nullopt;
+  const double factor = scaling > 0 ? canary : 1 / canary;
+  const bool pushes_up = factor > 1;
+  // Up is bad for lower-is-better values (and for values without a better
+  // direction, either way is), down for higher-is-better ones.
+  const bool up_is_bad = check.better != Better::kHigher;
+  const bool down_is_bad = check.better != Better::kLower;
+  if (bad_side ? !(pushes_up ? up_is_bad : down_is_bad) : (pushes_up ? up_is_bad : down_is_bad)) return std::nullopt;
+  const double threshold = check.spec.max_regression_pct / 100;
+  return pushes_up ? 100 * ((1 + threshold) * factor - 1) : 100 * (1 - (1 - threshold) * factor);
+}
+
+}  // namespace perfgate

@@ -1,0 +1,45 @@
+// What a slower (or faster) host can do to a check measured against stored
+// numbers. The host canary (run/canary.h) timed the same fixed work before
+// every repetition of the baseline and of the run; when its times moved
+// beyond their own noise, the host's speed moved, and no counter of a guest
+// need show it (a slower physical machine, a throttled virtual one). A
+// timing check's change the host's change can explain is then not the
+// workload's (compare.h); a change beyond it still is.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "metrics/results.h"
+
+namespace perfgate {
+
+// The canary's change must lie beyond this, its whole interval, for the
+// host to count as slower or faster: a quiet host's A/A runs moved the
+// canary's median by at most a few percent (docs/verdicts.md).
+inline constexpr double kHostSpeedFloorPct = 5;
+// Canaries a side needs before the host's speed is compared.
+inline constexpr int kMinCanaries = 3;
+
+// How a check's value moves with the host's speed: +1 it grows as the host
+// slows (times), -1 it shrinks (rates per second, UnixBench's index), 0 not
+// at all (counts, per-operation counts, instruction counts, sizes).
+int HostSpeedScaling(const std::string& metric, const std::string& unit);
+
+// The host's speed during `candidate` against `baseline`'s, from the canary
+// metrics of their measured repetitions, at `confidence`: slower when some
+// canary's interval lies wholly above +kHostSpeedFloorPct (the one reaching
+// highest decides), faster when some lies wholly below -kHostSpeedFloorPct
+// (the one reaching lowest), else steady (the cpu canary shown). nullopt
+// without kMinCanaries on both sides.
+std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
+                                          double confidence);
+
+// The largest change in a check's bad direction (a regression's) or good
+// direction (an improvement's), in percent as compare measures it, that the
+// host's change together with the threshold explains: the threshold's ratio
+// times the far end of the canary's interval. nullopt when the host was
+// steady or its change pushes the check the other way.
+std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side);
+
+}  // namespace perfgate
