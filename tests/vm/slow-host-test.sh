@@ -70,7 +70,11 @@ else
 fi
 
 work=$(mktemp -d)
+# The guest's cgroups: QEMU runs in $ours-free from its start, and each cap
+# moves it into $ours-cap-PERIOD.
 ours="perfgate-slow-host-$$"
+free="$parent/$ours-free"
+vm=
 cleanup() {
   local pid
   pid=$(cat "$work/qemu.pid" 2> /dev/null || true)
@@ -78,6 +82,8 @@ cleanup() {
     uncap > /dev/null || true
     kill "$pid" 2> /dev/null || true
   fi
+  # run.sh, in the free cgroup too, ends with QEMU.
+  [ -z "$vm" ] || wait "$vm" 2> /dev/null || true
   for dir in "$parent/$ours"-*; do [ -d "$dir" ] && rmdir "$dir" 2> /dev/null; done
   rm -rf "$work"
 }
@@ -85,8 +91,7 @@ trap cleanup EXIT
 # Stopped (ctest's timeout, ^C), it still takes QEMU out of its cgroup and ends it.
 trap 'exit 1' INT TERM HUP
 
-# The cgroup QEMU's threads live in (their path in the cpu hierarchy), where
-# uncap puts them back.
+# The cgroup a process or thread lives in (its path in the cpu hierarchy).
 home_of() {
   if [ "$version" = 1 ]; then
     awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3; exit }' "/proc/$1/cgroup"
@@ -98,52 +103,60 @@ home_of() {
 # put VALUE FILE: a cgroup file written, or why not.
 put() { echo "$1" > "$2" || { say "cannot write $1 to $2"; return 1; }; }
 
+# mkgroup DIR: a cgroup with the weight of nice -20. Outside the root cgroup
+# a task competes by its group's weight, and in it (where the kernel groups
+# tasks by session, autogroup) by its session's: either way the host's
+# other work, at the default weight, would take QEMU's CPU and change the
+# guest's speed between the baseline and the runs by itself (on the shared
+# 2-CPU project machine the same repetition took from 0.9 to 2.7 s). With
+# this weight the host's speed that changes is the cap's.
+mkgroup() {
+  mkdir -p "$1" || return 1
+  if [ "$version" = 1 ]; then put 88761 "$1/cpu.shares"; else put 8668 "$1/cpu.weight"; fi
+}
+
 # cap PERIOD_US QUOTA_US: QEMU, every thread of it, into a cgroup of its own
 # allowed QUOTA_US of CPU time in each PERIOD_US.
 #
 # Which period: a slower physical CPU is slower all the time, at every scale.
 # A CFS quota is not: QEMU runs at full speed until the period's quota is
-# spent, then stops until the period ends. With the default 100 ms period
-# the guest runs 50 ms and stands 50 ms; the workload's repetitions (seconds)
-# average that out to half speed, but the canary before each (1 % of the
-# repetition, tens of ms) mostly fits into one 50 ms burst and sees the full
-# speed, or straddles a stop and sees several times slower: it does not see
-# the host the workload saw. With a 10 ms period the stops are 5 ms, shorter
-# than a canary, and the canary slows as the workload does. Shorter periods
-# yet cost the host's scheduler a timer every period and stop at its tick's
-# granularity. The figures are in docs/kernels.md.
+# spent, then stands until the period ends, and a guest that idled (perfgate
+# between two repetitions) starts with the whole quota. With the default
+# 100 ms period that is a 50 ms burst at full speed, longer than the canary
+# (about 1 % of a repetition, half before it and half after), while the
+# repetition, seconds long, runs at half speed: the canary does not see the
+# host the workload saw. With a 10 ms period the guest stands every 5 ms,
+# within every canary. A shorter period is not kept: the kernel notices a
+# spent quota at its tick (4 ms at 250 Hz), so with 2 ms QEMU ran in bursts
+# of a tick and got well under half a CPU. The figures are in docs/kernels.md.
 cap() {
   local period="$1" quota="$2" pid dir tid want
   pid=$(cat "$work/qemu.pid") || return 1
-  [ -f "$work/qemu.home" ] || home_of "$pid" > "$work/qemu.home" || return 1
-  dir="$parent/$ours-$period"
-  mkdir -p "$dir" || return 1
-  # The weight of nice -20 too (see run.sh's start below): a cgroup
-  # competes with its siblings' tasks by its own weight, not its tasks'.
+  dir="$parent/$ours-cap-$period"
+  mkgroup "$dir" || return 1
   if [ "$version" = 1 ]; then
-    put 88761 "$dir/cpu.shares" &&
-      put -1 "$dir/cpu.cfs_quota_us" && put "$period" "$dir/cpu.cfs_period_us" && put "$quota" "$dir/cpu.cfs_quota_us"
+    put -1 "$dir/cpu.cfs_quota_us" && put "$period" "$dir/cpu.cfs_period_us" && put "$quota" "$dir/cpu.cfs_quota_us"
   else
-    put 8668 "$dir/cpu.weight" && put "$quota $period" "$dir/cpu.max"
+    put "$quota $period" "$dir/cpu.max"
   fi || return 1
   # cgroup.procs moves every thread of the process; each is checked.
   put "$pid" "$dir/cgroup.procs" || return 1
-  want="/$ours-$period"
+  want="/$ours-cap-$period"
   for tid in $(ls "/proc/$pid/task"); do
     [ "$(home_of "$pid/task/$tid")" = "$want" ] || { say "QEMU's thread $tid is not in $dir"; return 1; }
   done
   say "QEMU ($pid, $(ls "/proc/$pid/task" | wc -l) threads) capped at $quota us of CPU every $period us (cgroup v$version)"
 }
 
-# Every thread of QEMU back where it was; what each cap did.
+# Every thread of QEMU back in the free cgroup; what each cap did.
 uncap() {
   local pid dir periods_n throttled_n throttled
   pid=$(cat "$work/qemu.pid") || return 1
-  for dir in "$parent/$ours"-*; do
+  for dir in "$parent/$ours"-cap-*; do
     [ -d "$dir" ] || continue
     # (cgroup files have no size: read them)
     if [ -n "$(cat "$dir/cgroup.procs")" ]; then
-      put "$pid" "$parent$(cat "$work/qemu.home")/cgroup.procs" || return 1
+      put "$pid" "$free/cgroup.procs" || return 1
     fi
     periods_n=$(awk '$1 == "nr_periods" { print $2 }' "$dir/cpu.stat")
     throttled_n=$(awk '$1 == "nr_throttled" { print $2 }' "$dir/cpu.stat")
@@ -170,14 +183,15 @@ mkfifo "$work/console-in"
 exec 3<> "$work/console-in"
 start=$SECONDS
 : > "$work/console.log"
-# QEMU at nice -20: other work on the host would change the guest's speed
-# between the baseline and the runs by itself (on a shared 2-CPU host the
-# same repetitions spread from 0.6x to 1.5x their median); this way the cap
-# is what changes it.
-nice -n -20 tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
-  --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/tests/vm/slow-host.json" \
-  --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
-  "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build" > "$work/console.log" 2>&1 &
+mkgroup "$free" || exit 1
+# run.sh from the free cgroup, so QEMU starts there.
+(
+  echo "$BASHPID" > "$free/cgroup.procs"
+  exec tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
+    --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/tests/vm/slow-host.json" \
+    --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
+    "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build"
+) > "$work/console.log" 2>&1 &
 vm=$!
 console_serve "$work/console.log" "$work/console-in" "$vm" answer
 rc=0
