@@ -20,13 +20,14 @@ fail() {
   exit 1
 }
 
-# gate NAME SLOWDOWN [OPTION]...: one run of the suite with SMOKE_SLOWDOWN.
+# gate NAME FACTOR [OPTION]...: one run of the suite, its loop FACTOR times
+# the suite's 60000 iterations.
 gate() {
   name="$1" slowdown="$2"
   shift 2
   echo "vm-slow-host: $name: the workload ${slowdown}x"
   rc=0
-  SMOKE_SLOWDOWN="$slowdown" "$build/perfgate" "$@" "$suite" --baseline-dir "$work/baselines" --out "$work/$name" || rc=$?
+  SLOW_HOST_ITERATIONS=$(awk -v f="$slowdown" 'BEGIN { printf "%d", 60000 * f }') "$build/perfgate" "$@" "$suite" --baseline-dir "$work/baselines" --out "$work/$name" || rc=$?
   [ -f "$work/$name/results.json" ] || fail "$name: perfgate exited $rc without a results.json"
   console_send "$name" "$work/$name/results.json"
   echo "vm-slow-host: $name exited $rc"

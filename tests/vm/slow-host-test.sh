@@ -19,7 +19,7 @@
 #   tests/vm/slow-host-test.sh [KERNEL_PACKAGE]
 #
 # Default kernel: Debian 12's cloud kernel (6.1), the first of the VM probe
-# tests'. BUILD_DIR (default build) must hold perfgate and pg-smoke.
+# tests'. BUILD_DIR (default build) must hold perfgate.
 # PERFGATE_SLOW_HOST_PERIODS_US: the CFS periods to cap with, one capped
 # pair of runs each (default 10000, see cap() for why).
 # PERFGATE_SLOW_HOST_RESULTS: a directory to keep each run's results.json
@@ -48,9 +48,7 @@ for period in $periods; do
   [ "$period" -ge 2000 ] && [ "$period" -le 1000000 ] ||
     { echo "vm-slow-host: PERFGATE_SLOW_HOST_PERIODS_US: $period is not between 2000 and 1000000" >&2; exit 2; }
 done
-for f in perfgate pg-smoke; do
-  [ -x "$build/$f" ] || { echo "vm-slow-host: $build/$f is missing (build it first)" >&2; exit 2; }
-done
+[ -x "$build/perfgate" ] || { echo "vm-slow-host: $build/perfgate is missing (build it first)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "capping QEMU takes a cgroup of its own, which takes root"
 command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
 command -v python3 > /dev/null || skip "python3 is missing (it reads the runs' results)"
@@ -145,7 +143,18 @@ cap() {
   for tid in $(ls "/proc/$pid/task"); do
     [ "$(home_of "$pid/task/$tid")" = "$want" ] || { say "QEMU's thread $tid is not in $dir"; return 1; }
   done
+  cpu_ticks "$pid" > "$work/cap-start"
   say "QEMU ($pid, $(ls "/proc/$pid/task" | wc -l) threads) capped at $quota us of CPU every $period us (cgroup v$version)"
+}
+
+# A process's CPU time (all its threads) and the time since boot, in clock
+# ticks; share_since: the share of a CPU it used since cpu_ticks said START.
+cpu_ticks() {
+  echo "$(awk '{ print $14 + $15 }' "/proc/$1/stat") $(awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", $1 * hz }' /proc/uptime)"
+}
+share_since() {
+  awk -v then="$1" -v now="$(cpu_ticks "$2")" \
+    'BEGIN { split(then, a, " "); split(now, b, " "); printf "%.0f", 100 * (b[1] - a[1]) / (b[2] - a[2] + 1e-9) }'
 }
 
 # Every thread of QEMU back in the free cgroup; what each cap did.
@@ -161,7 +170,8 @@ uncap() {
     periods_n=$(awk '$1 == "nr_periods" { print $2 }' "$dir/cpu.stat")
     throttled_n=$(awk '$1 == "nr_throttled" { print $2 }' "$dir/cpu.stat")
     throttled=$(awk '$1 == "throttled_time" { printf "%.1f", $2 / 1e9 } $1 == "throttled_usec" { printf "%.1f", $2 / 1e6 }' "$dir/cpu.stat")
-    say "cap lifted ($(basename "$dir")): QEMU throttled in $throttled_n of $periods_n periods, $throttled s in all"
+    say "cap lifted ($(basename "$dir")): QEMU throttled in $throttled_n of $periods_n periods, $throttled s in all;" \
+      "it used $(share_since "$(cat "$work/cap-start")" "$pid") % of a CPU"
     rmdir "$dir" || return 1
   done
 }
@@ -188,7 +198,7 @@ mkgroup "$free" || exit 1
 (
   echo "$BASHPID" > "$free/cgroup.procs"
   exec tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
-    --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/tests/vm/slow-host.json" \
+    --file "$build/perfgate" --file "$PWD/tests/vm/slow-host.json" \
     --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
     "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build"
 ) > "$work/console.log" 2>&1 &
