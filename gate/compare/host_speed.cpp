@@ -60,22 +60,46 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
   return slower ? slower : faster ? faster : steady;
 }
 
-std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side) {
+namespace {
+
+// The host's factor on a check's value at the far end of the canary's
+// interval (its time ratio for times, the inverse for rates); nullopt when
+// the host was steady or the check does not move with it.
+std::optional<double> HostFactor(const CheckResult& check, const HostSpeed& speed) {
   const int scaling = HostSpeedScaling(check.spec.metric, check.unit);
   if (scaling == 0 || speed.direction == HostSpeed::Direction::kSteady) return std::nullopt;
-  // The far end of the host's factor on the check's value: the canary's
-  // time ratio for times, its inverse for rates.
   const double canary = 1 + (speed.direction == HostSpeed::Direction::kSlower ? speed.high_pct : speed.low_pct) / 100;
   if (!(canary > 0)) return std::nullopt;
-  const double factor = scaling > 0 ? canary : 1 / canary;
-  const bool pushes_up = factor > 1;
-  // Up is bad for lower-is-better values (and for values without a better
-  // direction, either way is), down for higher-is-better ones.
-  const bool up_is_bad = check.better != Better::kHigher;
-  const bool down_is_bad = check.better != Better::kLower;
-  if (bad_side ? !(pushes_up ? up_is_bad : down_is_bad) : (pushes_up ? up_is_bad : down_is_bad)) return std::nullopt;
+  return scaling > 0 ? canary : 1 / canary;
+}
+
+// Whether moving the value that way is bad for the check: up for
+// lower-is-better values, down for higher-is-better ones, either way
+// without a better direction.
+bool IsBadWay(const CheckResult& check, bool up) {
+  return up ? check.better != Better::kHigher : check.better != Better::kLower;
+}
+
+}  // namespace
+
+std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side) {
+  const std::optional<double> factor = HostFactor(check, speed);
+  if (!factor) return std::nullopt;
+  const bool up = *factor > 1;
+  if (IsBadWay(check, up) != bad_side) return std::nullopt;
+  if (!bad_side && check.better == Better::kNone) return std::nullopt;  // no direction is good
   const double threshold = check.spec.max_regression_pct / 100;
-  return pushes_up ? 100 * ((1 + threshold) * factor - 1) : 100 * (1 - (1 - threshold) * factor);
+  return up ? 100 * ((1 + threshold) * *factor - 1) : 100 * (1 - (1 - threshold) * *factor);
+}
+
+std::optional<double> WorstChangeBeneathTheHost(const CheckResult& check, const HostSpeed& speed, double worst_pct) {
+  const std::optional<double> factor = HostFactor(check, speed);
+  if (!factor || check.better == Better::kNone) return std::nullopt;
+  const bool up = *factor > 1;
+  if (IsBadWay(check, up)) return std::nullopt;
+  // Lower is better: the value went down by the factor; higher is better: up.
+  if (check.better == Better::kLower) return 100 * ((1 + worst_pct / 100) / *factor - 1);
+  return 100 * (1 - (1 - worst_pct / 100) / *factor);
 }
 
 }  // namespace perfgate

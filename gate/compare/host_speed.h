@@ -42,4 +42,10 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
 // steady or its change pushes the check the other way.
 std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side);
 
+// A faster host hides a regression as a slower one fakes it: when the
+// host's change pushed a check towards its good side, the check's worst
+// bad-side change `worst_pct` with that push taken off at the canary's far
+// end (the most it can hide); nullopt otherwise.
+std::optional<double> WorstChangeBeneathTheHost(const CheckResult& check, const HostSpeed& speed, double worst_pct);
+
 }  // namespace perfgate
