@@ -1,7 +1,9 @@
 #include "compare/host_speed.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "stats/power.h"
 #include "stats/relative_change.h"
 
 namespace perfgate {
@@ -90,6 +92,12 @@ std::optional<double> ChangeTheHostExplains(const CheckResult& check, const Host
   if (!bad_side && check.better == Better::kNone) return std::nullopt;  // no direction is good
   const double threshold = check.spec.max_regression_pct / 100;
   return up ? 100 * ((1 + threshold) * *factor - 1) : 100 * (1 - (1 - threshold) * *factor);
+}
+
+double SmallestChangeTheHostLetsDecide(double canary_cv) {
+  // One-sided 5 %: the level of the interval's end that decides the host's speed.
+  const double resolved = 100 * stats::MinimumDetectableRelativeEffect(10, 10, canary_cv, 0.05);
+  return std::max(kHostSpeedFloorPct, resolved);
 }
 
 std::optional<double> WorstChangeBeneathTheHost(const CheckResult& check, const HostSpeed& speed, double worst_pct) {

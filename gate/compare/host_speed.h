@@ -42,6 +42,13 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
 // steady or its change pushes the check the other way.
 std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side);
 
+// The smallest timing change a run against stored numbers tells from the
+// host's own wandering, in percent, when the canary's robust CV on this
+// host is `canary_cv` (a fraction): a change of the host's speed below what
+// the canaries of 10 repetitions a side resolve, or below the floor, goes
+// unseen, and a timing change that small may be the host's.
+double SmallestChangeTheHostLetsDecide(double canary_cv);
+
 // A faster host hides a regression as a slower one fakes it: when the
 // host's change pushed a check towards its good side, the check's worst
 // bad-side change `worst_pct` with that push taken off at the canary's far

@@ -136,6 +136,12 @@ TEST(HostSpeed, TooFewCanariesCompareNothing) {
   EXPECT_FALSE(CompareHostSpeed(now, then, 0.9));
 }
 
+TEST(HostSpeed, AWanderingHostRaisesTheSmallestDecidableChange) {
+  EXPECT_EQ(SmallestChangeTheHostLetsDecide(0.001), kHostSpeedFloorPct);
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), SmallestChangeTheHostLetsDecide(0.05));
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), 10);
+}
+
 TEST(HostSpeed, ScalingOfTimesRatesAndCounts) {
   EXPECT_EQ(HostSpeedScaling("workload.wall_time", "s"), 1);
   EXPECT_EQ(HostSpeedScaling("fio.job.read.iops", "ops/s"), -1);
