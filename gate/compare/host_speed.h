@@ -26,8 +26,9 @@ inline constexpr int kMinCanaries = 3;
 // at all (counts, per-operation counts, instruction counts, sizes).
 int HostSpeedScaling(const std::string& metric, const std::string& unit);
 
-// The host's speed during `candidate` against `baseline`'s, from the canary
-// metrics of their measured repetitions, at `confidence`: slower when some
+// The host's speed during `candidate` against `baseline`'s, from the loop's
+// and the stream's canaries of their measured repetitions (the direct
+// reads' vary too much to decide), at `confidence`: slower when some
 // canary's interval lies wholly above +kHostSpeedFloorPct (the one reaching
 // highest decides), faster when some lies wholly below -kHostSpeedFloorPct
 // (the one reaching lowest), else steady (the cpu canary shown). nullopt

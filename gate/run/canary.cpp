@@ -234,8 +234,7 @@ std::string HostCanary::SpellOf(const CanaryReading& reading) {
       const char* name;
       std::optional<double> CanaryReading::*part;
     } parts[] = {{kHostCanaryCpu, &CanaryReading::cpu_s},
-                 {kHostCanaryMemory, &CanaryReading::memory_s},
-                 {kHostCanaryIo, &CanaryReading::io_s}};
+                 {kHostCanaryMemory, &CanaryReading::memory_s}};
     double worst = kSpellFactor;
     for (const auto& [name, part] : parts) {
       const std::optional<double> median = median_of(part);

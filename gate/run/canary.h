@@ -56,10 +56,11 @@ class HostCanary {
   // short burst after a pause run at full speed, while the workload that
   // used up the quota and the canary right after it are both held back.
   CanaryReading After(double wall_s);
-  // A slow spell: some component of `reading` took more than kSpellFactor
-  // times its median over the canaries of this schedule before it (at
-  // least kSpellHistory of them): the reason in words, else "". The
-  // reading joins the history afterwards either way.
+  // A slow spell: the loop or the stream of `reading` took more than
+  // kSpellFactor times its median over the canaries of this schedule before
+  // it (at least kSpellHistory of them): the reason in words, else "". The
+  // direct reads vary too much to tell. The reading joins the history
+  // afterwards either way.
   static constexpr double kSpellFactor = 1.5;
   static constexpr size_t kSpellHistory = 3;
   std::string SpellOf(const CanaryReading& reading);

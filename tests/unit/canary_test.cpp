@@ -45,8 +45,9 @@ TEST(Canary, ASlowSpellIsACanaryFarAboveTheRunsMedian) {
   // The median of 1.0, 3.0, 1.02 and 1.4 (the upper of the middle two).
   const std::string spell = canary.SpellOf(Reading(2.5));
   EXPECT_NE(spell.find("the host ran slower for a spell: host.canary.cpu took 1.79x its median"), std::string::npos) << spell;
-  // Any part: the reads took three times their median.
-  EXPECT_NE(canary.SpellOf(Reading(1.0, 0.07, 3e-4)).find("host.canary.io"), std::string::npos);
+  // The stream as well; not the direct reads, which vary too much.
+  EXPECT_NE(canary.SpellOf(Reading(1.0, 0.2)).find("host.canary.memory"), std::string::npos);
+  EXPECT_EQ(canary.SpellOf(Reading(1.0, 0.07, 1e-2)), "");
 }
 
 }  // namespace
