@@ -69,14 +69,14 @@ int TrendCommand(const TrendOptions& o) {
   HistoryDb db = HistoryDb::OpenExisting(o.db_file);
   SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics, o.suite};
   std::vector<TrendSeries> trends =
-      AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
+      AnalyzeHistory(db, filter, {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
   // Kept in the history too, where a dashboard on the database marks them.
   std::vector<SeriesChangePoints> found;
   for (const TrendSeries& t : trends) {
     const HistorySeries& s = t.series;
     SeriesChangePoints series{s.suite, s.scenario, s.metric, s.statistic, o.branch, {}};
     for (const auto& c : t.change_points) {
-      series.change_points.push_back({c.index > 0 ? s.points[c.index - 1].commit : "", s.points[c.index].commit,
+      series.change_points.push_back({c.index > 0 ? s.points[c.before()].commit : "", s.points[c.index].commit,
                                       s.points[c.index].timestamp, c.change_pct(), c.p_value, IsRegression(t, c)});
     }
     found.push_back(std::move(series));
@@ -117,7 +117,7 @@ int TrendCommand(const TrendOptions& o) {
                         {"change_pct", c.change_pct()},
                         {"p_value", c.p_value},
                         {"for_the_worse", IsRegression(t, c)},
-                        {"commit_before", c.index > 0 ? s.points[c.index - 1].commit : ""},
+                        {"commit_before", c.index > 0 ? s.points[c.before()].commit : ""},
                         {"commit_after", s.points[c.index].commit},
                         {"timestamp_after", s.points[c.index].timestamp}});
       std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(), s.scenario.c_str(),

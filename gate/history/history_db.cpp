@@ -177,9 +177,16 @@ void HistoryDb::ForEachStoredRun(const std::function<void(const StoredRun&)>& vi
 // The runs, the series and then their values, each value put straight into
 // its series (suite, scenario, metric, statistic), which is then ordered by
 // run time and repetition: a year of a suite is millions of values.
-std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const { return Series(filter, {}); }
+
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter, const std::vector<std::string>& metrics) const {
   const std::vector<SeriesRun> runs = store_->SeriesRuns(filter);
-  const std::vector<StoredSeries> series = store_->SeriesOf(filter);
+  std::vector<StoredSeries> series = store_->SeriesOf(filter);
+  if (!metrics.empty()) {
+    std::erase_if(series, [&](const StoredSeries& s) {
+      return std::find(metrics.begin(), metrics.end(), s.key[1]) == metrics.end();
+    });
+  }
   if (runs.empty() || series.empty()) return {};
 
   // Runs come ordered by suite and time, so a run's place is its order and

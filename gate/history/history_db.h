@@ -155,6 +155,8 @@ class HistoryDb {
   int SchemaVersion() const;
   int64_t RunCount() const;
   std::vector<HistorySeries> Series(const SeriesFilter& filter) const;
+  // Only the series of these metrics (the host canaries beside a trend's series).
+  std::vector<HistorySeries> Series(const SeriesFilter& filter, const std::vector<std::string>& metrics) const;
   // Every branch with a stored run, sorted.
   std::vector<std::string> Branches() const;
   // The runs of `suite` on `branch` (every branch when empty), newest first
