@@ -18,6 +18,11 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
     throw InputError("--commit: " + std::to_string(o.results_files.size()) + " results files need as many --commit, " +
                      "one each in order; got " + std::to_string(o.commits.size()));
   }
+  if (!o.references.empty() && o.references.size() != o.results_files.size()) {
+    throw InputError("--reference: " + std::to_string(o.results_files.size()) +
+                     " results files need none or as many --reference, one each in order; got " +
+                     std::to_string(o.references.size()));
+  }
   // Every file is read before anything is added: a bad one adds none.
   std::vector<RunResults> runs;
   for (const std::string& file : o.results_files) runs.push_back(ReadResultsFile(file));
@@ -25,13 +30,15 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunResults& results = runs[i];
     const std::string& commit = o.commits[i];
-    if (!db.AddRun(results, {commit, o.branch})) {
+    const std::string reference = o.references.empty() ? "" : o.references[i];
+    if (!db.AddRun(results, {commit, o.branch, reference})) {
       std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
                   results.suite.c_str(), commit.c_str());
       continue;
     }
-    std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
-                results.scenarios.size(), commit.c_str(), o.branch.c_str(), db.Name().c_str(),
+    std::printf("perfgate: added %s (%zu scenarios) at %s on %s%s to %s (%lld runs)\n", results.suite.c_str(),
+                results.scenarios.size(), commit.c_str(), o.branch.c_str(),
+                reference.empty() ? "" : (", paired with " + reference).c_str(), db.Name().c_str(),
                 static_cast<long long>(db.RunCount()));
   }
   return 0;

@@ -65,6 +65,7 @@ StoredRun ToStoredRun(const RunResults& results, const RunIdentity& identity) {
   r.perfgate_version = env.perfgate_version;
   r.verdict = ToString(results.verdict);
   r.kept_whole = true;
+  r.reference_commit = identity.reference;
   for (const ScenarioResult& scenario : results.scenarios) {
     // What a baseline file would hold: the verdicts and what they were
     // compared with belong to this run, not to a later one's baseline.
@@ -92,6 +93,11 @@ StoredRun ToStoredRun(const RunResults& results, const RunIdentity& identity) {
       std::optional<double> change;
       if (!c.baseline_values.empty() && std::isfinite(c.change_pct)) change = c.change_pct;
       r.checks.push_back({scenario.name, c.spec.name, c.spec.metric, c.statistic, ToString(c.verdict), change});
+      if (change && c.change_ci_low_pct && c.change_ci_high_pct && std::isfinite(*c.change_ci_low_pct) &&
+          std::isfinite(*c.change_ci_high_pct)) {
+        r.checks.back().change_low_pct = c.change_ci_low_pct;
+        r.checks.back().change_high_pct = c.change_ci_high_pct;
+      }
     }
   }
   return r;

@@ -23,7 +23,7 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 6;
+inline constexpr int kHistorySchemaVersion = 7;
 
 // The environment variable that names the history when --db is not given.
 inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
@@ -31,6 +31,9 @@ inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
 struct RunIdentity {
   std::string commit;
   std::string branch;
+  // The commit a paired night ran interleaved with (ci/nightly.sh): its
+  // checks' changes are against it. Empty: compared with stored numbers.
+  std::string reference{};
 };
 
 // One (suite, scenario, metric, statistic) over the stored runs, oldest first.
@@ -85,6 +88,7 @@ struct StoredRun {
   int64_t cpu_count = 0;
   std::string perfgate_version, verdict;
   bool kept_whole = false;
+  std::string reference_commit;  // RunIdentity::reference
   struct Value {
     SeriesKey series;
     int64_t repetition = 0;
@@ -93,6 +97,7 @@ struct StoredRun {
   struct Check {
     std::string scenario, name, metric, statistic, verdict;
     std::optional<double> change_pct;
+    std::optional<double> change_low_pct{}, change_high_pct{};  // its interval
   };
   struct Whole {
     std::string scenario;
