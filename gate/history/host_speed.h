@@ -67,7 +67,7 @@ enum class HostNight {
 struct HostAdjustment {
   static constexpr double kMinHostShift = 0.05;  // a night's factor off 1 by at least 5 %
   static constexpr double kOffSpreads = 4;       // and by 4 robust SDs of the canary's nights
-  static constexpr double kAlignedSpreads = 3;   // a deflated night within 3 robust SDs of the series' noise
+  static constexpr double kAlignedSpreads = 2;   // a deflated night within 2 robust SDs of the series' noise
   static constexpr double kMinAlignment = 0.01;  // (or 1 %) lines up
   static constexpr size_t kMinFittedNights = 3;
   static constexpr size_t kNeighbours = 3;  // normal nights on each side that make an off night's local level
