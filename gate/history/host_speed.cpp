@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "metrics/metric.h"
 #include "stats/descriptive.h"
@@ -11,6 +13,7 @@ namespace perfgate {
 namespace {
 
 constexpr double kNormalSd = 1.4826;  // MAD to the SD of normal data
+constexpr const char* kWallTime = "workload.wall_time";
 
 // The robust SD of the series' noise from one normal night to the next:
 // successive differences, so a step between them counts once, not as spread.
@@ -35,37 +38,60 @@ std::optional<double> LocalLevel(const std::vector<double>& logs, const std::vec
 
 }  // namespace
 
-const std::vector<std::string>& HostCanaryMetrics() {
-  static const std::vector<std::string> parts = {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryIo};
+const std::vector<std::string>& HostSpeedParts() {
+  static const std::vector<std::string> parts = {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryIo,
+                                                 kHostRunqWaitBehindOthers};
   return parts;
+}
+
+const std::vector<std::string>& HostSpeedMetrics() {
+  static const std::vector<std::string> metrics = {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryIo,
+                                                   kHostRunqWaitBehindOthers, kWallTime};
+  return metrics;
 }
 
 bool IsHostSeries(const HistorySeries& series) { return series.metric.rfind("host.", 0) == 0; }
 
-HostSpeeds HostSpeeds::FromSeries(const std::vector<HistorySeries>& canaries) {
+HostSpeeds HostSpeeds::FromSeries(const std::vector<HistorySeries>& series) {
   HostSpeeds speeds;
-  const auto& parts = HostCanaryMetrics();
-  for (const HistorySeries& s : canaries) {
-    if (s.statistic != "value" || std::find(parts.begin(), parts.end(), s.metric) == parts.end()) continue;
+  const std::vector<std::string> canaries = {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryIo};
+  // (suite, scenario, run): the night's mean wall time and wait behind others.
+  std::map<std::tuple<std::string, std::string, int64_t>, std::pair<double, double>> waits;
+  for (const HistorySeries& s : series) {
+    if (s.statistic != "value") continue;
+    if (s.metric == kHostRunqWaitBehindOthers || s.metric == kWallTime) {
+      for (const HistoryPoint& p : s.points) {
+        if (p.values.empty()) continue;
+        auto& [wall, wait] = waits.try_emplace({s.suite, s.scenario, p.run_id}, -1.0, -1.0).first->second;
+        (s.metric == kWallTime ? wall : wait) = stats::Mean(p.values);
+      }
+      continue;
+    }
+    if (std::find(canaries.begin(), canaries.end(), s.metric) == canaries.end()) continue;
     for (const HistoryPoint& p : s.points) {
       if (p.values.empty()) continue;
-      // The mean, not the median: a neighbour that shares the CPU preempts
-      // some of the night's short canaries by several times and leaves the
-      // others whole, which the median does not see (docs/ci.md). Without
-      // the night's slowest one: a quiet host preempts one now and then.
-      std::vector<double> values = p.values;
-      if (values.size() >= 3) values.erase(std::max_element(values.begin(), values.end()));
-      const double mean = stats::Mean(values);
-      if (std::isfinite(mean) && mean > 0) speeds.means_[{s.metric, s.suite, s.scenario, p.run_id}] = mean;
+      // The median: a slower host slows every canary, while a quiet one
+      // preempts one now and then by several times.
+      const double median = stats::Median(p.values);
+      if (std::isfinite(median) && median > 0) speeds.values_[{s.metric, s.suite, s.scenario, p.run_id}] = median;
     }
+  }
+  // The share of the wall time the workload waited behind other processes'
+  // tasks is time the host took from it: wall / (wall - wait) is how much
+  // slower it ran for that (at most 10x: waits of several threads add up).
+  for (const auto& [key, night] : waits) {
+    const auto& [wall, wait] = night;
+    if (!(wall > 0) || !(wait >= 0)) continue;
+    const auto& [suite, scenario, run] = key;
+    speeds.values_[{kHostRunqWaitBehindOthers, suite, scenario, run}] = wall / std::max(wall - wait, wall / 10);
   }
   return speeds;
 }
 
 std::optional<double> HostSpeeds::Of(const std::string& metric, const std::string& suite, const std::string& scenario,
                                      int64_t run_id) const {
-  auto it = means_.find({metric, suite, scenario, run_id});
-  if (it == means_.end()) return std::nullopt;
+  auto it = values_.find({metric, suite, scenario, run_id});
+  if (it == values_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -97,7 +123,7 @@ HostAdjustment AdjustForHost(const HistorySeries& series, const std::vector<doub
 
   // 1. Off nights: for each canary part, each night against the series' usual.
   std::vector<double> log_factor(n, 0.0);
-  for (const std::string& part : HostCanaryMetrics()) {
+  for (const std::string& part : HostSpeedParts()) {
     std::vector<std::optional<double>> canary(n);
     std::vector<double> known;
     for (size_t i = 0; i < n; ++i) {

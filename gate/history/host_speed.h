@@ -5,9 +5,13 @@
 // code, measured on a host of the usual speed, still does.
 //
 // Per series (one scenario's metric statistic over the nights):
-//   1. The night's host factor: its mean canary over the median of the
-//      series' nightly means, for host.canary.cpu, .memory and .io; the part
-//      that moved most is the night's factor. A night is off when that
+//   1. The night's host factor: its median canary over the median of the
+//      series' nights, for host.canary.cpu, .memory and .io, and the
+//      workload's own wall time over that time less its run-queue waits
+//      behind other processes (host.runq_wait_behind_others, with the
+//      runqlat probe: a neighbour sharing the CPU by the scheduler's fair
+//      share leaves the short canary, which runs right after a wait, almost
+//      untouched, docs/ci.md); the part that moved most is the night's factor. A night is off when that
 //      factor is beyond kMinHostShift and beyond kOffSpreads robust
 //      standard deviations of the canary's own night-to-night spread.
 //   2. How the series moves with the host (its elasticity, ln value per ln
@@ -36,26 +40,31 @@
 
 namespace perfgate {
 
-// The canary parts, in the order a night's factor is looked for.
-const std::vector<std::string>& HostCanaryMetrics();
+// The parts a night's host factor is looked for in: the canary's and the
+// workload's waits behind other processes (named by that metric).
+const std::vector<std::string>& HostSpeedParts();
+// The metrics those are read from (statistic "value").
+const std::vector<std::string>& HostSpeedMetrics();
 
 // Whether the series measures the host rather than the code (host.*).
 bool IsHostSeries(const HistorySeries& series);
 
-// The night's mean canary of each part, per (suite, scenario, run).
+// The night's median canary of each part, and the factor of the waits
+// behind other processes, per (suite, scenario, run).
 class HostSpeeds {
  public:
-  // From the canary series of the history (statistic "value" of the metrics
-  // HostCanaryMetrics() names); other series are ignored.
+  // From the series of the history (statistic "value" of the metrics
+  // HostSpeedMetrics() names); other series are ignored.
   static HostSpeeds FromSeries(const std::vector<HistorySeries>& canaries);
-  // The night's mean of `metric`'s repetitions in that scenario; nullopt
-  // when the run recorded none (a perfgate older than the canary).
+  // The night's value of that part in that scenario; nullopt when the run
+  // recorded none (a perfgate older than the canary, a suite without the
+  // runqlat probe).
   std::optional<double> Of(const std::string& metric, const std::string& suite, const std::string& scenario,
                            int64_t run_id) const;
-  bool empty() const { return means_.empty(); }
+  bool empty() const { return values_.empty(); }
 
  private:
-  std::map<std::tuple<std::string, std::string, std::string, int64_t>, double> means_;
+  std::map<std::tuple<std::string, std::string, std::string, int64_t>, double> values_;
 };
 
 enum class HostNight {

@@ -279,7 +279,7 @@ std::vector<TrendSeries> AnalyzeHistory(const HistoryDb& db, const SeriesFilter&
                                         const stats::ChangePointOptions& options) {
   SeriesFilter canaries = filter;
   canaries.statistics = {"value"};
-  return AnalyzeTrends(db.Series(filter), options, HostSpeeds::FromSeries(db.Series(canaries, HostCanaryMetrics())));
+  return AnalyzeTrends(db.Series(filter), options, HostSpeeds::FromSeries(db.Series(canaries, HostSpeedMetrics())));
 }
 
 bool IsRegression(const TrendSeries& trend, const stats::ChangePoint& change) {
