@@ -182,6 +182,12 @@ HostAdjustment AdjustForHost(const HistorySeries& series, const std::vector<doub
     a.fitted = true;
   }
 
+  // A series the host does not move (a count, a size) keeps its off nights
+  // as measured: a step of the code on one of them is the code's.
+  if (std::fabs(a.elasticity) < HostAdjustment::kMinElasticity) {
+    for (size_t i : off) a.compared[i] = medians[i];
+    return a;
+  }
   // 3. Deflated where that lines the night up with its neighbours, else left out.
   const double tolerance = std::max(HostAdjustment::kAlignedSpreads * NightToNightSpread(logs, normal),
                                     std::log1p(HostAdjustment::kMinAlignment));

@@ -24,7 +24,9 @@
 //   3. Each off night's value is divided by factor^elasticity (deflated). An
 //      off night that this does not line up with the normal nights around it
 //      (beyond kAlignedSpreads of the series' own noise) is left out of the
-//      change points: the host explains its direction, not its size.
+//      change points: the host explains its direction, not its size. A
+//      series the host does not move (elasticity below kMinElasticity: a
+//      count, a size) keeps its off nights as measured.
 // Host series themselves (host.*) describe the host, not the code: they get
 // no change points at all. The trend page still draws every night as measured.
 #pragma once
@@ -81,6 +83,7 @@ struct HostAdjustment {
   static constexpr size_t kMinFittedNights = 3;
   static constexpr size_t kNeighbours = 3;  // normal nights on each side that make an off night's local level
   static constexpr double kMaxElasticity = 8;
+  static constexpr double kMinElasticity = 0.05;  // below: the host does not move the series
 
   std::vector<double> factor;    // per point: the night's host factor (1 without a canary)
   std::vector<std::string> part;  // per point: the canary part the factor is of ("" when normal)

@@ -361,6 +361,20 @@ TEST(HostAdjustment, ACountThatTheHostDoesNotMoveKeepsItsValues) {
   for (size_t i : {3u, 4u, 5u}) EXPECT_EQ(a.compared[i], 21.0);
 }
 
+TEST(HostAdjustment, ASizeStepOnAnOffNightIsTheCodesAndKeepsItsRange) {
+  // The nightly alerts' test made this: a real night (the canary as this
+  // host measured it) among nights copied from another, its step in a size.
+  std::vector<double> canary = Wiggle(30, 1.0, 0.002), size = Wiggle(30, 12000, 0.001);
+  canary[10] *= 1.3;
+  for (size_t i = 10; i < 30; ++i) size[i] *= 1.2;
+  const std::vector<TrendSeries> trends = AnalyzeTrends({Series("app.output_size", "bytes", size)}, {}, Canaries(canary));
+  EXPECT_EQ(trends[0].host.night[10], HostNight::kDeflated);
+  EXPECT_EQ(trends[0].host.compared[10], size[10]);
+  ASSERT_EQ(trends[0].change_points.size(), 1u);
+  EXPECT_EQ(trends[0].change_points[0].index, 10u);
+  EXPECT_EQ(trends[0].change_points[0].before(), 9u);
+}
+
 TEST(HostAdjustment, FewOffNightsUseTheUnitsNominalElasticity) {
   EXPECT_EQ(NominalElasticity("s"), 1);
   EXPECT_EQ(NominalElasticity("ns/op"), 1);
