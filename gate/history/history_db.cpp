@@ -268,6 +268,18 @@ std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter, const s
       hs.points.back().values.push_back(v.value);
     }
   }
+  // The paired nights' changes, each on the series of its check.
+  std::map<std::tuple<int64_t, std::string, std::string, std::string>, PairedChange> paired;
+  for (StoredPairedCheck& c : store_->PairedChecks(filter))
+    paired.try_emplace({c.run_id, c.scenario, c.metric, c.statistic}, std::move(c.change));
+  if (!paired.empty()) {
+    for (HistorySeries& hs : out) {
+      for (HistoryPoint& p : hs.points) {
+        auto found = paired.find({p.run_id, hs.scenario, hs.metric, hs.statistic});
+        if (found != paired.end()) p.paired = found->second;
+      }
+    }
+  }
   return out;
 }
 

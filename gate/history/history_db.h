@@ -36,6 +36,14 @@ struct RunIdentity {
   std::string reference{};
 };
 
+// A paired night's change of the check on a series (history add --reference).
+struct PairedChange {
+  std::string reference;  // the commit the night ran interleaved with
+  std::string verdict;
+  double change_pct = 0;
+  std::optional<double> low_pct, high_pct;  // its interval
+};
+
 // One (suite, scenario, metric, statistic) over the stored runs, oldest first.
 struct HistoryPoint {
   int64_t run_id = 0;
@@ -43,6 +51,9 @@ struct HistoryPoint {
   std::string branch;
   std::string timestamp;       // of the run
   std::vector<double> values;  // one per repetition
+  // A paired night's change of its check on this series against the
+  // previous night, beside the absolute values above.
+  std::optional<PairedChange> paired{};
 };
 
 struct HistorySeries {

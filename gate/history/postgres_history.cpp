@@ -396,6 +396,23 @@ class PostgresHistory final : public HistoryStore {
     }
   }
 
+  std::vector<StoredPairedCheck> PairedChecks(const SeriesFilter& filter) override {
+    if (SchemaVersion() < 7) return {};
+    ResultPtr rows = Exec(
+        "SELECT c.run_id, r.reference_commit, c.scenario, c.metric, c.statistic, c.verdict, c.change_pct, "
+        "c.change_low_pct, c.change_high_pct FROM check_results c JOIN runs r ON r.id = c.run_id WHERE "
+        "r.reference_commit <> '' AND c.change_pct IS NOT NULL AND ($1 = '' OR r.branch = $1) AND "
+        "($2 = '' OR r.suite = $2)",
+        {filter.branch, filter.suite}, "while reading the paired changes");
+    std::vector<StoredPairedCheck> out;
+    ForEachRow(rows, [&](const PGresult* r, int i) {
+      const auto number = [&](int k) { return PQgetisnull(r, i, k) ? std::nullopt : std::optional(Double(r, i, k)); };
+      out.push_back({Int(r, i, 0), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4),
+                     {Text(r, i, 1), Text(r, i, 5), Double(r, i, 6), number(7), number(8)}});
+    });
+    return out;
+  }
+
   std::vector<std::string> Branches() override {
     ResultPtr rows = Exec("SELECT DISTINCT branch FROM runs ORDER BY branch");
     std::vector<std::string> out;

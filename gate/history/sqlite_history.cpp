@@ -259,6 +259,23 @@ class SqliteHistory final : public HistoryStore {
     }
   }
 
+  std::vector<StoredPairedCheck> PairedChecks(const SeriesFilter& filter) override {
+    if (SchemaVersion() < 7) return {};
+    Statement rows(db_, Name(),
+                   "SELECT c.run_id, r.reference_commit, c.scenario, c.metric, c.statistic, c.verdict, c.change_pct, "
+                   "c.change_low_pct, c.change_high_pct FROM check_results c JOIN runs r ON r.id = c.run_id WHERE "
+                   "r.reference_commit <> '' AND c.change_pct IS NOT NULL AND (?1 = '' OR r.branch = ?1) AND "
+                   "(?2 = '' OR r.suite = ?2)");
+    rows.Bind(1, filter.branch).Bind(2, filter.suite);
+    std::vector<StoredPairedCheck> out;
+    while (rows.Step()) {
+      const auto number = [&](int k) { return rows.IsNull(k) ? std::nullopt : std::optional(rows.Double(k)); };
+      out.push_back({rows.Int(0), rows.Text(2), rows.Text(3), rows.Text(4),
+                     {rows.Text(1), rows.Text(5), rows.Double(6), number(7), number(8)}});
+    }
+    return out;
+  }
+
   std::vector<std::string> Branches() override {
     Statement rows(db_, Name(), "SELECT DISTINCT branch FROM runs ORDER BY branch");
     std::vector<std::string> out;

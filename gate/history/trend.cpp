@@ -353,6 +353,12 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     std::string tooltip = "commit " + TrendCommit(p.commit) + " (" + p.branch + "), " + p.timestamp + ": median " +
                           FormatQuantity(trend.medians[i], s.unit) + " of " + std::to_string(p.values.size()) +
                           " repetitions";
+    if (p.paired) {
+      const PairedChange& c = *p.paired;
+      tooltip += "; paired with " + TrendCommit(c.reference) + ": " + FormatPercent(c.change_pct);
+      if (c.low_pct && c.high_pct) tooltip += " (" + FormatPercent(*c.low_pct) + " \u2026 " + FormatPercent(*c.high_pct) + ")";
+      tooltip += ", " + c.verdict;
+    }
     // A night whose host was off is drawn hollow, as measured, and says what the change points saw.
     const bool off = i < trend.host.night.size() && trend.host.night[i] != HostNight::kNormal;
     if (off) tooltip += "; " + HostNightText(trend, i);

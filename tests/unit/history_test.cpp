@@ -279,6 +279,19 @@ TEST_P(History, APairedRunKeepsItsReferenceAndEachChecksInterval) {
   EXPECT_EQ(runs[1].checks[0].change_low_pct, 1.0);
   EXPECT_EQ(runs[1].checks[0].change_high_pct, 4.0);
   EXPECT_FALSE(runs[0].checks[0].change_low_pct.has_value());
+  // The series carry the paired change beside the absolute values; the trend page shows both.
+  const std::vector<HistorySeries> series = db.Series({"main", {"value"}, ""});
+  const auto wall = std::find_if(series.begin(), series.end(),
+                                 [](const HistorySeries& s) { return s.metric == "workload.wall_time"; });
+  ASSERT_NE(wall, series.end());
+  ASSERT_EQ(wall->points.size(), 2u);
+  EXPECT_FALSE(wall->points[0].paired.has_value());
+  ASSERT_TRUE(wall->points[1].paired.has_value());
+  EXPECT_EQ(wall->points[1].paired->reference, "night1");
+  EXPECT_EQ(wall->points[1].paired->change_pct, 2.5);
+  EXPECT_EQ(wall->points[1].paired->high_pct, 4.0);
+  const std::string page = RenderTrendDashboard(AnalyzeTrends(series, {}), {"h", "main", {}});
+  EXPECT_NE(page.find("paired with night1: +2.5"), std::string::npos);
   testing::TestHistory other(GetParam());
   HistoryDb copy = HistoryDb::Open(other.location());
   for (const StoredRun& r : runs) copy.AddStoredRun(r);
