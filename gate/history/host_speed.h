@@ -6,7 +6,8 @@
 //
 // Per series (one scenario's metric statistic over the nights):
 //   1. The night's host factor: its median canary over the median of the
-//      series' nights, for host.canary.cpu, .memory and .io, and the
+//      series' nights, for host.canary.cpu and .memory (the direct reads
+//      spread too much to decide anything), and the
 //      workload's own wall time over that time less its run-queue waits
 //      behind other processes (host.runq_wait_behind_others, with the
 //      runqlat probe: a neighbour sharing the CPU by the scheduler's fair
