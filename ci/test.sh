@@ -78,7 +78,8 @@ longest_tests() {
 # resource "bpf") or apart from each other (a shared cache file, port or
 # target binary).
 # Order: the normal build's tests, the sanitizer build, the kernels in a VM
-# with the fuzz targets beside them, the sanitizer build's ctest last, so a
+# with the fuzz targets beside them, then the VM tests of ctest (label vm)
+# alone, the sanitizer build's ctest last, so a
 # CI log ends with the account of what most of the tests did.
 #
 # NORMAL_ONLY:
@@ -164,6 +165,13 @@ if [ -n "$fuzz_pid" ]; then
   cat "$BUILD_DIR/fuzz.log"
   phase "fuzzing"
 fi
+# The VM tests of ctest (label vm): a slower host simulated by capping a
+# guest's QEMU (tests/vm/slow-host-test.sh). Alone, after the guests and the
+# fuzz targets: it times a guest against a baseline it recorded minutes
+# before, and work beside it would change the host's speed in between.
+slow_host_status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error -L '^vm$' --timeout 1800) || slow_host_status=$?
+phase "VM ctest"
 [ "$asan_build_status" -eq 0 ] || exit "$asan_build_status"
 
 # The sanitizer build's ctest. Any sanitizer report fails the test that
@@ -195,6 +203,10 @@ fi
 [ "$status" -ne 0 ] || status=$asan_status
 if [ "$vm_status" -ne 0 ]; then
   echo "The probe tests in a virtual machine failed (see \"vm-probe-tests:\" above)."
+  [ "$status" -ne 0 ] || status=1
+fi
+if [ "$slow_host_status" -ne 0 ]; then
+  echo "The VM tests of ctest failed (see \"vm-slow-host:\" above)."
   [ "$status" -ne 0 ] || status=1
 fi
 if [ "$fuzz_status" -ne 0 ]; then

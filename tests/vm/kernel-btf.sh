@@ -14,10 +14,10 @@ fi
 [ $# -eq 2 ] || { echo "usage: $0 [--arch ARCH] KERNEL_PACKAGE OUT" >&2; exit 2; }
 console=$(mktemp)
 trap 'rm -f "$console"' EXIT
-# base64 between two marker lines: the serial console carries text only.
-"$here/run.sh" "${arch_args[@]}" --timeout 600 "$1" -- \
-  sh -c 'echo "btf-begin"; base64 /sys/kernel/btf/vmlinux; echo "btf-end"' > "$console"
-tr -d '\r' < "$console" | sed -n '/^btf-begin$/,/^btf-end$/p' | sed '1d;$d' | base64 -d > "$2.tmp"
+. "$here/console.sh"
+"$here/run.sh" "${arch_args[@]}" --timeout 600 --file "$here/console.sh" "$1" -- \
+  sh -c ". '$here/console.sh' && console_send btf /sys/kernel/btf/vmlinux" > "$console"
+console_receive btf "$console" "$2.tmp"
 [ -s "$2.tmp" ] || { echo "kernel-btf: no BTF came back from $1" >&2; exit 1; }
 mv "$2.tmp" "$2"
 echo "kernel-btf: $2 ($(stat -c %s "$2") bytes) from $1"

@@ -25,6 +25,10 @@
 #                    that kernel is left out. Repeatable.
 #   --disk MB        an empty virtio disk of MB megabytes (/dev/vda; on
 #                    kernels where virtio_pci is a module, --module it)
+#   --console-in P   what the host writes to P (a FIFO, opened for writing
+#                    before run.sh) the guest reads from /dev/console
+#                    (tests/vm/console.sh); by default the console reads nothing
+#   --pid-file P     QEMU writes its process id to P once it started
 #
 # Exit status: the command's, or 125 when the VM could not be prepared, or
 # 124 when it timed out, or 126 when the guest ended without the command's
@@ -48,6 +52,8 @@ files=()
 env_names=(CI)
 modules=()
 disk_mb=0
+console_in=/dev/null
+pid_file=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --file) files+=("$2"); shift 2 ;;
@@ -59,12 +65,15 @@ while [ $# -gt 0 ]; do
     --env) env_names+=("$2"); shift 2 ;;
     --module) modules+=("$2"); shift 2 ;;
     --disk) disk_mb="$2"; shift 2 ;;
+    --console-in) console_in="$2"; shift 2 ;;
+    --pid-file) pid_file=(-pidfile "$2"); shift 2 ;;
     --) die "no kernel package before --" ;;
     -*) die "unknown option $1 (see the comment at the top of $0)" ;;
     *) break ;;
   esac
 done
 case "$disk_mb" in '' | *[!0-9]*) die "--disk takes a size in megabytes, not $disk_mb" ;; esac
+[ -r "$console_in" ] || die "--console-in $console_in cannot be read"
 [ $# -ge 3 ] && [ "$2" = "--" ] || die "usage: $0 [options] KERNEL_PACKAGE -- CMD [ARG]..."
 package="$1"
 shift 2
@@ -317,8 +326,8 @@ fi
 log="$work/console.log"
 status=0
 timeout --foreground -k 10 "$timeout_s" "$qemu" "${qemu_machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$memory_mb" \
-  -nographic -no-reboot -nic none "${disk_args[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
-  -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < /dev/null |
+  -nographic -no-reboot -nic none "${disk_args[@]}" "${pid_file[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+  -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < "$console_in" |
   tee "$log" || status=$?
 # timeout's status for the time limit; qemu's own when it failed.
 if [ "$status" -eq 124 ]; then
