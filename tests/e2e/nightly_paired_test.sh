@@ -34,12 +34,6 @@ night() {  # night NAME: measures main, adds the night to the history; its exit 
   return $code
 }
 
-fail() {
-  echo "FAIL: $1"
-  for f in "$scratch"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
-  exit 1
-}
-
 query() { /usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$db" "$1"; }
 
 first=$(git rev-parse main)
