@@ -11,6 +11,7 @@
 
 #include "compare/adaptive.h"
 #include "compare/deterministic.h"
+#include "compare/host_speed.h"
 #include "compare/load_allowance.h"
 #include "metrics/did_you_mean.h"
 #include "metrics/quantity.h"
@@ -248,6 +249,9 @@ struct CheckEvidence {
   // The level of the look where the scenario stopped, over alpha (1: a fixed count).
   double level_scale = 1;
   bool interleaved = false;  // CompareOptions::interleaved
+  // The host's speed now against the stored baseline's (canary), when both
+  // sides timed it and the sides did not run interleaved.
+  const HostSpeed* host_speed = nullptr;
   // Pairs of an interleaved run the verdict rests on (0: the two sides as
   // independent samples), and the robust standard deviation of their log ratios.
   size_t pairs = 0;
@@ -610,7 +614,39 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
                                          ? "; " + AllowanceText(allowance) + ", and the interval's low end " +
                                                FormatSignedPct(change.best.value_or(0)) + " % is within it"
                                          : "";
-  if (worse_significant && beyond && beyond_load) {
+  // A slower host stretches times and thins rates by as much as its
+  // canary's change: a regression within that is the host's; beyond it, it
+  // is the workload's, whatever the load (compare/host_speed.h).
+  // NaN: the host's speed explains nothing on that side.
+  const double host_bad = evidence.host_speed
+                              ? ChangeTheHostExplains(check, *evidence.host_speed, true).value_or(NAN)
+                              : NAN;
+  const double host_good = evidence.host_speed
+                               ? ChangeTheHostExplains(check, *evidence.host_speed, false).value_or(NAN)
+                               : NAN;
+  const std::string host_text =
+      evidence.host_speed ? DescribeHostSpeed(*evidence.host_speed) : "";
+  // What the interval's worst end would be without a faster host's push (NaN: no push).
+  const double hidden = evidence.host_speed && change.worst
+                            ? WorstChangeBeneathTheHost(check, *evidence.host_speed, *change.worst).value_or(NAN)
+                            : NAN;
+  const bool host_slows = !std::isnan(host_bad);
+  const bool host_explains_bad = host_slows && !(change.best && *change.best > host_bad);
+  const std::string host_note =
+      host_slows && !host_explains_bad
+          ? " (" + host_text + ", which explains up to " + FormatSignedPct(host_bad) + " %)"
+          : "";
+  if (worse_significant && beyond && host_explains_bad) {
+    check.verdict = Verdict::kInconclusive;
+    tail = " > threshold " + FormatPct(threshold) + "; inconclusive: " + host_text + ": up to " +
+           FormatSignedPct(host_bad) + " % is the host's, and the interval's low end " +
+           FormatSignedPct(change.best.value_or(0)) + " % is within it";
+    report_better_p = false;
+  } else if (worse_significant && beyond && host_slows) {
+    check.verdict = Verdict::kRegression;
+    tail = " > threshold " + FormatPct(threshold) + host_note;
+    report_better_p = false;
+  } else if (worse_significant && beyond && beyond_load) {
     check.verdict = Verdict::kRegression;
     tail = " > threshold " + FormatPct(threshold) + load_note;
     report_better_p = false;
@@ -630,9 +666,17 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
     check.verdict = Verdict::kRegression;
     tail = " > threshold " + FormatPct(threshold);
     report_better_p = false;
+  } else if (better_significant && change.good > threshold && change.good <= host_good) {
+    check.verdict = Verdict::kInconclusive;
+    tail = "; inconclusive: an improvement beyond threshold " + FormatPct(threshold) + ", but " + host_text +
+           ": up to " + FormatSignedPct(host_good) + " % the other way is the host's";
   } else if (better_significant && change.good > threshold) {
     check.verdict = Verdict::kImprovement;
     tail = " improvement beyond threshold " + FormatPct(threshold);
+  } else if (change.estimate <= threshold && change.worst && *change.worst <= threshold && hidden > threshold) {
+    check.verdict = Verdict::kInconclusive;
+    tail = " within threshold " + FormatPct(threshold) + "; inconclusive: " + host_text + ", which can hide up to " +
+           FormatSignedPct(hidden) + " %";
   } else if (change.estimate <= threshold &&
              ((change.worst && *change.worst <= threshold) || (!worse_significant && mde_pct <= threshold))) {
     check.verdict = Verdict::kPass;
@@ -681,6 +725,11 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
     const Repetitions reps = MeasuredRepetitions(scenario);
     const auto recorded = baseline.find(scenario.name);
     const ScenarioResult* baseline_scenario = recorded == baseline.end() ? nullptr : &recorded->second;
+    // Interleaved sides shared the host's speed of the moment; a baseline
+    // from another machine is not compared at all.
+    scenario.host_speed.reset();
+    if (baseline_scenario && !options.interleaved && !options.foreign_baselines.contains(scenario.name))
+      scenario.host_speed = CompareHostSpeed(scenario, *baseline_scenario, options.interval_confidence);
     for (CheckResult& check : scenario.checks) {
       ResetOutcome(check);
       if (!scenario.error.empty()) {
@@ -713,6 +762,7 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
         evidence->candidate_spare_cpus = SpareCpus(reps, candidate.environment.cpu_count);
         evidence->candidate = reps;
         evidence->interleaved = options.interleaved;
+        if (scenario.host_speed) evidence->host_speed = &*scenario.host_speed;
         evidence->baseline = baseline_scenario;
         evidence->scenario = scenario.name;
         if (scenario.adaptive) evidence->adaptive = &*scenario.adaptive;
@@ -745,9 +795,9 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
           *GatherEvidence(*evidence.check, evidence.scenario, evidence.baseline, options.interval_confidence);
       // What the pairing did not decide carries over.
       std::tie(unpaired.host_other_cpus, unpaired.candidate_spare_cpus, unpaired.candidate, unpaired.adaptive,
-               unpaired.level_scale, unpaired.interleaved, unpaired.deterministic_fallback) =
+               unpaired.level_scale, unpaired.interleaved, unpaired.host_speed, unpaired.deterministic_fallback) =
           std::tie(evidence.host_other_cpus, evidence.candidate_spare_cpus, evidence.candidate, evidence.adaptive,
-                   evidence.level_scale, evidence.interleaved, evidence.deterministic_fallback);
+                   evidence.level_scale, evidence.interleaved, evidence.host_speed, evidence.deterministic_fallback);
       evidence = std::move(unpaired);
     }
     p_worse[i] = std::min(1.0, evidence.p_worse / evidence.level_scale);

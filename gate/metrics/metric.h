@@ -60,8 +60,8 @@ inline constexpr const char* kHostStealCpus = "host.steal_cpus";
 inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
 inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
 inline constexpr const char* kHostIoPressure = "host.io_pressure";
-// The host canary (run/canary.h), timed before each repetition: seconds per
-// 2^20 iterations of a dependent integer loop, per GiB copied, per 4 KiB
+// The host canary (run/canary.h), timed around each repetition: seconds per
+// 2^20 iterations of a dependent integer loop, per GiB read, per 4 KiB
 // direct read, and the whole canary's time (its cost).
 inline constexpr const char* kHostCanaryCpu = "host.canary.cpu";
 inline constexpr const char* kHostCanaryMemory = "host.canary.memory";

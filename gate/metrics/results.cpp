@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "metrics/quantity.h"
+
 namespace perfgate {
 
 std::string ToString(Verdict v) {
@@ -87,6 +89,34 @@ const CheckResult* FindCheck(const ScenarioResult& scenario, const std::string& 
     if (CheckName(check) == name) return &check;
   }
   return nullptr;
+}
+
+std::string ToString(HostSpeed::Direction direction) {
+  switch (direction) {
+    case HostSpeed::Direction::kSteady:
+      return "steady";
+    case HostSpeed::Direction::kSlower:
+      return "slower";
+    case HostSpeed::Direction::kFaster:
+      return "faster";
+  }
+  return "steady";
+}
+
+std::string DescribeHostSpeed(const HostSpeed& speed) {
+  const std::string canary = "(canary: " + speed.canary + " " + FormatValue("%+.1f", speed.change_pct) + " %, " +
+                             FormatValue("%.0f", 100 * speed.confidence) + " % CI " +
+                             FormatValue("%+.1f", speed.low_pct) + " … " + FormatValue("%+.1f", speed.high_pct) + " %)";
+  switch (speed.direction) {
+    case HostSpeed::Direction::kSlower:
+      return "the host ran " + FormatValue("%.0f", speed.change_pct) +
+             " % slower than when the baseline was recorded " + canary;
+    case HostSpeed::Direction::kFaster:
+      return "the host ran faster than when the baseline was recorded " + canary;
+    case HostSpeed::Direction::kSteady:
+      break;
+  }
+  return "the host's speed was as when the baseline was recorded " + canary;
 }
 
 }  // namespace perfgate

@@ -215,6 +215,26 @@ struct AdaptiveRepetitions {
 // still resolve the threshold, first round and confirmation alike.
 inline constexpr int kBusyHostRoundsFactor = 4;
 
+// The host's speed while a scenario ran against when its stored baseline was
+// recorded, told by the host canary's times (host.canary.*, run/canary.h):
+// set by compare for a run against stored numbers (compare/host_speed.h).
+struct HostSpeed {
+  enum class Direction { kSteady, kSlower, kFaster };
+  Direction direction = Direction::kSteady;
+  std::string canary;  // the canary metric that decided: host.canary.cpu, .memory or .io
+  // Its time's change, now against then, in percent (+: the host is slower
+  // now), with the interval compare uses for checks.
+  double change_pct = 0;
+  double low_pct = 0, high_pct = 0;
+  double confidence = 0.9;
+  int baseline_count = 0, candidate_count = 0;  // canaries on each side
+};
+std::string ToString(HostSpeed::Direction direction);
+// "the host ran 48 % slower than when the baseline was recorded (canary:
+// host.canary.cpu +48 %, 90 % CI +40 … +55 %)", "the host ran faster …",
+// "the host's speed was steady …".
+std::string DescribeHostSpeed(const HostSpeed& speed);
+
 struct ScenarioResult {
   std::string name;
   std::string workload_kind;
@@ -223,6 +243,7 @@ struct ScenarioResult {
   // kept for the record (the report marks them), never in the statistics.
   std::vector<Repetition> retaken;
   std::optional<AdaptiveRepetitions> adaptive;  // absent: a fixed count
+  std::optional<HostSpeed> host_speed;           // against a stored baseline with canaries
   // The baseline's repetitions this scenario was compared with, kept for the
   // reports (distributions side by side, kernel metrics that moved); never
   // stored in a baseline file.

@@ -559,6 +559,14 @@ json ToJson(const ScenarioResult& s) {
     j["adaptive"] = {{"min", s.adaptive->min}, {"max", s.adaptive->max}, {"paired", s.adaptive->paired}};
     if (s.adaptive->busy_host) j["adaptive"]["busy_host"] = true;
   }
+  if (s.host_speed) {
+    const HostSpeed& h = *s.host_speed;
+    j["host_speed"] = {{"direction", ToString(h.direction)}, {"canary", h.canary},
+                       {"change_pct", h.change_pct},         {"low_pct", h.low_pct},
+                       {"high_pct", h.high_pct},             {"confidence", h.confidence},
+                       {"baseline_count", h.baseline_count},
+                       {"candidate_count", h.candidate_count}};
+  }
   if (s.trace) {
     j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
                   {"produced", s.trace->produced}, {"received", s.trace->received},
@@ -592,6 +600,26 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     if (adaptive.min < 2 || adaptive.max < adaptive.min || adaptive.max > 10000)
       a.Fail(r.At("adaptive"), "expected 2 <= min <= max <= 10000");
     s.adaptive = adaptive;
+  }
+  if (r.Has("host_speed")) {
+    JsonObjectReader h(r.Get("host_speed"), file, r.At("host_speed"));
+    HostSpeed speed;
+    const std::string direction = h.String("direction");
+    if (direction == "slower") {
+      speed.direction = HostSpeed::Direction::kSlower;
+    } else if (direction == "faster") {
+      speed.direction = HostSpeed::Direction::kFaster;
+    } else if (direction != "steady") {
+      h.Fail(h.At("direction"), "expected \"steady\", \"slower\" or \"faster\", got \"" + direction + "\"");
+    }
+    speed.canary = h.String("canary");
+    speed.change_pct = h.Number("change_pct");
+    speed.low_pct = h.Number("low_pct");
+    speed.high_pct = h.Number("high_pct");
+    speed.confidence = h.Number("confidence", 0.5, 0.9999);
+    speed.baseline_count = h.Int("baseline_count", 0);
+    speed.candidate_count = h.Int("candidate_count", 0);
+    s.host_speed = speed;
   }
   if (r.Has("trace")) {
     JsonObjectReader t(r.Get("trace"), file, r.At("trace"));

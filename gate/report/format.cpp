@@ -1,7 +1,10 @@
 #include "report/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "stats/descriptive.h"
 
@@ -100,6 +103,30 @@ std::string FormatCpuHolders(const ScenarioResult& scenario) {
   return text;
 }
 
+// "host canary (medians of 7): loop 1.71 ms per 2^20 iterations, stream
+// 450 ms per GiB, direct read 120 us"; "" without canaries.
+std::string CanaryMedians(const ScenarioResult& scenario) {
+  std::string text;
+  const std::pair<const char*, const char*> parts[] = {{kHostCanaryCpu, "loop %s per 2^20 iterations"},
+                                                       {kHostCanaryMemory, "stream %s per GiB"},
+                                                       {kHostCanaryIo, "direct read %s"}};
+  size_t count = 0;
+  for (const auto& [name, format] : parts) {
+    std::vector<double> values;
+    for (const Repetition& rep : scenario.repetitions) {
+      if (auto it = rep.metrics.find(name); it != rep.metrics.end()) values.push_back(it->second.value);
+    }
+    if (values.empty()) continue;
+    count = std::max(count, values.size());
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    char part[160];
+    std::snprintf(part, sizeof part, format, FormatQuantity(values[values.size() / 2], "s").c_str());
+    text += (text.empty() ? "" : ", ") + std::string(part);
+  }
+  if (text.empty()) return "";
+  return "host canary (medians of " + std::to_string(count) + "): " + text;
+}
+
 std::vector<std::string> HostLoadParts(const ScenarioResult& scenario) {
   size_t kept = 0;
   std::string first;
@@ -119,6 +146,8 @@ std::vector<std::string> HostLoadParts(const ScenarioResult& scenario) {
     parts.push_back(std::to_string(kept) + (kept == 1 ? " repetition" : " repetitions") +
                     " counted although the host was busy (" + first + ")");
   }
+  if (scenario.host_speed) parts.push_back(DescribeHostSpeed(*scenario.host_speed));
+  if (std::string canary = CanaryMedians(scenario); !canary.empty()) parts.push_back(canary);
   if (scenario.adaptive && scenario.adaptive->busy_host) {
     parts.push_back(std::to_string(scenario.repetitions.size()) + " of at most " +
                     std::to_string(scenario.adaptive->max) + " pairs measured: the suite's " +

@@ -40,8 +40,9 @@ std::string FormatTrace(const TraceSummary& trace);
 // What the host's load did to a scenario, or nothing when it left every
 // repetition clean, one part each: repetitions measured again, repetitions
 // counted although the host was busy ("2 repetitions measured again while
-// the host was busy (first: other work kept 1.47 of 2 CPUs busy, ...)"), and
-// pairs a busy host extended. A report that limits a cell's length gives
+// the host was busy (first: other work kept 1.47 of 2 CPUs busy, ...)"), the
+// host's speed against the stored baseline's and the canary's medians (the
+// host section), and pairs a busy host extended. A report that limits a cell's length gives
 // each part a cell of its own, so a long reason never cuts off the next.
 std::vector<std::string> HostLoadParts(const ScenarioResult& scenario);
 // The parts in one line, "; " between them ("" when there are none).

@@ -30,7 +30,7 @@ double Now() {
 
 constexpr uint64_t kLoopQuantum = uint64_t{1} << 14;    // iterations between clock reads
 constexpr double kLoopUnit = static_cast<double>(1 << 20);  // the metric's unit of iterations
-constexpr size_t kCopyQuantum = size_t{1} << 18;        // bytes per copy
+constexpr size_t kStreamQuantum = size_t{1} << 18;      // bytes read between clock reads
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr size_t kReadSize = 4096;
 constexpr size_t kFileSize = size_t{8} << 20;
@@ -46,19 +46,20 @@ __attribute__((no_sanitize("address", "undefined"))) uint64_t Loop(uint64_t iter
   return x;
 }
 
-// Buffers twice the last-level cache (at least 8 MiB, at most 32 MiB each),
-// so the copies stream through memory, not the cache; and a file of
+// A buffer the size of the last-level cache (at least 8 MiB, at most 24
+// MiB: perfgate's own memory stays small), read in turn, so that most reads
+// miss the cache that the previous pass left to other data; and a file of
 // kFileSize read with O_DIRECT, unlinked at once, so its reads go to the
 // device. Set up once per process.
 struct CanaryResources {
-  char* from = nullptr;
-  char* to = nullptr;
+  const uint64_t* words = nullptr;
   size_t bytes = 0;
   int fd = -1;
   void* block = nullptr;  // aligned read buffer
   // Seconds per quantum of each piece, from the last canary: sizes the next.
-  double loop_quantum_s = 20e-6, copy_quantum_s = 100e-6, read_s = 100e-6;
-  size_t copy_offset = 0;
+  double loop_quantum_s = 20e-6, stream_quantum_s = 100e-6, read_s = 100e-6;
+  size_t read_offset = 0;
+  uint64_t sum = 0;
   uint64_t read_seed = 0x9e3779b97f4a7c15ULL;
   uint64_t loop_state = 1;
 };
@@ -66,8 +67,21 @@ struct CanaryResources {
 size_t StreamBytes() {
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const size_t want = llc > 0 ? 2 * static_cast<size_t>(llc) : size_t{16} << 20;
-  return std::clamp(want, size_t{8} << 20, size_t{32} << 20) & ~(kCopyQuantum - 1);
+  const size_t want = llc > 0 ? static_cast<size_t>(llc) : size_t{16} << 20;
+  return std::clamp(want, size_t{8} << 20, size_t{24} << 20) & ~(kStreamQuantum - 1);
+}
+
+// Sums a quantum of the buffer: a stream of loads the core can issue as
+// fast as memory delivers them.
+__attribute__((no_sanitize("address", "undefined"))) uint64_t Sum(const uint64_t* words, size_t count) {
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i + 4 <= count; i += 4) {
+    a += words[i];
+    b += words[i + 1];
+    c += words[i + 2];
+    d += words[i + 3];
+  }
+  return a + b + c + d;
 }
 
 int OpenDirectFile() {
@@ -101,11 +115,10 @@ CanaryResources& Resources() {
   static std::once_flag once;
   std::call_once(once, [] {
     r.bytes = StreamBytes();
-    void* mem = mmap(nullptr, 2 * r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mem = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem != MAP_FAILED) {
-      r.from = static_cast<char*>(mem);
-      r.to = r.from + r.bytes;
-      std::memset(mem, 1, 2 * r.bytes);  // every page present before anything is timed
+      std::memset(mem, 1, r.bytes);  // every page present before anything is timed
+      r.words = static_cast<const uint64_t*>(mem);
     }
     r.fd = OpenDirectFile();
     if (r.fd >= 0 && posix_memalign(&r.block, kReadSize, kReadSize) != 0) {
@@ -130,37 +143,37 @@ int QuantaFor(double budget_s, double quantum_s, int at_least) {
 
 }  // namespace
 
-CanaryReading RunCanary(double budget_s) {
+CanaryReading RunCanary(double budget_s, bool reads) {
   CanaryResources& r = Resources();
   CanaryReading reading;
   const double start = Now();
-  // Half the budget to the loop, 30 % to the copies, 20 % to the reads.
+  // Half the budget to the loop, 30 % to the stream, 20 % to the reads.
   const int loops = QuantaFor(0.5 * budget_s, r.loop_quantum_s, 4);
   const double loop_s = Timed(loops, [&] { r.loop_state = Loop(kLoopQuantum, r.loop_state); });
   r.loop_quantum_s = loop_s / loops;
   reading.cpu_s = loop_s / (static_cast<double>(loops) * static_cast<double>(kLoopQuantum)) * kLoopUnit;
 
-  if (r.from != nullptr) {
-    const int copies = QuantaFor(0.3 * budget_s, r.copy_quantum_s, 2);
-    const double copy_s = Timed(copies, [&] {
-      std::memcpy(r.to + r.copy_offset, r.from + r.copy_offset, kCopyQuantum);
-      asm volatile("" : : "r"(r.to) : "memory");
-      r.copy_offset = (r.copy_offset + kCopyQuantum) % r.bytes;
+  if (r.words != nullptr) {
+    const int quanta = QuantaFor(0.3 * budget_s, r.stream_quantum_s, 1);
+    const double stream_s = Timed(quanta, [&] {
+      r.sum += Sum(r.words + r.read_offset / sizeof(uint64_t), kStreamQuantum / sizeof(uint64_t));
+      asm volatile("" : : "r"(r.sum) : "memory");
+      r.read_offset = (r.read_offset + kStreamQuantum) % r.bytes;
     });
-    r.copy_quantum_s = copy_s / copies;
-    reading.memory_s = copy_s / (static_cast<double>(copies) * static_cast<double>(kCopyQuantum)) * kGiB;
+    r.stream_quantum_s = stream_s / quanta;
+    reading.memory_s = stream_s / (static_cast<double>(quanta) * static_cast<double>(kStreamQuantum)) * kGiB;
   }
 
-  if (r.fd >= 0) {
-    const int reads = QuantaFor(0.2 * budget_s, r.read_s, 4);
+  if (reads && r.fd >= 0) {
+    const int count = QuantaFor(0.2 * budget_s, r.read_s, 1);
     bool failed = false;
-    const double read_s = Timed(reads, [&] {
+    const double read_s = Timed(count, [&] {
       r.read_seed = r.read_seed * 6364136223846793005ULL + 1;
       const off_t at = static_cast<off_t>((r.read_seed >> 33) % (kFileSize / kReadSize) * kReadSize);
       failed |= pread(r.fd, r.block, kReadSize, at) != static_cast<ssize_t>(kReadSize);
     });
     if (!failed) {
-      r.read_s = read_s / reads;
+      r.read_s = read_s / count;
       reading.io_s = r.read_s;
     }
   }
@@ -188,10 +201,21 @@ CanaryReading CanaryOf(const MetricSet& metrics) {
           value(kHostCanaryElapsed).value_or(0)};
 }
 
-CanaryReading HostCanary::Measure() {
-  const double budget = last_wall_s_ > 0 ? std::clamp(kShareOfRepetition * last_wall_s_, kMinSeconds, kMaxSeconds)
-                                         : kMinSeconds;
-  return RunCanary(budget);
+double HostCanary::Budget() const {
+  return last_wall_s_ > 0 ? std::clamp(kShareOfRepetition * last_wall_s_, kMinSeconds, kMaxSeconds) : kMinSeconds;
+}
+
+void HostCanary::Before() { before_ = RunCanary(Budget() / 2, false); }
+
+CanaryReading HostCanary::After(double wall_s) {
+  const CanaryReading after = RunCanary(Budget() / 2);
+  last_wall_s_ = wall_s;
+  const auto mean = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (a && b) return (*a + *b) / 2;
+    return a ? a : b;
+  };
+  return {mean(before_.cpu_s, after.cpu_s), mean(before_.memory_s, after.memory_s), mean(before_.io_s, after.io_s),
+          before_.elapsed_s + after.elapsed_s};
 }
 
 std::string HostCanary::SpellOf(const CanaryReading& reading) {
@@ -210,8 +234,7 @@ std::string HostCanary::SpellOf(const CanaryReading& reading) {
       const char* name;
       std::optional<double> CanaryReading::*part;
     } parts[] = {{kHostCanaryCpu, &CanaryReading::cpu_s},
-                 {kHostCanaryMemory, &CanaryReading::memory_s},
-                 {kHostCanaryIo, &CanaryReading::io_s}};
+                 {kHostCanaryMemory, &CanaryReading::memory_s}};
     double worst = kSpellFactor;
     for (const auto& [name, part] : parts) {
       const std::optional<double> median = median_of(part);

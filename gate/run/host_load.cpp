@@ -8,8 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "run/canary.h"
-
 namespace perfgate {
 
 std::optional<CpuTimes> ParseProcStat(const std::string& text) {
@@ -134,20 +132,8 @@ bool SawTheSameLoad(const std::vector<const MetricSet*>& arms) {
     if (behind == metrics.end() || wall == metrics.end() || !(wall->second.value > 0)) return std::nullopt;
     return behind->second.value / wall->second.value;
   };
-  // The canary's times as logs: a spell that slowed one arm's canary by
-  // more than the spell factor over the other's did not fall on both.
-  const auto log_of = [&](const char* name) {
-    return [name, &metric](const MetricSet& metrics) -> std::optional<double> {
-      const std::optional<double> v = metric(name)(metrics);
-      if (!v || !(*v > 0)) return std::nullopt;
-      return std::log(*v);
-    };
-  };
-  const double same_speed = std::log(HostCanary::kSpellFactor);
   return arms.size() > 1 && spread(metric(kHostOtherCpus)) <= kSameLoadCpus &&
-         spread(metric(kHostStealCpus)) <= kSameLoadCpus && spread(behind_cpus) <= kSameLoadCpus &&
-         spread(log_of(kHostCanaryCpu)) <= same_speed && spread(log_of(kHostCanaryMemory)) <= same_speed &&
-         spread(log_of(kHostCanaryIo)) <= same_speed;
+         spread(metric(kHostStealCpus)) <= kSameLoadCpus && spread(behind_cpus) <= kSameLoadCpus;
 }
 
 double OtherCpus(const CpuTimes& before, const CpuTimes& after, double workload_cpu_s, double wall_s) {

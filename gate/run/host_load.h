@@ -66,10 +66,8 @@ std::string TaintOf(const MetricSet& metrics, int cpu_count);
 // a round is a fair pair however busy the host was: what the load did to one
 // arm it did to the other, and the paired comparison cancels it, so
 // measuring it again would spend time and learn nothing. A quarter CPU is
-// the step the taint and compare's busier-host rule already use. Nor when
-// one arm's canary (host.canary.*) took more than HostCanary::kSpellFactor
-// times another's: a slow spell fell on one side only. A metric absent from
-// some arm does not count against the pair.
+// the step the taint and compare's busier-host rule already use. A metric
+// absent from some arm does not count against the pair.
 inline constexpr double kSameLoadCpus = 0.25;
 bool SawTheSameLoad(const std::vector<const MetricSet*>& arms);
 

@@ -168,7 +168,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   adapter.PrepareLaunch(spec.workload);
   // After the launch's preparation (a cold start's dropped caches), before
   // anything of the workload exists.
-  const std::optional<CanaryReading> canary_reading = canary ? std::optional(canary->Measure()) : std::nullopt;
+  if (canary) canary->Before();
   // Declared before the process, so they outlive it: the cgroup is removed
   // once the workload is reaped and the antagonist stopped.
   std::optional<MemoryCgroup> cgroup;
@@ -196,6 +196,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   ProcessOutcome outcome = process.Wait(spec.timeout_s, options.stop, ready.get());
   const std::optional<CpuTimes> host_after = ReadCpuTimes();
   const PressureTotals pressure_after = ReadPressure();
+  const std::optional<CanaryReading> canary_reading =
+      canary ? std::optional(canary->After(outcome.wall_s)) : std::nullopt;
   Repetition rep;
   rep.exit_status = outcome.status();
   if (!outcome.succeeded() || (ready && !outcome.ready_s)) {
@@ -204,10 +206,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
     return rep;
   }
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
-  if (canary_reading) {
-    AddCanaryMetrics(*canary_reading, rep.metrics);
-    canary->NoteRepetition(outcome.wall_s);
-  }
+  if (canary_reading) AddCanaryMetrics(*canary_reading, rep.metrics);
   if (host_before && host_after) {
     const double cpu_s = rep.metrics["workload.cpu_time"].value;
     const double other = OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s);
@@ -266,10 +265,10 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
       HostMetric(kHostCpuPressure, "fraction", "share of the wall time some task waited for a CPU (PSI)"),
       HostMetric(kHostMemoryPressure, "fraction", "share of the wall time some task waited for memory (PSI)"),
       HostMetric(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
-      HostMetric(kHostCanaryCpu, "s", "the host canary before the repetition: seconds per 2^20 iterations of a dependent integer loop"),
-      HostMetric(kHostCanaryMemory, "s", "the host canary before the repetition: seconds per GiB copied through memory"),
-      HostMetric(kHostCanaryIo, "s", "the host canary before the repetition: seconds per 4 KiB direct read"),
-      HostMetric(kHostCanaryElapsed, "s", "the host canary's whole time before the repetition (its cost)"),
+      HostMetric(kHostCanaryCpu, "s", "the host canary around the repetition: seconds per 2^20 iterations of a dependent integer loop"),
+      HostMetric(kHostCanaryMemory, "s", "the host canary around the repetition: seconds per GiB read through memory"),
+      HostMetric(kHostCanaryIo, "s", "the host canary around the repetition: seconds per 4 KiB direct read"),
+      HostMetric(kHostCanaryElapsed, "s", "the host canary's whole time, before and after the repetition (its cost)"),
       KernelCounter(kReclaimRefaultBytes, "bytes", {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},
                     "file pages of a start in a memory cgroup that reclaim evicted and it read back (workingset "
                     "refaults)"),

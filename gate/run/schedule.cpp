@@ -149,7 +149,9 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       if (round < 0) continue;
       rep.index = round;
       if (schedule.max_retakes > 0) rep.tainted = TaintOf(rep.metrics, cpu_count);
-      if (schedule.max_retakes > 0 && rep.tainted.empty()) rep.tainted = spell;
+      // Arms run in pairs compare within each round, where a spell that hit
+      // one side is one large ratio among the pairs' (compare.h).
+      if (schedule.max_retakes > 0 && rep.tainted.empty() && arms.size() == 1) rep.tainted = spell;
       if (!rep.tainted.empty() && taint.empty()) taint = Label(schedule, arm, round) + ": " + rep.tainted;
       measured[a] = std::move(rep);
     }

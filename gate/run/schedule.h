@@ -80,9 +80,10 @@ struct Schedule {
   // budget is spent, a tainted round counts, its repetitions marked. 0:
   // never retaken (one-off repetitions).
   int max_retakes = 0;
-  // The host canary runs before every repetition (run/canary.h), and with
-  // max_retakes a repetition it finds in a slow spell is tainted like one a
-  // busy host disturbed. Off for repetitions no verdict rests on.
+  // The host canary runs around every repetition (run/canary.h), and with
+  // max_retakes and a single arm (a run against stored numbers) a
+  // repetition it finds in a slow spell is tainted like one a busy host
+  // disturbed. Off for repetitions no verdict rests on.
   bool canary = true;
 
   // More than `rounds`: a fixed scenario measured while the host was busy

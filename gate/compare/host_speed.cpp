@@ -1,0 +1,116 @@
+#include "compare/host_speed.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stats/power.h"
+#include "stats/relative_change.h"
+
+namespace perfgate {
+
+namespace {
+
+std::vector<double> CanaryValues(const ScenarioResult& scenario, const char* name) {
+  std::vector<double> values;
+  for (const Repetition& rep : scenario.repetitions) {
+    if (!rep.measured()) continue;
+    auto it = rep.metrics.find(name);
+    if (it != rep.metrics.end() && it->second.value > 0 && std::isfinite(it->second.value))
+      values.push_back(it->second.value);
+  }
+  return values;
+}
+
+}  // namespace
+
+int HostSpeedScaling(const std::string& metric, const std::string& unit) {
+  // Counted work is the workload's own, however fast the host ran it.
+  if (metric.starts_with("instr.") || metric.starts_with("cpu.instructions")) return 0;
+  if (IsTimeUnit(unit)) return 1;
+  if (unit.ends_with("/s") || unit == "index") return -1;
+  return 0;
+}
+
+std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
+                                          double confidence) {
+  std::optional<HostSpeed> steady, slower, faster;
+  // The direct reads are recorded but decide nothing: one 4 KiB read waits
+  // behind whatever else the device serves, and on the CI hosts their
+  // spread over a run was about 100 % (bench/canary.sh).
+  for (const char* name : {kHostCanaryCpu, kHostCanaryMemory}) {
+    const std::vector<double> then = CanaryValues(baseline, name), now = CanaryValues(candidate, name);
+    if (then.size() < static_cast<size_t>(kMinCanaries) || now.size() < static_cast<size_t>(kMinCanaries)) continue;
+    const stats::RelativeChange shift = stats::RelativeShiftOfLogs(then, now, confidence);
+    if (std::isnan(shift.change) || !shift.low || !shift.high) continue;
+    HostSpeed speed;
+    speed.canary = name;
+    speed.change_pct = 100 * shift.change;
+    speed.low_pct = 100 * *shift.low;
+    speed.high_pct = 100 * *shift.high;
+    speed.baseline_count = static_cast<int>(then.size());
+    speed.candidate_count = static_cast<int>(now.size());
+    speed.confidence = confidence;
+    if (speed.low_pct > kHostSpeedFloorPct) {
+      speed.direction = HostSpeed::Direction::kSlower;
+      if (!slower || speed.high_pct > slower->high_pct) slower = speed;
+    } else if (speed.high_pct < -kHostSpeedFloorPct) {
+      speed.direction = HostSpeed::Direction::kFaster;
+      if (!faster || speed.low_pct < faster->low_pct) faster = speed;
+    } else if (!steady) {
+      steady = speed;  // the first measured, the cpu canary where there is one
+    }
+  }
+  // A host slower by one measure is slower, whatever another says: a slower
+  // host must not fail a check, a faster one only costs an improvement.
+  return slower ? slower : faster ? faster : steady;
+}
+
+namespace {
+
+// The host's factor on a check's value at the far end of the canary's
+// interval (its time ratio for times, the inverse for rates); nullopt when
+// the host was steady or the check does not move with it.
+std::optional<double> HostFactor(const CheckResult& check, const HostSpeed& speed) {
+  const int scaling = HostSpeedScaling(check.spec.metric, check.unit);
+  if (scaling == 0 || speed.direction == HostSpeed::Direction::kSteady) return std::nullopt;
+  const double canary = 1 + (speed.direction == HostSpeed::Direction::kSlower ? speed.high_pct : speed.low_pct) / 100;
+  if (!(canary > 0)) return std::nullopt;
+  return scaling > 0 ? canary : 1 / canary;
+}
+
+// Whether moving the value that way is bad for the check: up for
+// lower-is-better values, down for higher-is-better ones, either way
+// without a better direction.
+bool IsBadWay(const CheckResult& check, bool up) {
+  return up ? check.better != Better::kHigher : check.better != Better::kLower;
+}
+
+}  // namespace
+
+std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side) {
+  const std::optional<double> factor = HostFactor(check, speed);
+  if (!factor) return std::nullopt;
+  const bool up = *factor > 1;
+  if (IsBadWay(check, up) != bad_side) return std::nullopt;
+  if (!bad_side && check.better == Better::kNone) return std::nullopt;  // no direction is good
+  const double threshold = check.spec.max_regression_pct / 100;
+  return up ? 100 * ((1 + threshold) * *factor - 1) : 100 * (1 - (1 - threshold) * *factor);
+}
+
+double SmallestChangeTheHostLetsDecide(double canary_cv) {
+  // One-sided 5 %: the level of the interval's end that decides the host's speed.
+  const double resolved = 100 * stats::MinimumDetectableRelativeEffect(10, 10, canary_cv, 0.05);
+  return std::max(kHostSpeedFloorPct, resolved);
+}
+
+std::optional<double> WorstChangeBeneathTheHost(const CheckResult& check, const HostSpeed& speed, double worst_pct) {
+  const std::optional<double> factor = HostFactor(check, speed);
+  if (!factor || check.better == Better::kNone) return std::nullopt;
+  const bool up = *factor > 1;
+  if (IsBadWay(check, up)) return std::nullopt;
+  // Lower is better: the value went down by the factor; higher is better: up.
+  if (check.better == Better::kLower) return 100 * ((1 + worst_pct / 100) / *factor - 1);
+  return 100 * (1 - (1 - worst_pct / 100) / *factor);
+}
+
+}  // namespace perfgate

@@ -1,0 +1,179 @@
+// The slower-host rule (compare/host_speed.h): the canaries of a stored
+// baseline and of a run tell how the host's speed moved, and a timing
+// check's change within that is not held against the workload.
+#include "compare/host_speed.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compare/compare.h"
+#include "harness/sampler.h"
+#include "metrics/metric.h"
+
+namespace perfgate {
+namespace {
+
+using testing::Sampler;
+
+// A scenario of `reps` repetitions: a time metric "t" (lower is better), a
+// throughput "rate" (ops/s, higher is better) and a count "n", each around
+// its median times `workload`, and the cpu canary around 1.7 ms times
+// `host`; the times and rate also carry the host's factor.
+ScenarioResult Scenario(double workload, double host, Sampler& sampler, int reps = 10) {
+  ScenarioResult s;
+  s.name = "s";
+  for (int r = 0; r < reps; ++r) {
+    Repetition rep;
+    rep.index = r;
+    rep.metrics["t"] = ScalarMetric("t", sampler.LogNormal(0.1 * workload * host, 0.02), "s");
+    rep.metrics["rate"] = ScalarMetric("rate", sampler.LogNormal(1000 / (workload * host), 0.02), "ops/s", Better::kHigher);
+    rep.metrics["n"] = ScalarMetric("n", sampler.LogNormal(5000 * workload, 0.005), "count");
+    rep.metrics[kHostCanaryCpu] = ScalarMetric(kHostCanaryCpu, sampler.LogNormal(1.7e-3 * host, 0.01), "s", Better::kNone);
+    s.repetitions.push_back(std::move(rep));
+  }
+  return s;
+}
+
+CheckResult Check(const std::string& metric, double threshold_pct = 10) {
+  CheckResult check;
+  check.spec.type = CheckSpec::Type::kRegression;
+  check.spec.metric = check.spec.name = metric;
+  check.spec.max_regression_pct = threshold_pct;
+  return check;
+}
+
+struct Judged {
+  RunResults run;
+  const CheckResult& operator[](const std::string& metric) const {
+    for (const CheckResult& c : run.scenarios[0].checks) {
+      if (c.spec.metric == metric) return c;
+    }
+    throw std::runtime_error("no check " + metric);
+  }
+};
+
+Judged Judge(double workload, double host, double baseline_host = 1, CompareOptions options = {}) {
+  Sampler sampler(7);
+  std::map<std::string, ScenarioResult> baseline{{"s", Scenario(1, baseline_host, sampler)}};
+  Judged judged;
+  judged.run.scenarios.push_back(Scenario(workload, host, sampler));
+  for (const char* metric : {"t", "rate", "n"}) judged.run.scenarios[0].checks.push_back(Check(metric));
+  EvaluateChecks(judged.run, baseline, options);
+  return judged;
+}
+
+TEST(HostSpeed, AHostTwiceAsSlowMakesAnUnchangedWorkloadInconclusiveNamingIt) {
+  const Judged judged = Judge(1, 2);
+  ASSERT_TRUE(judged.run.scenarios[0].host_speed);
+  EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kSlower);
+  EXPECT_EQ(judged.run.scenarios[0].host_speed->canary, kHostCanaryCpu);
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find("the host ran 100 % slower than when the baseline was recorded (canary: "
+                                          "host.canary.cpu"),
+              std::string::npos)
+        << judged[metric].message;
+  }
+  // A count is the workload's whatever the host's speed.
+  EXPECT_EQ(judged["n"].verdict, Verdict::kPass) << judged["n"].message;
+}
+
+TEST(HostSpeed, AChangeBeyondWhatTheSlowerHostExplainsStillFails) {
+  // +150 % of the workload's own on a host twice as slow: 5x the baseline.
+  const Judged judged = Judge(2.5, 2);
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, Verdict::kRegression) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find("which explains up to"), std::string::npos) << judged[metric].message;
+  }
+  EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
+}
+
+TEST(HostSpeed, AFasterHostDoesNotMakeAnImprovement) {
+  const Judged judged = Judge(1, 0.6);
+  EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kFaster);
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find("the host ran faster than when the baseline was recorded"),
+              std::string::npos)
+        << judged[metric].message;
+  }
+  // A real improvement beyond the faster host's share is still one.
+  const Judged better = Judge(0.4, 0.6);
+  EXPECT_EQ(better["t"].verdict, Verdict::kImprovement) << better["t"].message;
+}
+
+TEST(HostSpeed, AFasterHostDoesNotPassAWorkloadItMayHideARegressionOf) {
+  // +30 % of the workload's own on a host 30 % faster looks unchanged.
+  const Judged judged = Judge(1.3, 0.7);
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find("which can hide up to"), std::string::npos) << judged[metric].message;
+  }
+  EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
+}
+
+TEST(HostSpeed, ASteadyHostLeavesTheVerdicts) {
+  const Judged judged = Judge(1.3, 1);
+  EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kSteady);
+  EXPECT_EQ(judged["t"].verdict, Verdict::kRegression) << judged["t"].message;
+  EXPECT_EQ(judged["t"].message.find("host ran"), std::string::npos) << judged["t"].message;
+}
+
+TEST(HostSpeed, InterleavedSidesShareTheHostsSpeedAndIgnoreIt) {
+  CompareOptions interleaved;
+  interleaved.interleaved = true;
+  const Judged judged = Judge(1.3, 2, 1, interleaved);
+  EXPECT_FALSE(judged.run.scenarios[0].host_speed);
+  EXPECT_EQ(judged["t"].verdict, Verdict::kRegression) << judged["t"].message;
+}
+
+TEST(HostSpeed, TooFewCanariesCompareNothing) {
+  Sampler sampler(3);
+  ScenarioResult then = Scenario(1, 1, sampler), now = Scenario(1, 2, sampler);
+  then.repetitions.resize(kMinCanaries - 1);
+  EXPECT_FALSE(CompareHostSpeed(now, then, 0.9));
+}
+
+TEST(HostSpeed, AWanderingHostRaisesTheSmallestDecidableChange) {
+  EXPECT_EQ(SmallestChangeTheHostLetsDecide(0.001), kHostSpeedFloorPct);
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), SmallestChangeTheHostLetsDecide(0.05));
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), 10);
+}
+
+TEST(HostSpeed, ScalingOfTimesRatesAndCounts) {
+  EXPECT_EQ(HostSpeedScaling("workload.wall_time", "s"), 1);
+  EXPECT_EQ(HostSpeedScaling("fio.job.read.iops", "ops/s"), -1);
+  EXPECT_EQ(HostSpeedScaling("mm.page_alloc", "count/s"), -1);
+  EXPECT_EQ(HostSpeedScaling("unixbench.index", "index"), -1);
+  EXPECT_EQ(HostSpeedScaling("syscalls.count", "count"), 0);
+  EXPECT_EQ(HostSpeedScaling("instr.total", "count"), 0);
+  EXPECT_EQ(HostSpeedScaling("workload.max_rss", "bytes"), 0);
+}
+
+TEST(HostSpeed, WhatTheHostExplainsIsTheThresholdTimesTheCanarysFarEnd) {
+  HostSpeed slower;
+  slower.direction = HostSpeed::Direction::kSlower;
+  slower.canary = kHostCanaryCpu;
+  slower.change_pct = 100, slower.low_pct = 90, slower.high_pct = 110;
+  CheckResult time = Check("t", 10);
+  time.unit = "s";
+  time.better = Better::kLower;
+  EXPECT_NEAR(*ChangeTheHostExplains(time, slower, true), 100 * (1.1 * 2.1 - 1), 1e-9);
+  EXPECT_FALSE(ChangeTheHostExplains(time, slower, false));
+  CheckResult rate = Check("rate", 10);
+  rate.unit = "ops/s";
+  rate.better = Better::kHigher;
+  EXPECT_NEAR(*ChangeTheHostExplains(rate, slower, true), 100 * (1 - 0.9 / 2.1), 1e-9);
+  // A rate of kernel events, lower is better: a slower host lowers it, which
+  // is no regression but may pass for an improvement.
+  CheckResult events = Check("e", 10);
+  events.unit = "count/s";
+  events.better = Better::kLower;
+  EXPECT_FALSE(ChangeTheHostExplains(events, slower, true));
+  EXPECT_NEAR(*ChangeTheHostExplains(events, slower, false), 100 * (1 - 0.9 / 2.1), 1e-9);
+}
+
+}  // namespace
+}  // namespace perfgate
