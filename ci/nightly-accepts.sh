@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The nightly's accept trailers: the Perfgate-Accept trailers of the commits
 # merged since the previous night, in the file `perfgate run|merge
-# --accept-trailers` reads (one "COMMIT TRAILER-VALUE" a line, as
+# --accept-trailers` reads, for a nightly that runs `perfgate run` or `merge`
+# itself (the paired nightly, ci/nightly.sh, gets them from ci/pr-gate.sh,
+# whose base is the previous night) (one "COMMIT TRAILER-VALUE" a line, as
 # ci/pr-gate.sh writes it). The previous night is the commit of the newest run
 # the history stored (or --since); the commits are those in (previous, head].
 # A night's intended regression is then recorded as accepted in the history,

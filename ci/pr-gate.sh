@@ -28,6 +28,17 @@
 #   --out DIR           results, reports, pr-comment.md (default: perfgate-out)
 #   --perfgate PATH     the perfgate binary (default: perfgate on PATH)
 #   --work DIR          where the checkouts go (default: a new temporary dir)
+#   --base-label TEXT   what the base side is, in the reports (default:
+#                       "merge base SHA"); --head-label likewise ("head SHA")
+#   --skip-bad-trailers a Perfgate-Accept trailer that is malformed or names
+#                       no check is left out with a line in the summary
+#                       instead of exit 2: for the nightly (ci/nightly.sh),
+#                       whose range holds main's merged commits; never for a
+#                       pull request
+#   --head-only         no base: only the head is built and measured alone,
+#                       with `perfgate run` against the stored baselines (the
+#                       nightly's first night, which has nothing to pair with);
+#                       the suite variable is set in the environment
 #   --accept TEXT       accept a regression within a bound for this run,
 #                       'SCENARIO/CHECK <= +N%: reason' (repeatable): for CI
 #                       systems without commits. With commits, write it as a
@@ -50,7 +61,7 @@
 set -euo pipefail
 
 repo=. base="" head="" suite="" build_cmd="" build_dir=. dir_var=BUILD_DIR reps="" strict=0
-user=nobody out=perfgate-out perfgate=perfgate work=""
+user=nobody out=perfgate-out perfgate=perfgate work="" base_label="" head_label="" skip_bad_trailers=0 head_only=0
 accepts=()
 die() {
   echo "pr-gate: $1" >&2
@@ -72,6 +83,10 @@ while [ $# -gt 0 ]; do
     --perfgate) perfgate=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --accept) accepts+=(--accept "$2"); shift 2 ;;
+    --base-label) base_label=$2; shift 2 ;;
+    --head-label) head_label=$2; shift 2 ;;
+    --skip-bad-trailers) skip_bad_trailers=1; shift ;;
+    --head-only) head_only=1; shift ;;
     *) die "unknown option $1 (see the comment at the top of this script)" ;;
   esac
 done
@@ -104,13 +119,18 @@ sys.exit(0 if any(l.get("name") == sys.argv[1] for l in json.load(sys.stdin) or 
     fi
   fi
 fi
-[ -n "$base" ] || die "--base is required (or \$GITHUB_EVENT_PATH of a pull_request event)"
+[ -n "$base" ] || [ $head_only -eq 1 ] || die "--base is required (or \$GITHUB_EVENT_PATH of a pull_request event)"
 [ -n "$head" ] || die "--head is required (or \$GITHUB_EVENT_PATH of a pull_request event)"
 
-git -C "$repo" rev-parse --verify -q "$base^{commit}" >/dev/null || die "base \"$base\" is not a commit of $repo"
 git -C "$repo" rev-parse --verify -q "$head^{commit}" >/dev/null || die "head \"$head\" is not a commit of $repo"
 head_sha=$(git -C "$repo" rev-parse "$head^{commit}")
-merge_base=$(git -C "$repo" merge-base "$base" "$head_sha") || die "$base and $head have no merge base"
+sides=(head)
+if [ $head_only -eq 0 ]; then
+  git -C "$repo" rev-parse --verify -q "$base^{commit}" >/dev/null || die "base \"$base\" is not a commit of $repo"
+  merge_base=$(git -C "$repo" merge-base "$base" "$head_sha") || die "$base and $head have no merge base"
+  sides=(base head)
+fi
+[ -n "$head_label" ] || head_label="head ${head_sha:0:12}"
 
 if [ -z "$work" ]; then
   work=$(mktemp -d)
@@ -129,9 +149,9 @@ if [ "$(id -u)" -eq 0 ]; then
   run_as=(--run-as "$user")
 fi
 
-for side in base head; do
-  sha=$merge_base
-  [ $side = head ] && sha=$head_sha
+for side in "${sides[@]}"; do
+  sha=${merge_base:-}
+  [ "$side" = head ] && sha=$head_sha
   git -C "$repo" worktree add --force --detach "$work/$side" "$sha" >/dev/null 2>&1 ||
     die "could not check out $sha into $work/$side" 3
   [ ${#as_user[@]} -eq 0 ] || chown -R "$user" "$work/$side"
@@ -143,40 +163,60 @@ for side in base head; do
   fi
 done
 
-suite_file=$work/base/$suite
-[ -f "$suite_file" ] || suite_file=$work/head/$suite
+suite_file=$work/head/$suite
+if [ $head_only -eq 0 ]; then
+  suite_file=$work/base/$suite
+  [ -f "$suite_file" ] || suite_file=$work/head/$suite
+fi
 [ -f "$suite_file" ] || die "no suite $suite at the merge base or the head"
 
 # Reports name the suite by its path in the repository (JUnit file=, where
 # annotations point), not by the temporary worktree it was read from.
-args=(ab "$suite_file" --out "$out" --suite-path "$suite"
-  --baseline-set "$dir_var=$work/base/$build_dir" --candidate-set "$dir_var=$work/head/$build_dir"
-  --baseline-label "merge base ${merge_base:0:12}" --candidate-label "head ${head_sha:0:12}")
+if [ $head_only -eq 1 ]; then
+  command=(env "$dir_var=$work/head/$build_dir" "$perfgate")
+  args=(run "$suite_file" --out "$out" --suite-path "$suite")
+else
+  command=("$perfgate")
+  [ -n "$base_label" ] || base_label="merge base ${merge_base:0:12}"
+  args=(ab "$suite_file" --out "$out" --suite-path "$suite"
+    --baseline-set "$dir_var=$work/base/$build_dir" --candidate-set "$dir_var=$work/head/$build_dir"
+    --baseline-label "$base_label" --candidate-label "$head_label")
+fi
 [ -z "$reps" ] || args+=(--reps "$reps")
 [ $strict -eq 0 ] || args+=(--strict)
 args+=("${run_as[@]}")
 
 # Intended regressions: the Perfgate-Accept trailers of the pull request's
 # commits, each with the commit that carries it (who accepted, and where).
-for sha in $(git -C "$repo" rev-list "$merge_base..$head_sha"); do
-  while IFS= read -r value; do
-    if [ -n "$value" ]; then printf '%s %s\n' "${sha:0:12}" "$value"; fi
-  done < <(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,valueonly,unfold)' "$sha")
-done >"$out/accept-trailers.txt"
+if [ $head_only -eq 0 ]; then
+  for sha in $(git -C "$repo" rev-list "$merge_base..$head_sha"); do
+    while IFS= read -r value; do
+      if [ -n "$value" ]; then printf '%s %s\n' "${sha:0:12}" "$value"; fi
+    done < <(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,valueonly,unfold)' "$sha")
+  done
+fi >"$out/accept-trailers.txt"
 if [ -s "$out/accept-trailers.txt" ]; then
   echo "pr-gate: accept trailers: $(wc -l <"$out/accept-trailers.txt") (in $out/accept-trailers.txt)"
   args+=(--accept-trailers "$out/accept-trailers.txt")
+  [ $skip_bad_trailers -eq 0 ] || args+=(--skip-bad-trailers)
 fi
 args+=("${accepts[@]}")
 set +e
-"$perfgate" "${args[@]}"
+"${command[@]}" "${args[@]}"
 code=$?
 set -e
 
 # One comment per pull request, found again by its marker; the step summary.
 # The summary says what it compared against (the labels above); the
 # provenance stands in for it only when perfgate wrote none.
-provenance="Compared against the merge base \`${merge_base:0:12}\`, built with the same command and run interleaved with the head \`${head_sha:0:12}\` on this host."
+if [ $head_only -eq 1 ]; then
+  provenance="Nothing to pair with: the head \`${head_sha:0:12}\` was built and measured alone, against the stored baselines."
+else
+  provenance="Compared against the merge base \`${merge_base:0:12}\`, built with the same command and run interleaved with the head \`${head_sha:0:12}\` on this host."
+  if [ "$base_label" != "merge base ${merge_base:0:12}" ] || [ "$head_label" != "head ${head_sha:0:12}" ]; then
+    provenance="Compared against $base_label, built with the same command and run interleaved with $head_label on this host."
+  fi
+fi
 {
   echo "<!-- perfgate-pr-gate -->"
   if [ -f "$out/summary.md" ]; then

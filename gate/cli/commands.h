@@ -77,6 +77,7 @@ struct HistoryAddOptions {
   std::string db_file;
   std::vector<std::string> commits;  // one per results file, in order
   std::string branch;
+  std::vector<std::string> references;  // none, or one per results file: what a paired night ran against
 };
 struct HistoryLastCommitOptions {
   std::string db_file;

@@ -18,6 +18,11 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
     throw InputError("--commit: " + std::to_string(o.results_files.size()) + " results files need as many --commit, " +
                      "one each in order; got " + std::to_string(o.commits.size()));
   }
+  if (!o.references.empty() && o.references.size() != o.results_files.size()) {
+    throw InputError("--reference: " + std::to_string(o.results_files.size()) +
+                     " results files need none or as many --reference, one each in order; got " +
+                     std::to_string(o.references.size()));
+  }
   // Every file is read before anything is added: a bad one adds none.
   std::vector<RunResults> runs;
   for (const std::string& file : o.results_files) runs.push_back(ReadResultsFile(file));
@@ -25,13 +30,15 @@ int HistoryAddCommand(const HistoryAddOptions& o) {
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunResults& results = runs[i];
     const std::string& commit = o.commits[i];
-    if (!db.AddRun(results, {commit, o.branch})) {
+    const std::string reference = o.references.empty() ? "" : o.references[i];
+    if (!db.AddRun(results, {commit, o.branch, reference})) {
       std::printf("perfgate: %s: this run of %s at %s is already in the history; nothing added\n", db.Name().c_str(),
                   results.suite.c_str(), commit.c_str());
       continue;
     }
-    std::printf("perfgate: added %s (%zu scenarios) at %s on %s to %s (%lld runs)\n", results.suite.c_str(),
-                results.scenarios.size(), commit.c_str(), o.branch.c_str(), db.Name().c_str(),
+    std::printf("perfgate: added %s (%zu scenarios) at %s on %s%s to %s (%lld runs)\n", results.suite.c_str(),
+                results.scenarios.size(), commit.c_str(), o.branch.c_str(),
+                reference.empty() ? "" : (", paired with " + reference).c_str(), db.Name().c_str(),
                 static_cast<long long>(db.RunCount()));
   }
   return 0;
@@ -69,14 +76,14 @@ int TrendCommand(const TrendOptions& o) {
   HistoryDb db = HistoryDb::OpenExisting(o.db_file);
   SeriesFilter filter{o.branch, o.statistics.empty() ? DefaultTrendStatistics() : o.statistics, o.suite};
   std::vector<TrendSeries> trends =
-      AnalyzeTrends(db.Series(filter), {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
+      AnalyzeHistory(db, filter, {.max_p_value = o.max_p_value, .min_segment = o.min_segment});
   // Kept in the history too, where a dashboard on the database marks them.
   std::vector<SeriesChangePoints> found;
   for (const TrendSeries& t : trends) {
     const HistorySeries& s = t.series;
     SeriesChangePoints series{s.suite, s.scenario, s.metric, s.statistic, o.branch, {}};
     for (const auto& c : t.change_points) {
-      series.change_points.push_back({c.index > 0 ? s.points[c.index - 1].commit : "", s.points[c.index].commit,
+      series.change_points.push_back({c.index > 0 ? s.points[c.before()].commit : "", s.points[c.index].commit,
                                       s.points[c.index].timestamp, c.change_pct(), c.p_value, IsRegression(t, c)});
     }
     found.push_back(std::move(series));
@@ -117,7 +124,7 @@ int TrendCommand(const TrendOptions& o) {
                         {"change_pct", c.change_pct()},
                         {"p_value", c.p_value},
                         {"for_the_worse", IsRegression(t, c)},
-                        {"commit_before", c.index > 0 ? s.points[c.index - 1].commit : ""},
+                        {"commit_before", c.index > 0 ? s.points[c.before()].commit : ""},
                         {"commit_after", s.points[c.index].commit},
                         {"timestamp_after", s.points[c.index].timestamp}});
       std::printf("perfgate: change point: %s/%s %s.%s %+.1f%% at %s (p %.2g)%s\n", s.suite.c_str(), s.scenario.c_str(),

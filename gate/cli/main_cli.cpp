@@ -132,6 +132,7 @@ int PerfgateMain(int argc, char** argv) {
   ab->add_option("--candidate-label", ab_opts.candidate_label,
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
   AddTriageOptions(ab, ab_opts.run);
+  AddSkipBadTrailersFlag(ab, ab_opts.run.gate.skip_bad_trailers);
   bool no_confirm = false;
   ab->add_flag("--no-confirm", no_confirm,
                "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
@@ -239,6 +240,9 @@ int PerfgateMain(int argc, char** argv) {
       ->required()
       ->allow_extra_args(false);
   history_add->add_option("--branch", history_opts.branch, "Branch of that commit")->required();
+  history_add->add_option("--reference", history_opts.references,
+                          "The commit a paired run measured against, interleaved (the nightly of ci/nightly.sh: the "
+                          "previous night's); its checks' changes are against it (one per results file)");
 
   HistoryLastCommitOptions last_opts;
   auto* history_last = history->add_subcommand(

@@ -2,22 +2,27 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "adapters/adapter.h"
 #include "cli/commands.h"
+#include "compare/host_speed.h"
 #include "metrics/error.h"
 #include "metrics/quantity.h"
 #include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
 #include "report/escape.h"
+#include "run/canary.h"
 #include "run/runner.h"
+#include "stats/descriptive.h"
 
 namespace perfgate {
 
@@ -153,6 +158,36 @@ int MetricsCommand(bool markdown) {
   return 0;
 }
 
+namespace {
+
+// How steady this host is now: the canary (run/canary.h), 20 ms at a time,
+// every 50 ms for kSteadinessSeconds, and the robust CV of each part; the
+// loop's decides the smallest timing change a run against stored numbers
+// can tell from the host (compare/host_speed.h). Needs no privilege.
+constexpr double kSteadinessSeconds = 3;
+
+void HostSteadiness() {
+  std::vector<double> loop, stream, read;
+  for (double spent = 0; spent < kSteadinessSeconds; spent += 0.05) {
+    const CanaryReading r = RunCanary(0.02);
+    if (r.cpu_s) loop.push_back(*r.cpu_s);
+    if (r.memory_s) stream.push_back(*r.memory_s);
+    if (r.io_s) read.push_back(*r.io_s);
+    usleep(static_cast<useconds_t>(std::max(0.0, 0.05 - r.elapsed_s) * 1e6));
+  }
+  const auto cv = [](const std::vector<double>& v) {
+    return v.size() < 3 ? std::string("n/a") : FormatValue("%.1f", 100 * stats::RobustCoefficientOfVariation(v)) + " %";
+  };
+  const double smallest = SmallestChangeTheHostLetsDecide(stats::RobustCoefficientOfVariation(loop));
+  Line(smallest <= 2 * kHostSpeedFloorPct, "host steadiness",
+       "the canary's spread over " + FormatValue("%.0f", kSteadinessSeconds) + " s: loop " + cv(loop) + ", stream " +
+           cv(stream) + ", direct read " + cv(read) + "; a run against stored baselines tells a timing change from "
+           "the host's own beyond " + FormatValue("%.0f", smallest) + " %" +
+           (smallest <= 2 * kHostSpeedFloorPct ? "" : ": set timing thresholds above it, or gate with perfgate ab"));
+}
+
+}  // namespace
+
 int DoctorCommand(bool fix) {
   bool essential_ok = true;
   // Every probe is a CO-RE program: without the kernel's BTF none loads.
@@ -201,6 +236,8 @@ int DoctorCommand(bool fix) {
        pmu ? "PMU found: the cpu probe counts hardware " + counted
            : counters.why_not_hardware + "; the cpu probe counts software " + counted +
                  " instead, and checks on cpu.instructions end in error: count instructions with --instrument");
+
+  HostSteadiness();
 
   if (!privileged) {
     Line(false, "attach types", "unknown: probing needs privileges");

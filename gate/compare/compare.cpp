@@ -626,6 +626,10 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
                                : NAN;
   const std::string host_text =
       evidence.host_speed ? DescribeHostSpeed(*evidence.host_speed) : "";
+  // What the interval's worst end would be without a faster host's push (NaN: no push).
+  const double hidden = evidence.host_speed && change.worst
+                            ? WorstChangeBeneathTheHost(check, *evidence.host_speed, *change.worst).value_or(NAN)
+                            : NAN;
   const bool host_slows = !std::isnan(host_bad);
   const bool host_explains_bad = host_slows && !(change.best && *change.best > host_bad);
   const std::string host_note =
@@ -669,6 +673,10 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   } else if (better_significant && change.good > threshold) {
     check.verdict = Verdict::kImprovement;
     tail = " improvement beyond threshold " + FormatPct(threshold);
+  } else if (change.estimate <= threshold && change.worst && *change.worst <= threshold && hidden > threshold) {
+    check.verdict = Verdict::kInconclusive;
+    tail = " within threshold " + FormatPct(threshold) + "; inconclusive: " + host_text + ", which can hide up to " +
+           FormatSignedPct(hidden) + " %";
   } else if (change.estimate <= threshold &&
              ((change.worst && *change.worst <= threshold) || (!worse_significant && mde_pct <= threshold))) {
     check.verdict = Verdict::kPass;

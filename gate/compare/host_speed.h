@@ -26,8 +26,9 @@ inline constexpr int kMinCanaries = 3;
 // at all (counts, per-operation counts, instruction counts, sizes).
 int HostSpeedScaling(const std::string& metric, const std::string& unit);
 
-// The host's speed during `candidate` against `baseline`'s, from the canary
-// metrics of their measured repetitions, at `confidence`: slower when some
+// The host's speed during `candidate` against `baseline`'s, from the loop's
+// and the stream's canaries of their measured repetitions (the direct
+// reads' vary too much to decide), at `confidence`: slower when some
 // canary's interval lies wholly above +kHostSpeedFloorPct (the one reaching
 // highest decides), faster when some lies wholly below -kHostSpeedFloorPct
 // (the one reaching lowest), else steady (the cpu canary shown). nullopt
@@ -41,5 +42,18 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
 // times the far end of the canary's interval. nullopt when the host was
 // steady or its change pushes the check the other way.
 std::optional<double> ChangeTheHostExplains(const CheckResult& check, const HostSpeed& speed, bool bad_side);
+
+// The smallest timing change a run against stored numbers tells from the
+// host's own wandering, in percent, when the canary's robust CV on this
+// host is `canary_cv` (a fraction): a change of the host's speed below what
+// the canaries of 10 repetitions a side resolve, or below the floor, goes
+// unseen, and a timing change that small may be the host's.
+double SmallestChangeTheHostLetsDecide(double canary_cv);
+
+// A faster host hides a regression as a slower one fakes it: when the
+// host's change pushed a check towards its good side, the check's worst
+// bad-side change `worst_pct` with that push taken off at the canary's far
+// end (the most it can hide); nullopt otherwise.
+std::optional<double> WorstChangeBeneathTheHost(const CheckResult& check, const HostSpeed& speed, double worst_pct);
 
 }  // namespace perfgate

@@ -70,7 +70,7 @@ std::vector<AlertGroup> GroupChangePoints(const std::vector<TrendSeries>& trends
     const HistorySeries& s = t.series;
     for (const stats::ChangePoint& c : t.change_points) {
       if (c.index == 0 || c.index >= s.points.size()) continue;
-      const HistoryPoint& before = s.points[c.index - 1];
+      const HistoryPoint& before = s.points[c.before()];
       const HistoryPoint& after = s.points[c.index];
       AlertGroup& g = groups[{s.suite, before.commit, after.commit}];
       if (g.metrics.empty()) {

@@ -65,6 +65,7 @@ StoredRun ToStoredRun(const RunResults& results, const RunIdentity& identity) {
   r.perfgate_version = env.perfgate_version;
   r.verdict = ToString(results.verdict);
   r.kept_whole = true;
+  r.reference_commit = identity.reference;
   for (const ScenarioResult& scenario : results.scenarios) {
     // What a baseline file would hold: the verdicts and what they were
     // compared with belong to this run, not to a later one's baseline.
@@ -92,6 +93,11 @@ StoredRun ToStoredRun(const RunResults& results, const RunIdentity& identity) {
       std::optional<double> change;
       if (!c.baseline_values.empty() && std::isfinite(c.change_pct)) change = c.change_pct;
       r.checks.push_back({scenario.name, c.spec.name, c.spec.metric, c.statistic, ToString(c.verdict), change});
+      if (change && c.change_ci_low_pct && c.change_ci_high_pct && std::isfinite(*c.change_ci_low_pct) &&
+          std::isfinite(*c.change_ci_high_pct)) {
+        r.checks.back().change_low_pct = c.change_ci_low_pct;
+        r.checks.back().change_high_pct = c.change_ci_high_pct;
+      }
     }
   }
   return r;
@@ -177,9 +183,16 @@ void HistoryDb::ForEachStoredRun(const std::function<void(const StoredRun&)>& vi
 // The runs, the series and then their values, each value put straight into
 // its series (suite, scenario, metric, statistic), which is then ordered by
 // run time and repetition: a year of a suite is millions of values.
-std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const { return Series(filter, {}); }
+
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter, const std::vector<std::string>& metrics) const {
   const std::vector<SeriesRun> runs = store_->SeriesRuns(filter);
-  const std::vector<StoredSeries> series = store_->SeriesOf(filter);
+  std::vector<StoredSeries> series = store_->SeriesOf(filter);
+  if (!metrics.empty()) {
+    std::erase_if(series, [&](const StoredSeries& s) {
+      return std::find(metrics.begin(), metrics.end(), s.key[1]) == metrics.end();
+    });
+  }
   if (runs.empty() || series.empty()) return {};
 
   // Runs come ordered by suite and time, so a run's place is its order and
@@ -253,6 +266,18 @@ std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const {
         hs.points.push_back({r.id, r.commit, r.branch, r.timestamp, {}});
       }
       hs.points.back().values.push_back(v.value);
+    }
+  }
+  // The paired nights' changes, each on the series of its check.
+  std::map<std::tuple<int64_t, std::string, std::string, std::string>, PairedChange> paired;
+  for (StoredPairedCheck& c : store_->PairedChecks(filter))
+    paired.try_emplace({c.run_id, c.scenario, c.metric, c.statistic}, std::move(c.change));
+  if (!paired.empty()) {
+    for (HistorySeries& hs : out) {
+      for (HistoryPoint& p : hs.points) {
+        auto found = paired.find({p.run_id, hs.scenario, hs.metric, hs.statistic});
+        if (found != paired.end()) p.paired = found->second;
+      }
     }
   }
   return out;

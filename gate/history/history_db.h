@@ -23,7 +23,7 @@
 namespace perfgate {
 
 // The schema version this perfgate writes and reads.
-inline constexpr int kHistorySchemaVersion = 6;
+inline constexpr int kHistorySchemaVersion = 7;
 
 // The environment variable that names the history when --db is not given.
 inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
@@ -31,6 +31,17 @@ inline constexpr const char* kHistoryEnvironmentVariable = "PERFGATE_HISTORY";
 struct RunIdentity {
   std::string commit;
   std::string branch;
+  // The commit a paired night ran interleaved with (ci/nightly.sh): its
+  // checks' changes are against it. Empty: compared with stored numbers.
+  std::string reference{};
+};
+
+// A paired night's change of the check on a series (history add --reference).
+struct PairedChange {
+  std::string reference;  // the commit the night ran interleaved with
+  std::string verdict;
+  double change_pct = 0;
+  std::optional<double> low_pct, high_pct;  // its interval
 };
 
 // One (suite, scenario, metric, statistic) over the stored runs, oldest first.
@@ -40,6 +51,9 @@ struct HistoryPoint {
   std::string branch;
   std::string timestamp;       // of the run
   std::vector<double> values;  // one per repetition
+  // A paired night's change of its check on this series against the
+  // previous night, beside the absolute values above.
+  std::optional<PairedChange> paired{};
 };
 
 struct HistorySeries {
@@ -85,6 +99,7 @@ struct StoredRun {
   int64_t cpu_count = 0;
   std::string perfgate_version, verdict;
   bool kept_whole = false;
+  std::string reference_commit;  // RunIdentity::reference
   struct Value {
     SeriesKey series;
     int64_t repetition = 0;
@@ -93,6 +108,7 @@ struct StoredRun {
   struct Check {
     std::string scenario, name, metric, statistic, verdict;
     std::optional<double> change_pct;
+    std::optional<double> change_low_pct{}, change_high_pct{};  // its interval
   };
   struct Whole {
     std::string scenario;
@@ -155,6 +171,8 @@ class HistoryDb {
   int SchemaVersion() const;
   int64_t RunCount() const;
   std::vector<HistorySeries> Series(const SeriesFilter& filter) const;
+  // Only the series of these metrics (the host canaries beside a trend's series).
+  std::vector<HistorySeries> Series(const SeriesFilter& filter, const std::vector<std::string>& metrics) const;
   // Every branch with a stored run, sorted.
   std::vector<std::string> Branches() const;
   // The runs of `suite` on `branch` (every branch when empty), newest first

@@ -233,6 +233,15 @@ CREATE INDEX IF NOT EXISTS runs_suite_time ON runs (suite, run_timestamp);
 ALTER TABLE metric_values DROP CONSTRAINT metric_values_pkey,
   ADD CONSTRAINT metric_values_pkey PRIMARY KEY (run_id, series_id, repetition) INCLUDE (value);
 )sql"},
+      // 6 -> 7: a paired night (ci/nightly.sh: `perfgate ab` of the night's
+      // commit against the previous night's) keeps the commit it was paired
+      // with, and each check its change's interval, beside the absolute
+      // values: a dashboard shows both. '' and NULL for the runs before.
+      BothDialects(R"sql(
+ALTER TABLE runs ADD COLUMN reference_commit text NOT NULL DEFAULT '';
+ALTER TABLE check_results ADD COLUMN change_low_pct double precision;
+ALTER TABLE check_results ADD COLUMN change_high_pct double precision;
+)sql"),
   };
   return migrations;
 }

@@ -43,6 +43,13 @@ struct SeriesValue {
   double value = 0;
 };
 
+// A paired run's check that has a change (schema 7).
+struct StoredPairedCheck {
+  int64_t run_id = 0;
+  std::string scenario, metric, statistic;
+  PairedChange change;
+};
+
 // A packed scenario result as stored.
 struct PackedResult {
   std::string zlib;
@@ -67,6 +74,8 @@ class HistoryStore {
   virtual void ForEachValue(const std::vector<int64_t>& run_ids, const std::vector<int64_t>& series_ids,
                             const std::function<void(const SeriesValue&)>& visit) = 0;
   virtual std::vector<std::string> Branches() = 0;
+  // The checks with a change of the filter's paired runs (a reference commit).
+  virtual std::vector<StoredPairedCheck> PairedChecks(const SeriesFilter& filter) = 0;
   // The runs of `suite` (every suite when empty) on `branch` (every branch when empty), newest first,
   // without their scenarios (has_scenario false); `limit` 0: all.
   virtual std::vector<StoredScenarioRun> RunHeaders(const std::string& suite, const std::string& branch,

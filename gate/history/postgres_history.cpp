@@ -236,10 +236,10 @@ class PostgresHistory final : public HistoryStore {
     try {
       ResultPtr run = Exec(
           "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-          "cpu_count, perfgate_version, verdict, kept_whole) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-          "$12) ON CONFLICT (suite, commit_sha, branch, run_timestamp) DO NOTHING RETURNING id",
+          "cpu_count, perfgate_version, verdict, kept_whole, reference_commit) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+          "$8, $9, $10, $11, $12, $13) ON CONFLICT (suite, commit_sha, branch, run_timestamp) DO NOTHING RETURNING id",
           {r.suite, r.commit, r.branch, r.run_timestamp, r.added_at, r.hostname, r.kernel, r.cpu_model,
-           std::to_string(r.cpu_count), r.perfgate_version, r.verdict, r.kept_whole ? "1" : "0"},
+           std::to_string(r.cpu_count), r.perfgate_version, r.verdict, r.kept_whole ? "1" : "0", r.reference_commit},
           doing);
       if (PQntuples(run.get()) == 0) {  // stored already, by this runner or another
         Exec("ROLLBACK", {}, doing);
@@ -267,12 +267,15 @@ class PostgresHistory final : public HistoryStore {
           rows += '\t';
           AppendCopyText(rows, *text);
         }
-        rows += '\t';
-        rows += c.change_pct && std::isfinite(*c.change_pct) ? DoubleText(*c.change_pct) : "\\N";
+        for (const std::optional<double>* number : {&c.change_pct, &c.change_low_pct, &c.change_high_pct}) {
+          rows += '\t';
+          rows += *number && std::isfinite(**number) ? DoubleText(**number) : "\\N";
+        }
         rows += '\n';
       }
-      Copy("COPY check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) FROM STDIN", rows,
-           doing);
+      Copy("COPY check_results (run_id, scenario, name, metric, statistic, verdict, change_pct, change_low_pct, "
+           "change_high_pct) FROM STDIN",
+           rows, doing);
       for (const StoredRun::Whole& w : r.wholes) {
         const std::string bytes_text = std::to_string(w.result_bytes);
         const char* values[] = {run_id.c_str(), w.scenario.c_str(), w.result_zlib.data(), bytes_text.c_str()};
@@ -393,6 +396,23 @@ class PostgresHistory final : public HistoryStore {
     }
   }
 
+  std::vector<StoredPairedCheck> PairedChecks(const SeriesFilter& filter) override {
+    if (SchemaVersion() < 7) return {};
+    ResultPtr rows = Exec(
+        "SELECT c.run_id, r.reference_commit, c.scenario, c.metric, c.statistic, c.verdict, c.change_pct, "
+        "c.change_low_pct, c.change_high_pct FROM check_results c JOIN runs r ON r.id = c.run_id WHERE "
+        "r.reference_commit <> '' AND c.change_pct IS NOT NULL AND ($1 = '' OR r.branch = $1) AND "
+        "($2 = '' OR r.suite = $2)",
+        {filter.branch, filter.suite}, "while reading the paired changes");
+    std::vector<StoredPairedCheck> out;
+    ForEachRow(rows, [&](const PGresult* r, int i) {
+      const auto number = [&](int k) { return PQgetisnull(r, i, k) ? std::nullopt : std::optional(Double(r, i, k)); };
+      out.push_back({Int(r, i, 0), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4),
+                     {Text(r, i, 1), Text(r, i, 5), Double(r, i, 6), number(7), number(8)}});
+    });
+    return out;
+  }
+
   std::vector<std::string> Branches() override {
     ResultPtr rows = Exec("SELECT DISTINCT branch FROM runs ORDER BY branch");
     std::vector<std::string> out;
@@ -455,9 +475,11 @@ class PostgresHistory final : public HistoryStore {
   }
 
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) override {
-    ResultPtr runs = Exec(
-        "SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, cpu_count, "
-        "perfgate_version, verdict, kept_whole FROM runs ORDER BY run_timestamp, id");
+    // A history of an older perfgate is read as it is (history copy does not migrate its source).
+    const bool paired = SchemaVersion() >= 7;
+    ResultPtr runs = Exec(std::string("SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
+                                      "cpu_model, cpu_count, perfgate_version, verdict, kept_whole, ") +
+                          (paired ? "reference_commit" : "''") + " FROM runs ORDER BY run_timestamp, id");
     const PGresult* rr = runs.get();
     for (int i = 0; i < PQntuples(rr); ++i) {
       StoredRun r;
@@ -474,6 +496,7 @@ class PostgresHistory final : public HistoryStore {
       r.perfgate_version = Text(rr, i, 10);
       r.verdict = Text(rr, i, 11);
       r.kept_whole = Int(rr, i, 12) != 0;
+      r.reference_commit = Text(rr, i, 13);
       ForEachRow(Exec("SELECT s.scenario, s.metric, s.statistic, s.unit, s.better, v.repetition, v.value FROM "
                       "metric_values v JOIN series s ON s.id = v.series_id WHERE v.run_id = $1 ORDER BY v.series_id, "
                       "v.repetition",
@@ -483,12 +506,18 @@ class PostgresHistory final : public HistoryStore {
                                        Int(v, j, 5),
                                        Double(v, j, 6)});
                  });
-      ForEachRow(Exec("SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = "
-                      "$1 ORDER BY ctid",
+      ForEachRow(Exec(std::string("SELECT scenario, name, metric, statistic, verdict, change_pct, ") +
+                          (paired ? "change_low_pct, change_high_pct" : "NULL::float8, NULL::float8") +
+                          " FROM check_results WHERE run_id = $1 ORDER BY ctid",
                       {id}),
                  [&](const PGresult* c, int j) {
-                   r.checks.push_back({Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4),
-                                       PQgetisnull(c, j, 5) ? std::nullopt : std::optional(Double(c, j, 5))});
+                   const auto number = [&](int k) {
+                     return PQgetisnull(c, j, k) ? std::nullopt : std::optional(Double(c, j, k));
+                   };
+                   r.checks.push_back(
+                       {Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4), number(5)});
+                   r.checks.back().change_low_pct = number(6);
+                   r.checks.back().change_high_pct = number(7);
                  });
       ForEachRow(Exec("SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 ORDER BY "
                       "scenario",

@@ -179,12 +179,12 @@ class SqliteHistory final : public HistoryStore {
 
     Statement run(db_, Name(),
                   "INSERT INTO runs (suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, cpu_model, "
-                  "cpu_count, perfgate_version, verdict, kept_whole) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                  "?11, ?12)");
+                  "cpu_count, perfgate_version, verdict, kept_whole, reference_commit) VALUES (?1, ?2, ?3, ?4, ?5, "
+                  "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
     run.Bind(1, r.suite).Bind(2, r.commit).Bind(3, r.branch).Bind(4, r.run_timestamp);
     run.Bind(5, r.added_at).Bind(6, r.hostname).Bind(7, r.kernel).Bind(8, r.cpu_model);
     run.Bind(9, r.cpu_count).Bind(10, r.perfgate_version).Bind(11, r.verdict);
-    run.Bind(12, int64_t{r.kept_whole ? 1 : 0});
+    run.Bind(12, int64_t{r.kept_whole ? 1 : 0}).Bind(13, r.reference_commit);
     run.Run();
     const int64_t run_id = sqlite3_last_insert_rowid(db_);
 
@@ -205,11 +205,12 @@ class SqliteHistory final : public HistoryStore {
       value.Run();
     }
     Statement check(db_, Name(),
-                    "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                    "INSERT INTO check_results (run_id, scenario, name, metric, statistic, verdict, change_pct, "
+                    "change_low_pct, change_high_pct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     for (const StoredRun::Check& c : r.checks) {
       check.Bind(1, run_id).Bind(2, c.scenario).Bind(3, c.name).Bind(4, c.metric).Bind(5, c.statistic);
-      check.Bind(6, c.verdict).BindOptional(7, c.change_pct);
+      check.Bind(6, c.verdict).BindOptional(7, c.change_pct).BindOptional(8, c.change_low_pct);
+      check.BindOptional(9, c.change_high_pct);
       check.Run();
     }
     transaction.Commit();
@@ -256,6 +257,23 @@ class SqliteHistory final : public HistoryStore {
       }
       rows.Reset();
     }
+  }
+
+  std::vector<StoredPairedCheck> PairedChecks(const SeriesFilter& filter) override {
+    if (SchemaVersion() < 7) return {};
+    Statement rows(db_, Name(),
+                   "SELECT c.run_id, r.reference_commit, c.scenario, c.metric, c.statistic, c.verdict, c.change_pct, "
+                   "c.change_low_pct, c.change_high_pct FROM check_results c JOIN runs r ON r.id = c.run_id WHERE "
+                   "r.reference_commit <> '' AND c.change_pct IS NOT NULL AND (?1 = '' OR r.branch = ?1) AND "
+                   "(?2 = '' OR r.suite = ?2)");
+    rows.Bind(1, filter.branch).Bind(2, filter.suite);
+    std::vector<StoredPairedCheck> out;
+    while (rows.Step()) {
+      const auto number = [&](int k) { return rows.IsNull(k) ? std::nullopt : std::optional(rows.Double(k)); };
+      out.push_back({rows.Int(0), rows.Text(2), rows.Text(3), rows.Text(4),
+                     {rows.Text(1), rows.Text(5), rows.Double(6), number(7), number(8)}});
+    }
+    return out;
   }
 
   std::vector<std::string> Branches() override {
@@ -328,7 +346,8 @@ class SqliteHistory final : public HistoryStore {
     Statement runs(db_, Name(),
                    std::string("SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
                                "cpu_model, cpu_count, perfgate_version, verdict, ") +
-                       (version >= 3 ? "kept_whole" : "0") + " FROM runs ORDER BY run_timestamp, id");
+                       (version >= 3 ? "kept_whole" : "0") + (version >= 7 ? ", reference_commit" : ", ''") +
+                       " FROM runs ORDER BY run_timestamp, id");
     Statement values(db_, Name(),
                      "SELECT s.scenario, s.metric, s.statistic, s.unit, s.better, v.repetition, v.value FROM "
                      "metric_values v JOIN series s ON s.id = v.series_id WHERE v.run_id = ?1 ORDER BY v.series_id, "
@@ -336,8 +355,9 @@ class SqliteHistory final : public HistoryStore {
     std::optional<Statement> checks, wholes;
     if (version >= 2)
       checks.emplace(db_, Name(),
-                     "SELECT scenario, name, metric, statistic, verdict, change_pct FROM check_results WHERE run_id = "
-                     "?1 ORDER BY rowid");
+                     std::string("SELECT scenario, name, metric, statistic, verdict, change_pct, ") +
+                         (version >= 7 ? "change_low_pct, change_high_pct" : "NULL, NULL") +
+                         " FROM check_results WHERE run_id = ?1 ORDER BY rowid");
     if (version >= 3)
       wholes.emplace(db_, Name(),
                      "SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = ?1 ORDER BY "
@@ -357,6 +377,7 @@ class SqliteHistory final : public HistoryStore {
       r.perfgate_version = runs.Text(10);
       r.verdict = runs.Text(11);
       r.kept_whole = runs.Int(12) != 0;
+      r.reference_commit = runs.Text(13);
       values.Bind(1, id);
       while (values.Step()) {
         r.values.push_back({{values.Text(0), values.Text(1), values.Text(2), values.Text(3), values.Text(4)},
@@ -367,8 +388,11 @@ class SqliteHistory final : public HistoryStore {
       if (checks) {
         checks->Bind(1, id);
         while (checks->Step()) {
+          const auto number = [&](int k) { return checks->IsNull(k) ? std::nullopt : std::optional(checks->Double(k)); };
           r.checks.push_back({checks->Text(0), checks->Text(1), checks->Text(2), checks->Text(3), checks->Text(4),
-                              checks->IsNull(5) ? std::nullopt : std::optional(checks->Double(5))});
+                              number(5)});
+          r.checks.back().change_low_pct = number(6);
+          r.checks.back().change_high_pct = number(7);
         }
         checks->Reset();
       }

@@ -47,7 +47,7 @@ std::string ChangeColor(const TrendSeries& trend, const stats::ChangePoint& chan
 // "abc123..def456": the last run before the change and the first after it.
 std::string CommitRange(const TrendSeries& trend, const stats::ChangePoint& change) {
   const auto& points = trend.series.points;
-  return TrendCommit(points[change.index - 1].commit) + ".." + TrendCommit(points[change.index].commit);
+  return TrendCommit(points[change.before()].commit) + ".." + TrendCommit(points[change.index].commit);
 }
 
 std::string SvgText(double x, double y, const char* anchor, const std::string& text) {
@@ -81,7 +81,7 @@ const AlertGroup* AlertOf(const std::vector<AlertGroup>& alerts, const TrendSeri
                           const stats::ChangePoint& change) {
   const HistorySeries& s = trend.series;
   for (const AlertGroup& g : alerts) {
-    if (g.suite != s.suite || g.commit_before != s.points[change.index - 1].commit ||
+    if (g.suite != s.suite || g.commit_before != s.points[change.before()].commit ||
         g.commit_after != s.points[change.index].commit)
       continue;
     for (const AlertMetric& m : g.metrics) {
@@ -194,6 +194,12 @@ std::string ScenarioSections(const std::vector<TrendSeries>& trends) {
     std::string sub = std::to_string(s.points.size()) + " runs \u00b7 " + ToString(s.better) + " is better";
     if (!trends[i].change_points.empty())
       sub += " \u00b7 " + std::to_string(trends[i].change_points.size()) + " change points";
+    if (const size_t off = trends[i].host.off_nights(); off > 0) {
+      char elasticity[32];
+      std::snprintf(elasticity, sizeof elasticity, "%.2f", trends[i].host.elasticity);
+      sub += " \u00b7 " + std::to_string(off) + " nights on an off host (hollow), deflated with elasticity " +
+             elasticity + (trends[i].host.fitted ? " fitted" : " nominal");
+    }
     html += "<figure class=\"trend\" id=\"" + ChartId(i) + "\">\n<figcaption>" + Esc(caption) + "</figcaption>\n" +
             TrendChartSvg(trends[i]) + "\n<p class=\"sub\">" + Esc(sub) + "</p>\n</figure>\n";
   }
@@ -207,20 +213,53 @@ void CreateDirectories(const std::string& dir) {
   if (ec) throw InfraError("cannot create directory " + dir + ": " + ec.message());
 }
 
+// "host 1.80x slower (host.canary.cpu): compared as 1.02 s": what a night whose host was off became.
+std::string HostNightText(const TrendSeries& trend, size_t i) {
+  const HostAdjustment& h = trend.host;
+  char factor[64];
+  const double f = h.factor[i];
+  std::snprintf(factor, sizeof factor, "host %.2fx %s (%s)", f >= 1 ? f : 1 / f, f >= 1 ? "slower" : "faster",
+                h.part[i].c_str());
+  if (h.night[i] == HostNight::kLeftOut) return std::string(factor) + ": left out of the change points";
+  return std::string(factor) + ": compared as " + FormatQuantity(h.compared[i], trend.series.unit);
+}
+
+// The change points of the nights not left out (NaN), their indices those
+// of all the nights.
+std::vector<stats::ChangePoint> ChangePointsOfKept(const std::vector<double>& compared,
+                                                   const stats::ChangePointOptions& options) {
+  std::vector<double> kept_values;
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < compared.size(); ++i) {
+    if (std::isnan(compared[i])) continue;
+    kept_values.push_back(compared[i]);
+    kept.push_back(i);
+  }
+  std::vector<stats::ChangePoint> found = stats::FindChangePoints(kept_values, options);
+  for (stats::ChangePoint& c : found) {
+    const size_t before = kept[c.index - 1];
+    c.index = kept[c.index];
+    c.left_out = c.index - 1 - before;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::vector<std::string> DefaultTrendStatistics() { return {"value", "rate", "per_op", "p50", "p99"}; }
 
 // The series are independent: they are shared out among one thread per CPU
 // (a suite of a pool's history is thousands of series of a year's runs).
-std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options) {
+std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options,
+                                       const HostSpeeds& speeds) {
   std::vector<TrendSeries> out(series.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < series.size();) {
       TrendSeries& t = out[i];
       for (const HistoryPoint& p : series[i].points) t.medians.push_back(stats::Median(p.values));
-      t.change_points = stats::FindChangePoints(t.medians, options);
+      t.host = AdjustForHost(series[i], t.medians, speeds);
+      if (!IsHostSeries(series[i])) t.change_points = ChangePointsOfKept(t.host.compared, options);
       t.series = std::move(series[i]);
     }
   };
@@ -234,6 +273,13 @@ std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const 
   work();
   for (std::thread& t : helpers) t.join();
   return out;
+}
+
+std::vector<TrendSeries> AnalyzeHistory(const HistoryDb& db, const SeriesFilter& filter,
+                                        const stats::ChangePointOptions& options) {
+  SeriesFilter canaries = filter;
+  canaries.statistics = {"value"};
+  return AnalyzeTrends(db.Series(filter), options, HostSpeeds::FromSeries(db.Series(canaries, HostSpeedMetrics())));
 }
 
 bool IsRegression(const TrendSeries& trend, const stats::ChangePoint& change) {
@@ -307,8 +353,18 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     std::string tooltip = "commit " + TrendCommit(p.commit) + " (" + p.branch + "), " + p.timestamp + ": median " +
                           FormatQuantity(trend.medians[i], s.unit) + " of " + std::to_string(p.values.size()) +
                           " repetitions";
-    svg += "<circle cx=\"" + Num(px) + "\" cy=\"" + Num(y(trend.medians[i])) + "\" r=\"3\" fill=\"" + kPointColor +
-           "\"><title>" + Esc(tooltip) + "</title></circle>";
+    if (p.paired) {
+      const PairedChange& c = *p.paired;
+      tooltip += "; paired with " + TrendCommit(c.reference) + ": " + FormatPercent(c.change_pct);
+      if (c.low_pct && c.high_pct) tooltip += " (" + FormatPercent(*c.low_pct) + " \u2026 " + FormatPercent(*c.high_pct) + ")";
+      tooltip += ", " + c.verdict;
+    }
+    // A night whose host was off is drawn hollow, as measured, and says what the change points saw.
+    const bool off = i < trend.host.night.size() && trend.host.night[i] != HostNight::kNormal;
+    if (off) tooltip += "; " + HostNightText(trend, i);
+    svg += "<circle cx=\"" + Num(px) + "\" cy=\"" + Num(y(trend.medians[i])) + "\" r=\"3\" fill=\"" +
+           (off ? "#ffffff" : kPointColor) + "\" stroke=\"" + kPointColor + "\"><title>" + Esc(tooltip) +
+           "</title></circle>";
   }
   return svg + "</svg>";
 }

@@ -9,13 +9,18 @@
 #include <vector>
 
 #include "history/history_db.h"
+#include "history/host_speed.h"
 #include "stats/edivisive.h"
 
 namespace perfgate {
 
 struct TrendSeries {
   HistorySeries series;
-  std::vector<double> medians;  // one per point
+  std::vector<double> medians;  // one per point, as measured
+  // The nights whose host was off, and what the change points saw of them.
+  HostAdjustment host;
+  // Indices into the points; a change point's before() is the last night
+  // before it that the search saw.
   std::vector<stats::ChangePoint> change_points;
 };
 
@@ -23,8 +28,16 @@ struct TrendSeries {
 // default, per operation for counters, and the p99 of histograms.
 std::vector<std::string> DefaultTrendStatistics();
 
-// Medians and change points of every series.
-std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options);
+// Medians and change points of every series, each series' nights adjusted
+// for the host's speed that `speeds` holds (history/host_speed.h); host
+// series (host.*) get none.
+std::vector<TrendSeries> AnalyzeTrends(std::vector<HistorySeries> series, const stats::ChangePointOptions& options,
+                                       const HostSpeeds& speeds = {});
+
+// The series of `filter` read from `db` and analysed with the host canaries
+// the same runs recorded (whatever statistics the filter names).
+std::vector<TrendSeries> AnalyzeHistory(const HistoryDb& db, const SeriesFilter& filter,
+                                        const stats::ChangePointOptions& options);
 
 // Whether a change of the series' metric is for the worse.
 bool IsRegression(const TrendSeries& trend, const stats::ChangePoint& change);

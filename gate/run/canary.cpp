@@ -143,7 +143,7 @@ int QuantaFor(double budget_s, double quantum_s, int at_least) {
 
 }  // namespace
 
-CanaryReading RunCanary(double budget_s) {
+CanaryReading RunCanary(double budget_s, bool reads) {
   CanaryResources& r = Resources();
   CanaryReading reading;
   const double start = Now();
@@ -164,16 +164,16 @@ CanaryReading RunCanary(double budget_s) {
     reading.memory_s = stream_s / (static_cast<double>(quanta) * static_cast<double>(kStreamQuantum)) * kGiB;
   }
 
-  if (r.fd >= 0) {
-    const int reads = QuantaFor(0.2 * budget_s, r.read_s, 1);
+  if (reads && r.fd >= 0) {
+    const int count = QuantaFor(0.2 * budget_s, r.read_s, 1);
     bool failed = false;
-    const double read_s = Timed(reads, [&] {
+    const double read_s = Timed(count, [&] {
       r.read_seed = r.read_seed * 6364136223846793005ULL + 1;
       const off_t at = static_cast<off_t>((r.read_seed >> 33) % (kFileSize / kReadSize) * kReadSize);
       failed |= pread(r.fd, r.block, kReadSize, at) != static_cast<ssize_t>(kReadSize);
     });
     if (!failed) {
-      r.read_s = read_s / reads;
+      r.read_s = read_s / count;
       reading.io_s = r.read_s;
     }
   }
@@ -205,7 +205,7 @@ double HostCanary::Budget() const {
   return last_wall_s_ > 0 ? std::clamp(kShareOfRepetition * last_wall_s_, kMinSeconds, kMaxSeconds) : kMinSeconds;
 }
 
-void HostCanary::Before() { before_ = RunCanary(Budget() / 2); }
+void HostCanary::Before() { before_ = RunCanary(Budget() / 2, false); }
 
 CanaryReading HostCanary::After(double wall_s) {
   const CanaryReading after = RunCanary(Budget() / 2);
@@ -234,8 +234,7 @@ std::string HostCanary::SpellOf(const CanaryReading& reading) {
       const char* name;
       std::optional<double> CanaryReading::*part;
     } parts[] = {{kHostCanaryCpu, &CanaryReading::cpu_s},
-                 {kHostCanaryMemory, &CanaryReading::memory_s},
-                 {kHostCanaryIo, &CanaryReading::io_s}};
+                 {kHostCanaryMemory, &CanaryReading::memory_s}};
     double worst = kSpellFactor;
     for (const auto& [name, part] : parts) {
       const std::optional<double> median = median_of(part);

@@ -35,9 +35,10 @@ void AddCanaryMetrics(const CanaryReading& reading, MetricSet& out);
 // The reading of a repetition's metrics (what AddCanaryMetrics wrote).
 CanaryReading CanaryOf(const MetricSet& metrics);
 
-// Runs the canary for about `budget_s` seconds and returns its reading. Its
-// buffers and file are set up on the first call of the process and kept.
-CanaryReading RunCanary(double budget_s);
+// Runs the canary for about `budget_s` seconds and returns its reading;
+// without `reads`, the loop and the stream only. Its buffers and file are
+// set up on the first call of the process and kept.
+CanaryReading RunCanary(double budget_s, bool reads = true);
 
 // The canaries of one schedule: sizes each from the repetition before it
 // and tells a slow spell from the schedule's steady state.
@@ -47,7 +48,9 @@ class HostCanary {
   static constexpr double kMinSeconds = 0.0006;
   static constexpr double kMaxSeconds = 0.05;
 
-  // Runs half the canary sized for the repetition about to start.
+  // Runs half the canary sized for the repetition about to start: the loop
+  // and the stream. The direct reads, which decide nothing and on a busy
+  // device cost most, come after it only.
   void Before();
   // Runs the other half right after it and returns the whole reading (each
   // time per unit the mean of the halves'); `wall_s` sizes the next canary.
@@ -56,10 +59,11 @@ class HostCanary {
   // short burst after a pause run at full speed, while the workload that
   // used up the quota and the canary right after it are both held back.
   CanaryReading After(double wall_s);
-  // A slow spell: some component of `reading` took more than kSpellFactor
-  // times its median over the canaries of this schedule before it (at
-  // least kSpellHistory of them): the reason in words, else "". The
-  // reading joins the history afterwards either way.
+  // A slow spell: the loop or the stream of `reading` took more than
+  // kSpellFactor times its median over the canaries of this schedule before
+  // it (at least kSpellHistory of them): the reason in words, else "". The
+  // direct reads vary too much to tell. The reading joins the history
+  // afterwards either way.
   static constexpr double kSpellFactor = 1.5;
   static constexpr size_t kSpellHistory = 3;
   std::string SpellOf(const CanaryReading& reading);

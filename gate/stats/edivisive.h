@@ -33,6 +33,11 @@ struct ChangePoint {
   double mean_before = 0;  // of the segment before, up to the previous change point
   double mean_after = 0;   // of the segment after, up to the next change point
   double p_value = 1;      // Welch's two-sided p of the split when it was found
+  // Values just before `index` that the search did not see (the trend leaves
+  // out nights whose host was off, history/host_speed.h): the change lies
+  // between before() and index.
+  size_t left_out = 0;
+  size_t before() const { return index - 1 - left_out; }
   double change_pct() const { return mean_before != 0 ? 100 * (mean_after / mean_before - 1) : 0; }
 };
 

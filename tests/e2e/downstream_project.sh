@@ -6,6 +6,13 @@
 # as root, so a gate that gave it root fails.
 #   source tests/e2e/downstream_project.sh; make_downstream_project DIR
 
+# A failed gate test: the reason, then the end of every log in $scratch.
+fail() {
+  echo "FAIL: $1"
+  for f in "$scratch"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
+  exit 1
+}
+
 # How the gate's end-to-end tests start: as root (else exit 77, a skip,
 # which fails under CI=true), in a scratch directory removed on exit, in the
 # project made at $repo ($scratch/project). Sets scratch and repo.

@@ -34,12 +34,6 @@ PY
   return $code
 }
 
-fail() {
-  echo "FAIL: $1"
-  for f in "$scratch"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
-  exit 1
-}
-
 # A fork's pull request without the approval label never builds.
 code=0; gate fork comment someone/fork || code=$?
 [ $code -eq 2 ] || fail "the unapproved fork's pull request exited $code, not 2"

@@ -67,12 +67,6 @@ gate() {  # gate NAME BASE HEAD [TODAY]
   return $code
 }
 
-fail() {
-  echo "FAIL: $1"
-  for f in "$scratch"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
-  exit 1
-}
-
 # The JUnit testcase of the check: passed (no failure/error/skipped child)
 # with the given properties, or failed.
 junit_case() {  # junit_case FILE passed|failed [NAME=VALUE-SUBSTRING]...

@@ -68,16 +68,14 @@ class GateTest : public ::testing::Test {
 };
 
 // Not a GateTest: it counts no programs (a neighbour's load must leave an
-// A/A run passing or inconclusive, never failing, ci/under-load.sh).
-// A failed A/A run is measured once more at once and counts as a failure
-// only if that one fails too: the test asks for the statistics' false-alarm
-// rate, and a stored baseline cannot tell a regression from the host itself
-// running slower. On the project's virtual machines that happens with
-// nothing in the guest to show it: once for about a minute the same work
-// took 50 % more CPU time and wall time, with no steal time in /proc/stat,
-// and two A/A runs in a row failed (docs/verdicts.md, "A busy host").
+// A/A run passing or inconclusive, never failing, ci/under-load.sh). Every
+// A/A run counts, with no second try: the statistics keep false alarms
+// rare, and the host canary (run/canary.h, compare/host_speed.h) keeps a
+// host that runs slower than when the baseline was recorded — which on the
+// project's virtual machines nothing else in the guest shows — from
+// failing a check (docs/verdicts.md, "A slower host").
 // The loop runs half its iterations: 20 runs of the whole suite took 103 s.
-TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
+TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselineNeverFailsInTwentyRuns) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir_;
   std::string baselines = dir_ / "baselines";
@@ -88,14 +86,8 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
   int passed = 0;
   std::string failures;
   for (int i = 0; i < 20; ++i) {
-    std::string out = dir_ / ("aa" + std::to_string(i));
-    CliRun run = RunSmoke(baselines, out);
-    if (run.exit_code != 0) {
-      failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ", measured again:\n" +
-                  run.output + "\n";
-      out += "-again";
-      run = RunSmoke(baselines, out);
-    }
+    const std::string out = dir_ / ("aa" + std::to_string(i));
+    const CliRun run = RunSmoke(baselines, out);
     if (run.exit_code == 0) {
       ++passed;
       std::string junit = ReadFile(out + "/junit.xml");
@@ -105,42 +97,15 @@ TEST(SmokeAa, SmokeSuiteAaAgainstFreshBaselinePassesNineteenOfTwenty) {
       failures += "A/A run " + std::to_string(i) + " exited " + std::to_string(run.exit_code) + ":\n" + run.output + "\n";
     }
   }
-  EXPECT_GE(passed, 19) << failures;
-}
-
-// True when one of the slowed loop's timings passed in `results_file`.
-bool ATimingPassed(const std::string& results_file) {
-  const nlohmann::json results = nlohmann::json::parse(ReadFile(results_file), nullptr, false);
-  if (!results.is_object()) return false;
-  for (const auto& scenario : results.value("scenarios", nlohmann::json::array())) {
-    for (const auto& check : scenario.value("checks", nlohmann::json::array())) {
-      const std::string metric = check.value("spec", nlohmann::json::object()).value("metric", "");
-      if ((metric == "workload.wall_time" || metric == "workload.cpu_time" || metric == "smoke.loop_time") &&
-          check.value("verdict", "") == "pass")
-        return true;
-    }
-  }
-  return false;
+  EXPECT_EQ(passed, 20) << failures;
 }
 
 TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   std::string baselines = dir_ / "baselines";
-  CliRun run;
-  std::string junit;
-  // Recorded and run again once when a timing passed: the baseline was then
-  // measured while the physical host ran slower, which nothing in a guest
-  // shows (once: the timings equal, the counts per operation +30 %;
-  // docs/verdicts.md, "A busy host").
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    fs::remove_all(baselines);
-    const CliRun record = RecordSmoke(baselines, dir_ / "rec");
-    ASSERT_EQ(record.exit_code, 0) << record.output;
-    fs::remove_all(dir_ / "slow");
-    run = RunSmoke(baselines, dir_ / "slow", {"SMOKE_SLOWDOWN=1.3"});
-    junit = ReadFile(dir_ / "slow/junit.xml");
-    if (!ATimingPassed(dir_ / "slow/results.json")) break;
-    std::printf("a timing passed beside the 30 %% slowdown: recorded and run again\n");
-  }
+  const CliRun record = RecordSmoke(baselines, dir_ / "rec");
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  const CliRun run = RunSmoke(baselines, dir_ / "slow", {"SMOKE_SLOWDOWN=1.3"});
+  const std::string junit = ReadFile(dir_ / "slow/junit.xml");
   EXPECT_EQ(run.exit_code, 1) << run.output;
   const std::regex failure_tag(R"re(<failure[^>]*type="PerfRegression"[^>]*>)re");
   ASSERT_TRUE(std::regex_search(junit, failure_tag)) << junit;
@@ -157,10 +122,11 @@ TEST_F(GateTest, ThirtyPercentSlowdownFailsWithFailureNamingTheMetric) {
   const std::regex message(
       R"re(<failure[^>]*message="[^"]*(workload\.wall_time|workload\.cpu_time|smoke\.loop_time)[^"]*\+[0-9.]+ ?%)re");
   if (std::regex_search(junit, message)) return;
-  // Unless the host's noise hid it (other work took its CPUs, or the
-  // repetitions' spread was wider than the slowdown): then the counts per
-  // operation fail, and each timing is inconclusive, saying why, but never
-  // passes.
+  // Unless the host's noise hid it (other work took its CPUs, the
+  // repetitions' spread was wider than the slowdown, or the host ran faster
+  // or slower than while the baseline was recorded, which the canary tells):
+  // then the counts per operation fail, and each timing is inconclusive,
+  // saying why, but never passes.
   const std::regex counted(R"re(<failure[^>]*message="(syscalls\.count|mm\.page_alloc)\.per_op[^"]*\+[0-9.]+ ?%)re");
   EXPECT_TRUE(std::regex_search(junit, counted)) << junit;
   for (const char* timing : {"workload.wall_time", "workload.cpu_time", "smoke.loop_time"}) {
@@ -512,6 +478,8 @@ TEST(Unprivileged, DoctorAndProbesExplainWhatIsMissing) {
   EXPECT_EQ(doctor.find("internal error"), std::string::npos) << doctor;
   EXPECT_NE(doctor.find("missing  privileges"), std::string::npos) << doctor;
   EXPECT_NE(doctor.find("tracefs"), std::string::npos) << doctor;
+  // How steady the host is needs no privilege: the canary's spread.
+  EXPECT_NE(doctor.find("host steadiness        the canary's spread over 3 s: loop "), std::string::npos) << doctor;
   EXPECT_NE(doctor_code, 0) << doctor;
   const auto [probes_code, probes] = as_nobody("probes");
   EXPECT_EQ(probes_code, 0) << probes;

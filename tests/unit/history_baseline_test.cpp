@@ -236,10 +236,14 @@ TEST_P(HistoryBaselineTest, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAn
   // What schema 2 left: statistics only. Read as it is, without migrating.
   old.Sql(old.postgres() ? "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
                            "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
-                           "ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 2;"
+                           "ALTER TABLE runs DROP COLUMN kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; "
+                           "ALTER TABLE check_results DROP COLUMN change_low_pct; "
+                           "ALTER TABLE check_results DROP COLUMN change_high_pct; UPDATE perfgate_schema SET version = 2;"
                          : "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
                            "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
-                           "kept_whole; PRAGMA user_version = 2;");
+                           "kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; ALTER TABLE check_results DROP "
+                           "COLUMN change_low_pct; ALTER TABLE check_results DROP COLUMN change_high_pct; PRAGMA "
+                           "user_version = 2;");
   {
     HistoryDb db = HistoryDb::OpenForReading(file);
     EXPECT_EQ(db.SchemaVersion(), 2);

@@ -241,18 +241,62 @@ TEST_P(History, MigratesAVersionOneDatabaseKeepingItsRuns) {
     h().Sql(
         "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; DROP TABLE change_points; "
         "DROP TABLE check_results; DROP TABLE scenario_results; DROP INDEX "
-        "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; UPDATE perfgate_schema SET version = 1;");
+        "runs_suite_time; ALTER TABLE runs DROP COLUMN kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; "
+        "UPDATE perfgate_schema SET version = 1;");
   } else {
     h().Sql(
         "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; DROP TABLE change_points; "
         "DROP TABLE check_results; DROP TABLE scenario_results; ALTER TABLE runs DROP "
-        "COLUMN kept_whole; PRAGMA user_version = 1;");
+        "COLUMN kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; PRAGMA user_version = 1;");
   }
   HistoryDb db = HistoryDb::Open(location());
   EXPECT_EQ(db.SchemaVersion(), kHistorySchemaVersion);
   EXPECT_EQ(db.RunCount(), 1);
   EXPECT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"def", "main"}));
   EXPECT_EQ(h().Count("check_results"), 1);
+}
+
+// A paired night (ci/nightly.sh): the commit it ran against and each check's
+// change with its interval, beside the absolute values; kept by a copy.
+TEST_P(History, APairedRunKeepsItsReferenceAndEachChecksInterval) {
+  RunResults paired = SampleRun("2024-05-03T00:00:00Z", 1.0);
+  CheckResult& c = paired.scenarios[0].checks[0];
+  c.baseline_values = {0.97, 0.98};
+  c.change_pct = 2.5;
+  c.change_ci_low_pct = 1.0;
+  c.change_ci_high_pct = 4.0;
+  HistoryDb db = HistoryDb::Open(location());
+  ASSERT_TRUE(db.AddRun(SampleRun("2024-05-02T00:00:00Z", 1.0), {"night1", "main"}));
+  ASSERT_TRUE(db.AddRun(paired, {"night2", "main", "night1"}));
+  EXPECT_EQ(h().Sql("SELECT reference_commit FROM runs WHERE commit_sha = 'night2'"), "night1");
+  EXPECT_EQ(h().Sql("SELECT reference_commit FROM runs WHERE commit_sha = 'night1'"), "");
+  std::vector<StoredRun> runs;
+  db.ForEachStoredRun([&](const StoredRun& r) { runs.push_back(r); });
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].reference_commit, "night1");
+  ASSERT_EQ(runs[1].checks.size(), 1u);
+  EXPECT_EQ(runs[1].checks[0].change_pct, 2.5);
+  EXPECT_EQ(runs[1].checks[0].change_low_pct, 1.0);
+  EXPECT_EQ(runs[1].checks[0].change_high_pct, 4.0);
+  EXPECT_FALSE(runs[0].checks[0].change_low_pct.has_value());
+  // The series carry the paired change beside the absolute values; the trend page shows both.
+  const std::vector<HistorySeries> series = db.Series({"main", {"value"}, ""});
+  const auto wall = std::find_if(series.begin(), series.end(),
+                                 [](const HistorySeries& s) { return s.metric == "workload.wall_time"; });
+  ASSERT_NE(wall, series.end());
+  ASSERT_EQ(wall->points.size(), 2u);
+  EXPECT_FALSE(wall->points[0].paired.has_value());
+  ASSERT_TRUE(wall->points[1].paired.has_value());
+  EXPECT_EQ(wall->points[1].paired->reference, "night1");
+  EXPECT_EQ(wall->points[1].paired->change_pct, 2.5);
+  EXPECT_EQ(wall->points[1].paired->high_pct, 4.0);
+  const std::string page = RenderTrendDashboard(AnalyzeTrends(series, {}), {"h", "main", {}});
+  EXPECT_NE(page.find("paired with night1: +2.5"), std::string::npos);
+  testing::TestHistory other(GetParam());
+  HistoryDb copy = HistoryDb::Open(other.location());
+  for (const StoredRun& r : runs) copy.AddStoredRun(r);
+  EXPECT_EQ(other.Sql("SELECT reference_commit FROM runs WHERE commit_sha = 'night2'"), "night1");
+  EXPECT_EQ(std::stod(other.Sql("SELECT change_high_pct FROM check_results WHERE change_high_pct IS NOT NULL")), 4.0);
 }
 
 TEST_P(History, RefusesANewerSchemaAndAForeignDatabase) {

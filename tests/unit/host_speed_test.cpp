@@ -104,6 +104,16 @@ TEST(HostSpeed, AFasterHostDoesNotMakeAnImprovement) {
   EXPECT_EQ(better["t"].verdict, Verdict::kImprovement) << better["t"].message;
 }
 
+TEST(HostSpeed, AFasterHostDoesNotPassAWorkloadItMayHideARegressionOf) {
+  // +30 % of the workload's own on a host 30 % faster looks unchanged.
+  const Judged judged = Judge(1.3, 0.7);
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find("which can hide up to"), std::string::npos) << judged[metric].message;
+  }
+  EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
+}
+
 TEST(HostSpeed, ASteadyHostLeavesTheVerdicts) {
   const Judged judged = Judge(1.3, 1);
   EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kSteady);
@@ -124,6 +134,12 @@ TEST(HostSpeed, TooFewCanariesCompareNothing) {
   ScenarioResult then = Scenario(1, 1, sampler), now = Scenario(1, 2, sampler);
   then.repetitions.resize(kMinCanaries - 1);
   EXPECT_FALSE(CompareHostSpeed(now, then, 0.9));
+}
+
+TEST(HostSpeed, AWanderingHostRaisesTheSmallestDecidableChange) {
+  EXPECT_EQ(SmallestChangeTheHostLetsDecide(0.001), kHostSpeedFloorPct);
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), SmallestChangeTheHostLetsDecide(0.05));
+  EXPECT_GT(SmallestChangeTheHostLetsDecide(0.10), 10);
 }
 
 TEST(HostSpeed, ScalingOfTimesRatesAndCounts) {

@@ -1,0 +1,54 @@
+// The host canary (run/canary.h): what it measures and when it calls a
+// repetition a slow spell.
+#include "run/canary.h"
+
+#include <gtest/gtest.h>
+
+namespace perfgate {
+namespace {
+
+CanaryReading Reading(double cpu, double memory = 0.07, double io = 1e-4) { return {cpu, memory, io, 0.001}; }
+
+TEST(Canary, ReadsEveryPartAsATimePerUnitOfWork) {
+  const CanaryReading r = RunCanary(0.002);
+  ASSERT_TRUE(r.cpu_s);
+  EXPECT_GT(*r.cpu_s, 0);
+  ASSERT_TRUE(r.memory_s);
+  EXPECT_GT(*r.memory_s, 0);
+  EXPECT_GT(r.elapsed_s, 0);
+  MetricSet metrics;
+  AddCanaryMetrics(r, metrics);
+  EXPECT_EQ(metrics.at(kHostCanaryCpu).unit, "s");
+  EXPECT_EQ(metrics.at(kHostCanaryElapsed).value, r.elapsed_s);
+  const CanaryReading back = CanaryOf(metrics);
+  EXPECT_EQ(back.cpu_s, r.cpu_s);
+  EXPECT_EQ(back.io_s, r.io_s);
+}
+
+TEST(Canary, TheWorkPerUnitDoesNotDependOnTheBudget) {
+  // The same loop at 1 ms and at 8 ms: its time per unit within a factor
+  // that no slower host would stay under (a spell, if any, says so).
+  RunCanary(0.001);
+  const CanaryReading small = RunCanary(0.001), large = RunCanary(0.008);
+  EXPECT_LT(*large.cpu_s / *small.cpu_s, 2.5);
+  EXPECT_GT(*large.cpu_s / *small.cpu_s, 0.4);
+  EXPECT_GT(large.elapsed_s, small.elapsed_s);
+}
+
+TEST(Canary, ASlowSpellIsACanaryFarAboveTheRunsMedian) {
+  HostCanary canary;
+  // Too few canaries before it: no median to hold it against.
+  EXPECT_EQ(canary.SpellOf(Reading(1.0)), "");
+  EXPECT_EQ(canary.SpellOf(Reading(3.0)), "");
+  EXPECT_EQ(canary.SpellOf(Reading(1.02)), "");
+  EXPECT_EQ(canary.SpellOf(Reading(1.4)), "");  // within the spell factor of the median (1.02)
+  // The median of 1.0, 3.0, 1.02 and 1.4 (the upper of the middle two).
+  const std::string spell = canary.SpellOf(Reading(2.5));
+  EXPECT_NE(spell.find("the host ran slower for a spell: host.canary.cpu took 1.79x its median"), std::string::npos) << spell;
+  // The stream as well; not the direct reads, which vary too much.
+  EXPECT_NE(canary.SpellOf(Reading(1.0, 0.2)).find("host.canary.memory"), std::string::npos);
+  EXPECT_EQ(canary.SpellOf(Reading(1.0, 0.07, 1e-2)), "");
+}
+
+}  // namespace
+}  // namespace perfgate
