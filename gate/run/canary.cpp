@@ -117,6 +117,9 @@ CanaryResources& Resources() {
     r.bytes = StreamBytes();
     void* mem = mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem != MAP_FAILED) {
+      // Not copied into the workload's fork: its exec would tear the pages'
+      // mappings down on the workload's own CPU time.
+      madvise(mem, r.bytes, MADV_DONTFORK);
       std::memset(mem, 1, r.bytes);  // every page present before anything is timed
       r.words = static_cast<const uint64_t*>(mem);
     }
