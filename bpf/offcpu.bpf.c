@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Off-CPU time: from a tracked thread leaving the CPU to it running again,
  * split by why it left (its state at switch-out). Both ends are
- * sched_switch, which runs in prev's context: prev leaves, next returns. */
+ * sched_switch, which runs in prev's context: prev leaves, next returns.
+ *
+ * Not every switch reaches the tracepoint: some kernels leave out the
+ * switches away from their own agents' threads (a VM's init: none of its
+ * threads is ever a traced prev), which are then also the switches that
+ * bring a tracked thread back. A thread that leaves the CPU, or dies, with
+ * its wait still open came back unseen; the wait ends then, at the
+ * return its runtime since points to (unseen_return_wait). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -39,7 +46,7 @@ const volatile bool capture_stacks = false;
 #define OFFCPU_MAX 16384
 
 struct offcpu_start {
-	__u64 ts;                  /* ktime at switch-out */
+	__u64 ts;                  /* ktime at switch-out; 0 once the wait ended */
 	__u32 reason;              /* PG_OFFCPU_* */
 	struct pg_stack_key stack; /* tgid, and the stacks when captured */
 };
@@ -125,35 +132,6 @@ static __always_inline bool current_in_iowait(void)
 	return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait);
 }
 
-/* A tracked thread leaves the CPU: its wait is kept in `mark`, its mark,
- * where the marks tell (see pg_task_mark()) and no stacks are captured,
- * else in the hash map. */
-static __always_inline void on_leave(void *ctx, struct pg_tracked_mark *mark, __u32 tid, int reason, __u64 now)
-{
-	struct offcpu_start start = {};
-	struct pg_offcpu_drops *lost;
-
-	start.ts = now;
-	start.reason = reason == PG_OFFCPU_SLEEP && current_in_iowait() ? PG_OFFCPU_IO : reason;
-	start.stack.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
-	if (mark && !capture_stacks) {
-		mark->offcpu.reason = start.reason;
-		mark->offcpu.tgid = start.stack.tgid;
-		mark->offcpu.since = now;
-		return;
-	}
-	start.stack.kernel_stack = -1;
-	start.stack.user_stack = -1;
-	if (capture_stacks) {
-		/* A user stack fails for kernel threads, which have none: not a drop. */
-		pg_capture_stacks(ctx, &offcpu_stacks, &start.stack);
-		if (start.stack.kernel_stack < 0 && (lost = drops()))
-			lost->stacks++;
-	}
-	if (bpf_map_update_elem(&offcpu_since, &tid, &start, BPF_ANY) != 0 && (lost = drops()))
-		lost->starts++;
-}
-
 static __always_inline void add_to_stack(const struct offcpu_start *start, __u64 delta)
 {
 	struct pg_stack_key key = start->stack;
@@ -188,12 +166,80 @@ static __always_inline void add_wait(__u32 reason, __u32 tgid, __u32 tid, __u64 
 		pg_trace_emit(PG_TRACE_OFFCPU, reason, tgid, tid, since, delta);
 }
 
+/* The CPU time the current thread has run since it last came onto a CPU:
+ * the scheduler's runtime of it since it was last picked. */
+static __always_inline __u64 current_ran_ns(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
+	__u64 picked = BPF_CORE_READ(task, se.prev_sum_exec_runtime);
+
+	return sum > picked ? sum - picked : 0;
+}
+
+/* The wait since `since` of the current thread, which came back to the CPU
+ * without a traced switch and is leaving it again at `now`: it ended when
+ * the thread came back, its runtime since before now (a little later than
+ * that where interrupts or a hypervisor took time from its runtime). */
+static __always_inline __u64 unseen_return_wait(__u64 since, __u64 now)
+{
+	__u64 ran = current_ran_ns(), back = now > ran ? now - ran : 0;
+
+	return back > since ? back - since : 0;
+}
+
+/* The wait `start` of thread `tid` (hash map) ended `delta` after it began. */
+static __always_inline void end_wait(struct offcpu_start *start, __u32 tid, __u64 delta)
+{
+	add_wait(start->reason, start->stack.tgid, tid, start->ts, delta);
+	if (capture_stacks)
+		add_to_stack(start, delta);
+	/* Ended even if the delete below fails: it must not end twice. */
+	start->ts = 0;
+	bpf_map_delete_elem(&offcpu_since, &tid);
+}
+
+/* A tracked thread leaves the CPU: its wait is kept in `mark`, its mark,
+ * where the marks tell (see pg_task_mark()) and no stacks are captured,
+ * else in the hash map. A wait still open came back unseen; it ends first. */
+static __always_inline void on_leave(void *ctx, struct pg_tracked_mark *mark, __u32 tid, int reason, __u64 now)
+{
+	struct offcpu_start start = {}, *open;
+	struct pg_offcpu_drops *lost;
+
+	start.ts = now;
+	start.reason = reason == PG_OFFCPU_SLEEP && current_in_iowait() ? PG_OFFCPU_IO : reason;
+	start.stack.tgid = bpf_get_current_pid_tgid() >> 32; /* prev is current */
+	if (mark && !capture_stacks) {
+		if (mark->offcpu.since)
+			add_wait(mark->offcpu.reason, mark->offcpu.tgid, tid, mark->offcpu.since,
+				 unseen_return_wait(mark->offcpu.since, now));
+		mark->offcpu.reason = start.reason;
+		mark->offcpu.tgid = start.stack.tgid;
+		mark->offcpu.since = now;
+		return;
+	}
+	open = bpf_map_lookup_elem(&offcpu_since, &tid);
+	if (open && open->ts)
+		end_wait(open, tid, unseen_return_wait(open->ts, now));
+	start.stack.kernel_stack = -1;
+	start.stack.user_stack = -1;
+	if (capture_stacks) {
+		/* A user stack fails for kernel threads, which have none: not a drop. */
+		pg_capture_stacks(ctx, &offcpu_stacks, &start.stack);
+		if (start.stack.kernel_stack < 0 && (lost = drops()))
+			lost->stacks++;
+	}
+	if (bpf_map_update_elem(&offcpu_since, &tid, &start, BPF_ANY) != 0 && (lost = drops()))
+		lost->starts++;
+}
+
 /* task: next's task_struct where the hook's pointer is trusted, else NULL. */
 static __always_inline void on_return(struct task_struct *task, __u32 tid)
 {
 	struct pg_tracked_mark *mark;
 	struct offcpu_start *start;
-	__u64 delta, since;
+	__u64 since;
 	bool told;
 
 	/* Most threads of the machine are not tracked, and their mark says so
@@ -213,15 +259,34 @@ static __always_inline void on_return(struct task_struct *task, __u32 tid)
 	if (!start)
 		return;
 	/* The tracker may have forgotten the thread since (a new repetition). */
-	if (!told && !pg_is_tracked(tid)) {
+	if (!start->ts || (!told && !pg_is_tracked(tid))) {
 		bpf_map_delete_elem(&offcpu_since, &tid);
 		return;
 	}
-	delta = bpf_ktime_get_ns() - start->ts;
-	add_wait(start->reason, start->stack.tgid, tid, start->ts, delta);
-	if (capture_stacks)
-		add_to_stack(start, delta);
-	bpf_map_delete_elem(&offcpu_since, &tid);
+	end_wait(start, tid, bpf_ktime_get_ns() - start->ts);
+}
+
+/* A thread's last switch-out: it died, and the tracker no longer tracks it.
+ * A wait it left open came back unseen, and ends here. */
+static __always_inline void on_death(struct task_struct *prev, __u32 tid)
+{
+	struct pg_tracked_mark *mark;
+	struct offcpu_start *start;
+	__u64 since;
+
+	/* The tracker leaves a dead thread's mark with no epoch (tracker.bpf.c). */
+	if (pg_tracked_marks && prev && !capture_stacks) {
+		mark = bpf_task_storage_get(&pg_tracked_task, prev, 0, 0);
+		if (mark && mark->epoch == 0 && (since = mark->offcpu.since)) {
+			mark->offcpu.since = 0;
+			add_wait(mark->offcpu.reason, mark->offcpu.tgid, tid, since,
+				 unseen_return_wait(since, bpf_ktime_get_ns()));
+		}
+	}
+	/* Only a tracked thread's wait is kept, and Reset() empties the map. */
+	start = bpf_map_lookup_elem(&offcpu_since, &tid);
+	if (start && start->ts)
+		end_wait(start, tid, unseen_return_wait(start->ts, bpf_ktime_get_ns()));
 }
 
 /* Most switches of the machine are of untracked threads: the clock is read
@@ -235,7 +300,9 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev, __u32
 	struct pg_tracked_mark *mark;
 
 	/* Every CPU's idle task has tid 0; its "off-CPU" time is busy time. */
-	if (prev_tid != 0 && reason != PG_OFFCPU_NONE && pg_current_task_tracked_mark(prev, &mark))
+	if (prev_tid != 0 && reason == PG_OFFCPU_NONE)
+		on_death(prev, prev_tid);
+	else if (prev_tid != 0 && pg_current_task_tracked_mark(prev, &mark))
 		on_leave(ctx, mark, prev_tid, reason, bpf_ktime_get_ns());
 	if (next_tid != 0)
 		on_return(next, next_tid);

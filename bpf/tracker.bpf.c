@@ -39,15 +39,22 @@ static __always_inline void on_fork(struct task_struct *child, __u32 child_tid)
 	pg_tracked_changed();
 }
 
-/* The mark goes with the map entry: a dead thread still switches out once. */
+/* The mark loses its epoch with the map entry: a dead thread still switches
+ * out once, untracked. The mark itself stays until the task is freed, so
+ * that a probe can still end there a wait the thread left open (offcpu: one
+ * whose end the scheduler's tracepoint never reported). */
 static __always_inline void on_exit(void)
 {
+	struct pg_tracked_mark *mark;
 	__u32 tid = pg_current_tid();
 
 	if (bpf_map_delete_elem(&pg_tracked, &tid) != 0)
 		return;
-	if (pg_tracked_marks)
-		bpf_task_storage_delete(&pg_tracked_task, bpf_get_current_task_btf());
+	if (pg_tracked_marks) {
+		mark = bpf_task_storage_get(&pg_tracked_task, bpf_get_current_task_btf(), 0, 0);
+		if (mark)
+			mark->epoch = 0;
+	}
 	pg_tracked_changed();
 }
 

@@ -382,7 +382,8 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
       // Sampled stacks of the workload itself, not of Valgrind's translation of it.
       RunOptions sampled = ro;
       sampled.instrument = false;
-      for (Evidence& e : EvidenceRepetitions(sides, sampled, *reason, EvidenceTargetSamples(scenario)))
+      for (Evidence& e :
+           EvidenceRepetitions(sides, sampled, *reason, EvidenceTargetSamples(scenario), EvidenceChange(scenario)))
         scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;

@@ -94,6 +94,12 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
       ClearMap<pg_stack_key>(bpf_map__fd(skel().maps.offcpu_by_stack));
       ClearStacks(StacksFd());
     }
+    // Waits in progress go last, with the stacks they would name: a wait
+    // left by a thread the tracker followed before (one that came back
+    // unseen, bpf/offcpu.bpf.c, and was forgotten since) must not end in
+    // this repetition when the thread dies, and a wait that began while the
+    // stacks were cleared would name a stack that is gone.
+    ClearMap<uint32_t>(bpf_map__fd(skel().maps.offcpu_since));
   }
 
   void Collect(double duration_s, MetricSet& out) override {

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
@@ -149,7 +151,9 @@ std::vector<RawStack> UnwoundStacks(const SampledStack& sampled, UserStackUnwind
 // next keeps its own map.
 struct SideCapture {
   std::vector<RawStack> on_cpu, off_cpu, preempted, futex_waits;
-  std::vector<size_t> on_cpu_starts;  // where each repetition's stacks start in `on_cpu`
+  // Each repetition's on-CPU stacks folded as it ends: how far the shares
+  // spread between repetitions, which the stop rule and the reports weigh.
+  std::vector<FoldedProfile> on_cpu_repetitions;
   std::vector<ContendedFutex> futex_words;  // the most contended, for the notes
   bool has_futex = false;
   std::map<uint32_t, ProcessMaps> maps;
@@ -163,23 +167,23 @@ struct SideCapture {
   int repetitions = 0;
 };
 
+// How the evidence repetitions ended: the dispersion the samples were
+// weighed by, and whether a limit (repetitions, time) ended them first.
+struct EvidenceStop {
+  double dispersion = 1;
+  bool limited = false;
+};
+
 Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideCapture& capture,
                       const std::vector<ProbeReport>& reports, const std::string& event, int frequency_hz,
-                      uint64_t target_samples, StackSymbolizer& symbolizer) {
+                      uint64_t target_samples, const EvidenceStop& stop, StackSymbolizer& symbolizer) {
   Evidence evidence;
   evidence.side = side.side;
   evidence.reason = reason;
   evidence.frequency_hz = frequency_hz;
   symbolizer.ReplaceMaps(std::move(capture.maps));
   evidence.profiles.push_back(FoldProfile("on-cpu", "samples", capture.on_cpu, symbolizer));
-  std::vector<FoldedProfile> repetitions;
-  for (size_t i = 0; i < capture.on_cpu_starts.size(); ++i) {
-    const size_t end = i + 1 < capture.on_cpu_starts.size() ? capture.on_cpu_starts[i + 1] : capture.on_cpu.size();
-    const std::vector<RawStack> stacks(capture.on_cpu.begin() + static_cast<std::ptrdiff_t>(capture.on_cpu_starts[i]),
-                                       capture.on_cpu.begin() + static_cast<std::ptrdiff_t>(end));
-    repetitions.push_back(FoldProfile("on-cpu", "samples", stacks, symbolizer));
-  }
-  SetRepetitionSpread(evidence.profiles.back(), repetitions);
+  SetRepetitionSpread(evidence.profiles.back(), capture.on_cpu_repetitions);
   evidence.profiles.push_back(FoldProfile("off-cpu", "ns", capture.off_cpu, symbolizer));
   if (!capture.preempted.empty())
     evidence.profiles.push_back(FoldProfile("preempted", "ns", capture.preempted, symbolizer));
@@ -193,11 +197,22 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
       evidence.notes.push_back(line);
     }
   }
+  std::string spread;
+  if (stop.dispersion > 1) {
+    char times[96];
+    std::snprintf(times, sizeof times, ", times %.1f for the shares' spread between repetitions", stop.dispersion);
+    spread = times;
+  }
   evidence.notes.push_back(
       "evidence: " + std::to_string(capture.repetitions) +
       (capture.repetitions == 1 ? " repetition, " : " repetitions, ") + FormatCount(capture.on_cpu_samples) +
       " on-CPU samples, " + FormatCount(capture.off_cpu_waits) + " blocking off-CPU waits (target " +
-      FormatCount(target_samples) + " on-CPU samples or " + FormatCount(kEvidenceTargetSamples) + " waits per side)");
+      FormatCount(target_samples) + " on-CPU samples" + spread + ", or " + FormatCount(kEvidenceTargetSamples) +
+      " waits per side)" +
+      (stop.limited ? "; stopped at the limit (" + std::to_string(kEvidenceMaxRepetitions) + " repetitions a side or " +
+                          std::to_string(static_cast<int>(kEvidenceBudgetS)) +
+                          " s) before the target or before the growth of the function that grew most was decided"
+                    : ""));
   if (capture.copied_samples > 0) {
     char cost[96];
     std::snprintf(cost, sizeof cost, " (%.2f s of CPU, %.0f us per copy)", capture.unwind_cpu_s,
@@ -235,19 +250,23 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
 
 }  // namespace
 
-uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
-  double change = 0;
+double EvidenceChange(const ScenarioResult& scenario) {
   for (const CheckResult& c : scenario.checks) {
     if (c.verdict == Verdict::kRegression && c.spec.type != CheckSpec::Type::kBudget && std::isfinite(c.change_pct) &&
         c.change_pct != 0) {
-      change = std::abs(c.change_pct) / 100;
+      double change = std::abs(c.change_pct) / 100;
       // The smallest change the interval allows: a noisy estimate must not lower the target.
       const std::optional<double> near_zero = c.change_pct > 0 ? c.change_ci_low_pct : c.change_ci_high_pct;
       if (near_zero && std::isfinite(*near_zero) && *near_zero * c.change_pct > 0)
         change = std::min(change, std::abs(*near_zero) / 100);
-      break;
+      return change;
     }
   }
+  return 0;
+}
+
+uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
+  const double change = EvidenceChange(scenario);
   if (change <= 0) return kEvidenceTargetSamples;
   const double growth = change / (2 * (1 + change));
   const double z = stats::NormalQuantile(1 - 0.05 / 100) + stats::NormalQuantile(0.9);
@@ -256,14 +275,95 @@ uint64_t EvidenceTargetSamples(const ScenarioResult& scenario) {
                                           static_cast<double>(kEvidenceMaxTargetSamples)));
 }
 
+double RepetitionDispersion(const std::vector<std::vector<FoldedProfile>>& sides) {
+  double chi_square = 0, df = 0;
+  for (const std::vector<FoldedProfile>& repetitions : sides) {
+    FoldedProfile spread;
+    SetRepetitionSpread(spread, repetitions);
+    chi_square += spread.spread_chi_square;
+    df += spread.spread_df;
+  }
+  return df > 0 ? std::max(1.0, chi_square / df) : 1.0;
+}
+
+namespace {
+
+// The weight of each user leaf of `profile` (a sample taken in user code,
+// never in an interrupt, whose work the reports leave out of a function's
+// own share; nor "[unknown]", which names no code), its whole weight in
+// `total`, and every frame's name in `frames`.
+std::map<std::string, double> UserLeafWeights(const FoldedProfile& profile, double& total,
+                                              std::set<std::string, std::less<>>& frames) {
+  std::map<std::string, double> leaves;
+  double sum = 0;
+  for (const auto& [stack, weight] : profile.stacks) {
+    sum += static_cast<double>(weight);
+    std::string_view leaf;
+    for (size_t start = 0;;) {
+      const size_t end = stack.find(';', start);
+      leaf = std::string_view(stack).substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (frames.find(leaf) == frames.end()) frames.emplace(leaf);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    const bool kernel = leaf.size() >= 4 && leaf.substr(leaf.size() - 4) == "_[k]";
+    if (!kernel && leaf != "[unknown]") leaves[std::string(leaf)] += static_cast<double>(weight);
+  }
+  total = std::max(sum, static_cast<double>(profile.total));
+  return leaves;
+}
+
+// `repetitions` as one profile: their stacks and weights summed.
+FoldedProfile Pooled(const std::vector<FoldedProfile>& repetitions) {
+  FoldedProfile pooled;
+  for (const FoldedProfile& r : repetitions) {
+    for (const auto& [stack, weight] : r.stacks) pooled.stacks[stack] += weight;
+    pooled.total += r.total;
+    pooled.samples += r.samples;
+  }
+  return pooled;
+}
+
+}  // namespace
+
+GrowthDecision LeadingUserGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, double dispersion,
+                                 double change) {
+  std::set<std::string, std::less<>> frames;
+  double nb = 0, nc = 0;
+  const std::map<std::string, double> b_leaves = UserLeafWeights(baseline, nb, frames);
+  const std::map<std::string, double> c_leaves = UserLeafWeights(candidate, nc, frames);
+  if (nb <= 0 || nc <= 0) return GrowthDecision::kOpen;
+  // The user function whose own share grew most.
+  std::optional<std::pair<double, double>> lead;  // its shares, baseline and candidate
+  for (const auto& [frame, weight] : c_leaves) {
+    auto b = b_leaves.find(frame);
+    const double pb = b == b_leaves.end() ? 0 : b->second / nb, pc = weight / nc;
+    if (!lead || pc - pb > lead->second - lead->first) lead = {pb, pc};
+  }
+  if (!lead || lead->second <= lead->first) return GrowthDecision::kRuledOut;  // no user function grew
+  const auto [pb, pc] = *lead;
+  // As the reports' intervals (Agresti-Caffo, each side's samples divided
+  // by the dispersion), with a family no smaller than theirs.
+  const double d = std::max(1.0, dispersion), b = nb / d, c = nc / d;
+  const double p1 = (pb * b + 1) / (b + 2), p2 = (pc * c + 1) / (c + 2);
+  const double se = std::sqrt(p1 * (1 - p1) / (b + 2) + p2 * (1 - p2) / (c + 2));
+  const double z = stats::NormalQuantile(1 - 0.05 / std::max<double>(100, static_cast<double>(frames.size())));
+  const double growth = pc - pb;
+  if (p2 - p1 > z * se && growth > z * se && growth >= 0.01) return GrowthDecision::kNamed;
+  if (growth + z * se < change * (1 - pb) / (1 + change)) return GrowthDecision::kRuledOut;
+  return GrowthDecision::kOpen;
+}
+
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
-                                          const std::string& reason, uint64_t target_samples) {
+                                          const std::string& reason, uint64_t target_samples, double change) {
   std::vector<SideCapture> captures(sides.size());
   uint32_t next_id = 1;
   std::vector<ProbeReport> reports;
   std::string event;
   int frequency_hz = 0;
   std::optional<ProcessMapsRecorder> recorder;
+  // Also folds each repetition's on-CPU stacks as it ends, for the stop rule.
+  StackSymbolizer symbolizer(KernelSymbols::Load(), {});
   // One set of probes samples every side: the rate that suits the side with the least CPU time.
   double cpu_s = 0;
   for (const EvidenceSide& side : sides) {
@@ -295,8 +395,8 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     ++c.repetitions;
     if (auto wall = rep.metrics.find("workload.wall_time"); wall != rep.metrics.end())
       c.walls.push_back(wall->second.value);
+    const size_t on_cpu_start = c.on_cpu.size();
     if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {
-      c.on_cpu_starts.push_back(c.on_cpu.size());
       frequency_hz = profile->frequency_hz();
       event = profile->sampled_event();
       std::map<uint32_t, std::unique_ptr<UserStackUnwinder>> unwinders;
@@ -341,31 +441,68 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
         c.futex_waits.push_back({id_of(f.tgid), f.time_ns, f.count, {}, std::move(f.user_ips)});
       }
     }
+    std::map<uint32_t, ProcessMaps> repetition_maps;
     for (const auto& [tgid, id] : ids) {
       auto m = maps.find(tgid);
-      if (m != maps.end()) c.maps[id] = std::move(m->second);
+      if (m == maps.end()) continue;
+      repetition_maps[id] = m->second;
+      c.maps[id] = std::move(m->second);
     }
+    symbolizer.ReplaceMaps(std::move(repetition_maps));
+    c.on_cpu_repetitions.push_back(
+        FoldProfile("on-cpu", "samples",
+                    std::vector<RawStack>(c.on_cpu.begin() + static_cast<std::ptrdiff_t>(on_cpu_start), c.on_cpu.end()),
+                    symbolizer));
     reports = probes.Reports();
   };
   const double start = MonotonicSeconds();
-  schedule.more = [&](const std::vector<ScenarioResult>&) {
+  // The sides an A/B run compares, for the leading function's growth.
+  std::optional<size_t> baseline_side, candidate_side;
+  for (size_t i = 0; i < sides.size(); ++i) {
+    if (sides[i].side == "baseline") baseline_side = i;
+    if (sides[i].side == "candidate") candidate_side = i;
+  }
+  // On a busy host the shares spread from one repetition to the next far
+  // beyond sampling (bursts of the scheduler's and interrupts' samples when
+  // neighbours preempt the workload), and the reports' intervals widen by as
+  // much: a sample is worth 1/dispersion of one.
+  auto dispersion_now = [&] {
+    std::vector<std::vector<FoldedProfile>> repetitions;
+    for (const SideCapture& c : captures) repetitions.push_back(c.on_cpu_repetitions);
+    return RepetitionDispersion(repetitions);
+  };
+  auto decided = [&] {
+    const double dispersion = dispersion_now();
+    bool blocked = false;
     const bool enough = std::all_of(captures.begin(), captures.end(), [&](const SideCapture& c) {
       // A workload that mostly blocks has few on-CPU samples to wait for; its waits are the evidence.
       const double on_cpu_ns = frequency_hz > 0 ? 1e9 * static_cast<double>(c.on_cpu_samples) / frequency_hz : 0;
       const bool mostly_blocked = static_cast<double>(c.off_cpu_ns) > on_cpu_ns;
-      return c.on_cpu_samples >= target_samples || (mostly_blocked && c.off_cpu_waits >= kEvidenceTargetSamples);
+      blocked = blocked || mostly_blocked;
+      return static_cast<double>(c.on_cpu_samples) >= static_cast<double>(target_samples) * dispersion ||
+             (mostly_blocked && c.off_cpu_waits >= kEvidenceTargetSamples);
     });
-    return !enough && MonotonicSeconds() - start < kEvidenceBudgetS;
+    if (!enough) return false;
+    // The target gives the growth the regression implies 90 % power: at
+    // that growth, one run in ten would end short of naming the function
+    // that grew. So the rounds go on while it is neither named nor ruled out.
+    if (blocked || change <= 0 || !baseline_side || !candidate_side) return true;
+    return LeadingUserGrowth(Pooled(captures[*baseline_side].on_cpu_repetitions),
+                             Pooled(captures[*candidate_side].on_cpu_repetitions), dispersion,
+                             change) != GrowthDecision::kOpen;
+  };
+  schedule.more = [&](const std::vector<ScenarioResult>&) {
+    return MonotonicSeconds() - start < kEvidenceBudgetS && !decided();
   };
   RunOptions quiet = options;
   quiet.quiet = true;  // the stop rule's own line would speak of checks
   std::vector<ScenarioResult> ran;
   RunSchedule(schedule, quiet, ran);
-  StackSymbolizer symbolizer(KernelSymbols::Load(), {});
+  const EvidenceStop stop{dispersion_now(), !decided()};
   std::vector<Evidence> out;
   for (size_t i = 0; i < sides.size(); ++i) {
     out.push_back(
-        SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, target_samples, symbolizer));
+        SideEvidence(sides[i], reason, captures[i], reports, event, frequency_hz, target_samples, stop, symbolizer));
   }
   return out;
 }

@@ -22,7 +22,11 @@
 // (EvidenceTargetSamples: at least kEvidenceTargetSamples) or
 // kEvidenceTargetSamples off-CPU waits (a workload that mostly blocks), at
 // most kEvidenceMaxRepetitions per side and no new round once
-// kEvidenceBudgetS have passed. Each on-CPU sample also copies the user
+// kEvidenceBudgetS have passed. Samples count as the reports' intervals
+// count them: divided by how far the shares spread between repetitions
+// (RepetitionDispersion), which a busy host multiplies. With both sides
+// sampled, the rounds go on while the growth of the user function that grew
+// most is undecided (LeadingUserGrowth), within the same limits. Each on-CPU sample also copies the user
 // registers and the top of the user stack (kEvidenceUserStackBytes): unwound
 // after each repetition, used where frame pointers end early
 // (symbolize/dwarf_unwind.h). The sides of an A/B run
@@ -96,12 +100,39 @@ int EvidenceFrequencyHz(uint64_t target_samples, double cpu_s);
 // 18,000.
 uint64_t EvidenceTargetSamples(const ScenarioResult& scenario);
 
+// R of EvidenceTargetSamples as a fraction (0.1 for +10 %): the change of
+// the scenario's first regression, the end of its interval nearer to no
+// change; 0 when nothing regressed by a relative change (`always`, a budget).
+double EvidenceChange(const ScenarioResult& scenario);
+
+// How many times the binomial variance the sides' on-CPU shares spread by
+// from one evidence repetition to the next: every side's chi-square
+// (SetRepetitionSpread of its repetitions' profiles) pooled over their
+// degrees of freedom, at least 1; 1 while no side has two repetitions. The
+// reports divide each side's samples by it (report/frame_growth.h), so the
+// evidence needs that many times the samples for the same interval.
+double RepetitionDispersion(const std::vector<std::vector<FoldedProfile>>& sides);
+
+// Where the growth of the user function whose own share grew most stands,
+// `baseline` to `candidate`, each side's samples divided by `dispersion`:
+// named (beyond its interval, Bonferroni over every frame of the two
+// profiles and at least 100, and at least 1 pp: never looser than the
+// reports' interval), ruled out (its interval ends below R(1-p)/(1+R), the
+// growth of a function of share p whose own cost makes the whole `change`
+// slower), or open.
+enum class GrowthDecision { kNamed, kRuledOut, kOpen };
+GrowthDecision LeadingUserGrowth(const FoldedProfile& baseline, const FoldedProfile& candidate, double dispersion,
+                                 double change);
+
 // Runs the evidence repetitions of every side, interleaved, until each has
-// `target_samples` on-CPU samples (or the limits above), and returns each
-// side's stacks in `sides` order. Throws InfraError when the probes cannot
-// attach or the workload fails.
+// `target_samples` on-CPU samples as the reports count them and, with a
+// "baseline" and a "candidate" side and a `change` (EvidenceChange), the
+// leading user function's growth is decided (or the limits above), and
+// returns each side's stacks in `sides` order. Throws InfraError when the
+// probes cannot attach or the workload fails.
 std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides, const RunOptions& options,
-                                          const std::string& reason, uint64_t target_samples = kEvidenceTargetSamples);
+                                          const std::string& reason, uint64_t target_samples = kEvidenceTargetSamples,
+                                          double change = 0);
 
 // The median workload.wall_time of `repetitions`, 0 when there is none.
 double MedianWallTime(const std::vector<Repetition>& repetitions);

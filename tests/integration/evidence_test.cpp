@@ -548,16 +548,9 @@ double CallerShare(const FoldedProfile& profile, const std::string& function, co
 // user-code why: in every run, or in 9 of 10 of bench/evidence_naming.sh's.
 TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowth) {
   const int runs = Runs();
-  // A single run (the default) names it about 19 times in 20, so a miss is
-  // measured again, up to twice: three misses in a row fail (two in a row
-  // failed a CI run once). The rate itself is bench/evidence_naming.sh's to
-  // measure (PERFGATE_EVIDENCE_RUNS=10).
-  const int attempts = runs == 1 ? 3 : runs;
-  int named = 0, ran = 0;
+  int named = 0;
   std::string misses;
-  for (int run = 0; run < attempts; ++run) {
-    if (runs == 1 && named == 1) break;  // a single run named it: no more attempts
-    ++ran;
+  for (int run = 0; run < runs; ++run) {
     const std::string out = "ab-" + std::to_string(run);
     const testing::CliRun ab = Ab("a", "b", out);
     ASSERT_TRUE(ab.exit_code == 0 || ab.exit_code == 1) << ab.output;
@@ -593,10 +586,18 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowth) {
       ++named;
       continue;
     }
-    // The samples each side took say whether the evidence reached its target.
+    // The samples each side took, and what the shares' spread between
+    // repetitions made them worth, say whether the evidence reached its target.
+    std::string took;
+    for (const Evidence& e : scenario.evidence) {
+      for (const std::string& note : e.notes) {
+        if (e.side == "candidate" && note.rfind("evidence: ", 0) == 0) took = note;
+      }
+    }
     misses += "run " + std::to_string(run) + ": exit " + std::to_string(ab.exit_code) + ", samples " +
-              std::to_string(baseline->samples) + " -> " + std::to_string(candidate->samples) +
-              ", under its callers: " + std::to_string(with_callers) + ", why names it: " + (why ? "yes" : "no") +
+              std::to_string(baseline->samples) + " -> " + std::to_string(candidate->samples) + ", dispersion " +
+              std::to_string(Dispersion(*baseline, *candidate)) + " (" + took +
+              "), under its callers: " + std::to_string(with_callers) + ", why names it: " + (why ? "yes" : "no") +
               ", grown:";
     for (const FrameGrowth& r : grown)
       misses += " " + r.frame + " " + FormatGrowth(r.SelfDeltaPp(), r.candidate_samples, r.self_margin_pp);
@@ -604,7 +605,7 @@ TEST_F(EvidenceWithoutFramePointers, SlowerFunctionIsNamedFirstBySelfGrowth) {
   }
   RecordProperty("named_first", named);
   RecordProperty("misses", misses);
-  std::printf("pg_hash_block with %d %% more work named first in %d of %d A/B runs\n", ExtraPercent(), named, ran);
+  std::printf("pg_hash_block with %d %% more work named first in %d of %d A/B runs\n", ExtraPercent(), named, runs);
   EXPECT_GE(named, runs - runs / 10) << misses;
 }
 

@@ -195,28 +195,20 @@ TEST_P(OffCpuProbe, StacksAttributeTheSleepToTheSleepingProcess) {
   WorkloadTracker tracker;
   tracker.Attach(Options(ProbeScope::kWorkload));
   probe->Attach(Options(ProbeScope::kWorkload), &tracker);
-  pid_t pid = 0;
-  std::vector<OffCpuStack> top;
-  // One clean-clone CI run in many saw the sleep missing (the top wait was
-  // a 0.2 ms one, no drop counted) with the tracepoint variant; the cause is
-  // not found yet. A second child is measured then, and the miss is said.
-  for (int attempt = 1; attempt <= 2; ++attempt) {
-    HeldChild child([] { SleepFor(milliseconds(50)); });
-    tracker.Track(child.pid());
-    probe->Reset();
-    ASSERT_TRUE(child.RunToCompletion());
-    MetricSet metrics;
-    probe->Collect(0.1, metrics);
-    pid = child.pid();
-    top = stacks->TopOffCpuStacks(3);
-    if (!top.empty() && top[0].time_ns >= 50 * kMs) break;
-    std::printf("attempt %d: the 50 ms sleep was not the top off-CPU stack (top: %s)\n", attempt,
-                top.empty() ? "none" : (std::to_string(top[0].time_ns) + " ns").c_str());
-  }
-  ASSERT_FALSE(top.empty());
+  HeldChild child([] { SleepFor(milliseconds(50)); });
+  tracker.Track(child.pid());
+  probe->Reset();
+  ASSERT_TRUE(child.RunToCompletion());
+  MetricSet metrics;
+  probe->Collect(0.1, metrics);
+  const std::vector<OffCpuStack> top = stacks->TopOffCpuStacks(3);
+  ASSERT_FALSE(top.empty()) << child.Switches();
   EXPECT_LE(top.size(), 3u);
-  EXPECT_EQ(top[0].tgid, static_cast<uint32_t>(pid));
-  EXPECT_GE(top[0].time_ns, 50 * kMs);
+  EXPECT_EQ(top[0].tgid, static_cast<uint32_t>(child.pid()));
+  // The sleep's timer starts before the child leaves the CPU, and its wait
+  // is timed from the switch: it may come out a little short of the 50 ms
+  // (0.4 us short once).
+  EXPECT_GE(top[0].time_ns, 49 * kMs) << child.Switches();
   EXPECT_GE(top[0].count, 1u);
   EXPECT_FALSE(top[0].kernel_ips.empty());
   for (size_t i = 1; i < top.size(); ++i) EXPECT_GE(top[i - 1].time_ns, top[i].time_ns);

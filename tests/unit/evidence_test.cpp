@@ -383,6 +383,55 @@ TEST(RepetitionSpread, IsTheChiSquareOfTheRepetitionsLeafCountsAgainstThePooledS
   EXPECT_EQ(pooled.spread_chi_square, 0);
 }
 
+FoldedProfile OnCpuProfile(const std::map<std::string, uint64_t>& stacks) {
+  FoldedProfile p;
+  p.kind = "on-cpu";
+  p.unit = "samples";
+  for (const auto& [stack, weight] : stacks) {
+    p.stacks[stack] = weight;
+    p.total += weight;
+    p.samples += weight;
+  }
+  return p;
+}
+
+TEST(RepetitionDispersion, PoolsTheSidesChiSquaresOverTheirDegreesOfFreedom) {
+  const std::vector<FoldedProfile> steady = {OnCpuProfile({{"main;hash", 60}, {"main;sum", 40}}),
+                                             OnCpuProfile({{"main;hash", 120}, {"main;sum", 80}})};
+  // hash 50 of 100 and 70 of 100: chi-square 8.33 on 1 degree of freedom.
+  const std::vector<FoldedProfile> moving = {OnCpuProfile({{"main;hash", 50}, {"main;sum", 50}}),
+                                             OnCpuProfile({{"main;hash", 70}, {"main;sum", 30}})};
+  EXPECT_NEAR(RepetitionDispersion({moving}), 2 * (100.0 / 60 + 100.0 / 40), 1e-9);
+  EXPECT_NEAR(RepetitionDispersion({steady, moving}), (2 * (100.0 / 60 + 100.0 / 40)) / 2, 1e-9);
+  // Never below the binomial spread; nothing to tell from single repetitions.
+  EXPECT_EQ(RepetitionDispersion({steady, steady}), 1);
+  EXPECT_EQ(RepetitionDispersion({{moving[0]}, {moving[1]}}), 1);
+  EXPECT_EQ(RepetitionDispersion({}), 1);
+}
+
+TEST(LeadingUserGrowth, NamesRulesOutOrLeavesOpenTheFunctionThatGrewMost) {
+  // hash 50 % -> 56 % of 4,000 samples a side: beyond the interval.
+  auto side = [](uint64_t hash, uint64_t sum, uint64_t scheduler) {
+    return OnCpuProfile(
+        {{"_start;main;hash", hash},
+         {"_start;main;sum", sum},
+         {"_start;main;sum;asm_sysvec_apic_timer_interrupt_[k];irqentry_exit_to_user_mode_[k]", scheduler}});
+  };
+  const FoldedProfile baseline = side(2000, 1900, 100), candidate = side(2240, 1660, 100);
+  EXPECT_EQ(LeadingUserGrowth(baseline, candidate, 1, 0.14), GrowthDecision::kNamed);
+  // The same shares spread 8 times the binomial between repetitions: open while
+  // the growth +14 % implies (7 pp of a share of 1/2) is within the interval.
+  EXPECT_EQ(LeadingUserGrowth(baseline, candidate, 8, 0.14), GrowthDecision::kOpen);
+  // Unless the interval ends short of that growth: not this function.
+  EXPECT_EQ(LeadingUserGrowth(baseline, side(2020, 1880, 100), 1, 0.14), GrowthDecision::kRuledOut);
+  // No user function grew: kernel frames (an interrupt's, here) are not the user code's.
+  EXPECT_EQ(LeadingUserGrowth(baseline, side(2000, 1800, 200), 1, 0.14), GrowthDecision::kRuledOut);
+  // The same small growth stays open while the samples cannot rule out the change.
+  EXPECT_EQ(LeadingUserGrowth(side(50, 48, 2), side(51, 47, 2), 1, 0.14), GrowthDecision::kOpen);
+  // Nothing sampled on a side: nothing decided yet.
+  EXPECT_EQ(LeadingUserGrowth(OnCpuProfile({}), candidate, 1, 0.14), GrowthDecision::kOpen);
+}
+
 TEST(SuiteEvidence, DefaultsToOnFailureWithSuiteLevelAndScenarioOverride) {
   Suite plain = ParseEvidenceSuite("", "");
   EXPECT_EQ(plain.scenarios[0].evidence, EvidenceMode::kOnFailure);
@@ -545,6 +594,25 @@ TEST(EvidenceTarget, ResolvesTheGrowthTheRegressionImplies) {
   EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceMaxTargetSamples);
   s.checks[0].spec.type = CheckSpec::Type::kBudget;  // no relative change to resolve
   EXPECT_EQ(EvidenceTargetSamples(s), kEvidenceTargetSamples);
+}
+
+TEST(EvidenceChange, IsTheRegressionsChangeNearestToNone) {
+  ScenarioResult s;
+  EXPECT_EQ(EvidenceChange(s), 0);
+  CheckResult c;
+  c.verdict = Verdict::kRegression;
+  c.change_pct = 14;
+  s.checks.push_back(c);
+  EXPECT_DOUBLE_EQ(EvidenceChange(s), 0.14);
+  s.checks[0].change_ci_low_pct = 13.5;
+  s.checks[0].change_ci_high_pct = 15;
+  EXPECT_DOUBLE_EQ(EvidenceChange(s), 0.135);
+  s.checks[0].change_pct = -20;  // lower is worse: the end nearer to none is the high one
+  s.checks[0].change_ci_low_pct = -25;
+  s.checks[0].change_ci_high_pct = -12;
+  EXPECT_DOUBLE_EQ(EvidenceChange(s), 0.12);
+  s.checks[0].spec.type = CheckSpec::Type::kBudget;
+  EXPECT_EQ(EvidenceChange(s), 0);
 }
 
 }  // namespace
