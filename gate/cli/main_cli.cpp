@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "history/history_db.h"
+#include "metrics/did_you_mean.h"
 #include "metrics/error.h"
 #include "metrics/log.h"
 #include "metrics/quantity.h"
@@ -87,6 +88,32 @@ std::string VersionText() {
   std::string commit = PerfgateGitCommit();
   return std::string("perfgate ") + PerfgateVersion() + " (commit " + (commit.empty() ? "unknown" : commit) +
          ", libbpf " + libbpf_version_string() + ")";
+}
+
+// The command word of `argv` that names no command where one is required
+// ("perfgate rn", "perfgate baseline recrod"), with the nearest command, as
+// one line; "" when every command word is known. CLI11 alone would say only
+// that a subcommand is required.
+std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* level = &app;
+  std::string path = "perfgate";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-' || level->get_require_subcommand_min() == 0) return "";
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : level->get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      if (sub->check_name(word)) next = sub;
+    }
+    if (!next) {
+      return "unknown command \"" + word + "\" for " + path + DidYouMeanHint(word, names) + " (see " + path +
+             " --help)";
+    }
+    level = next;
+    path += " " + word;
+  }
+  return "";
 }
 
 }  // namespace
@@ -370,6 +397,10 @@ int PerfgateMain(int argc, char** argv) {
       "  3  infrastructure: a probe could not attach, a workload crashed or timed out, not enough privilege, "
       "interrupted");
 
+  if (const std::string unknown = UnknownCommand(app, argc, argv); !unknown.empty()) {
+    log::Error("%s\n", unknown.c_str());
+    return static_cast<int>(ExitCode::kBadInput);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

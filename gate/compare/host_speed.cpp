@@ -23,6 +23,10 @@ std::vector<double> CanaryValues(const ScenarioResult& scenario, const char* nam
 
 }  // namespace
 
+double HostSpeedFloorPct(const std::string& canary) {
+  return canary == kHostCanaryMemory ? kHostStreamFloorPct : kHostSpeedFloorPct;
+}
+
 int HostSpeedScaling(const std::string& metric, const std::string& unit) {
   // Counted work is the workload's own, however fast the host ran it.
   if (metric.starts_with("instr.") || metric.starts_with("cpu.instructions")) return 0;
@@ -50,10 +54,11 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
     speed.baseline_count = static_cast<int>(then.size());
     speed.candidate_count = static_cast<int>(now.size());
     speed.confidence = confidence;
-    if (speed.low_pct > kHostSpeedFloorPct) {
+    const double floor = HostSpeedFloorPct(name);
+    if (speed.low_pct > floor) {
       speed.direction = HostSpeed::Direction::kSlower;
       if (!slower || speed.high_pct > slower->high_pct) slower = speed;
-    } else if (speed.high_pct < -kHostSpeedFloorPct) {
+    } else if (speed.high_pct < -floor) {
       speed.direction = HostSpeed::Direction::kFaster;
       if (!faster || speed.low_pct < faster->low_pct) faster = speed;
     } else if (!steady) {

@@ -14,10 +14,14 @@
 
 namespace perfgate {
 
-// The canary's change must lie beyond this, its whole interval, for the
-// host to count as slower or faster: a quiet host's A/A runs moved the
-// canary's median by at most a few percent (docs/verdicts.md).
+// A canary's change must lie beyond its floor, its whole interval, for the
+// host to count as slower or faster: beyond what the canary's median moves
+// by from one A/A run to the next on a busy host (docs/verdicts.md): the
+// loop's by about 5 %, the stream's by about 10 %.
 inline constexpr double kHostSpeedFloorPct = 5;
+inline constexpr double kHostStreamFloorPct = 10;
+// The floor of the canary metric `canary` (host.canary.cpu or .memory).
+double HostSpeedFloorPct(const std::string& canary);
 // Canaries a side needs before the host's speed is compared.
 inline constexpr int kMinCanaries = 3;
 
@@ -29,9 +33,9 @@ int HostSpeedScaling(const std::string& metric, const std::string& unit);
 // The host's speed during `candidate` against `baseline`'s, from the loop's
 // and the stream's canaries of their measured repetitions (the direct
 // reads' vary too much to decide), at `confidence`: slower when some
-// canary's interval lies wholly above +kHostSpeedFloorPct (the one reaching
-// highest decides), faster when some lies wholly below -kHostSpeedFloorPct
-// (the one reaching lowest), else steady (the cpu canary shown). nullopt
+// canary's interval lies wholly above its floor (HostSpeedFloorPct; the one
+// reaching highest decides), faster when some lies wholly below minus its
+// floor (the one reaching lowest), else steady (the cpu canary shown). nullopt
 // without kMinCanaries on both sides.
 std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
                                           double confidence);

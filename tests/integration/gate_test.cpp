@@ -245,6 +245,23 @@ TEST_F(GateTest, UnknownProbeExitsTwoWithDidYouMean) {
   EXPECT_NE(run.output.find("did you mean \"runqlat\""), std::string::npos) << run.output;
 }
 
+TEST_F(GateTest, UnknownCommandIsNamedWithTheNearestExitTwo) {
+  CliRun top = RunCli({"rn", kSmokeSuite});
+  EXPECT_EQ(top.exit_code, 2) << top.output;
+  EXPECT_NE(top.output.find("unknown command \"rn\" for perfgate (did you mean \"run\"?)"), std::string::npos)
+      << top.output;
+  CliRun nested = RunCli({"baseline", "recrod", kSmokeSuite});
+  EXPECT_EQ(nested.exit_code, 2) << nested.output;
+  EXPECT_NE(nested.output.find("unknown command \"recrod\" for perfgate baseline (did you mean \"record\"?)"),
+            std::string::npos)
+      << nested.output;
+  // Nothing near: named, and no guess.
+  CliRun far = RunCli({"xyzzy"});
+  EXPECT_EQ(far.exit_code, 2) << far.output;
+  EXPECT_NE(far.output.find("unknown command \"xyzzy\""), std::string::npos) << far.output;
+  EXPECT_EQ(far.output.find("did you mean"), std::string::npos) << far.output;
+}
+
 TEST_F(GateTest, CrashingWorkloadExitsThree) {
   std::string suite = dir_ / "crash.json";
   WriteFile(suite, CommandSuite(R"(["/bin/sh", "-c", "kill -SEGV $$"])", R"(["syscalls", "runqlat", "kmem"])",

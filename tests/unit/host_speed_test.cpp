@@ -121,6 +121,39 @@ TEST(HostSpeed, ASteadyHostLeavesTheVerdicts) {
   EXPECT_EQ(judged["t"].message.find("host ran"), std::string::npos) << judged["t"].message;
 }
 
+// Scenarios whose loop stays and whose stream moves by `stream`: the
+// stream's median wanders from one run to the next by about 10 % on a busy
+// host, a TCG guest's by 13 % once, so it counts only beyond its own floor.
+std::optional<HostSpeed> StreamMoved(double stream) {
+  Sampler sampler(11);
+  ScenarioResult then, now;
+  for (int r = 0; r < 10; ++r) {
+    for (auto [side, factor] : {std::pair{&then, 1.0}, std::pair{&now, stream}}) {
+      Repetition rep;
+      rep.index = r;
+      rep.metrics[kHostCanaryCpu] = ScalarMetric(kHostCanaryCpu, sampler.LogNormal(1.7e-3, 0.01), "s");
+      rep.metrics[kHostCanaryMemory] = ScalarMetric(kHostCanaryMemory, sampler.LogNormal(0.1 * factor, 0.01), "s");
+      side->repetitions.push_back(std::move(rep));
+    }
+  }
+  return CompareHostSpeed(now, then, 0.9);
+}
+
+TEST(HostSpeed, TheStreamCountsOnlyBeyondItsOwnWandering) {
+  const std::optional<HostSpeed> wandered = StreamMoved(1.08);
+  ASSERT_TRUE(wandered);
+  EXPECT_EQ(wandered->direction, HostSpeed::Direction::kSteady);
+  EXPECT_EQ(wandered->canary, kHostCanaryCpu);
+  const std::optional<HostSpeed> slower = StreamMoved(1.5);
+  ASSERT_TRUE(slower);
+  EXPECT_EQ(slower->direction, HostSpeed::Direction::kSlower);
+  EXPECT_EQ(slower->canary, kHostCanaryMemory);
+  EXPECT_NEAR(slower->change_pct, 50, 3);
+  EXPECT_EQ(StreamMoved(0.7)->direction, HostSpeed::Direction::kFaster);
+  EXPECT_EQ(HostSpeedFloorPct(kHostCanaryMemory), kHostStreamFloorPct);
+  EXPECT_EQ(HostSpeedFloorPct(kHostCanaryCpu), kHostSpeedFloorPct);
+}
+
 TEST(HostSpeed, InterleavedSidesShareTheHostsSpeedAndIgnoreIt) {
   CompareOptions interleaved;
   interleaved.interleaved = true;

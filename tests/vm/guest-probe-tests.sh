@@ -12,11 +12,20 @@ fail() {
 }
 step() { echo "vm-probe-tests: $*"; }
 
+# /var/tmp is where the tests and perfgate's own workloads (fio, micro, the
+# canary's reads) put their scratch files by default, so it must be a disk.
+# Mounted there, the disk would hide what the initramfs holds under it (a
+# checkout under /var/tmp, copied at its host path): that goes to the disk
+# first.
 step "a disk at /var/tmp (the block and reclaim tests' scratch directory)"
-mkdir -p /var/tmp
+mkdir -p /var/tmp /mnt/scratch
 [ -e /var/run ] || ln -s /run /var/run
 mke2fs /dev/vda > /dev/null 2>&1 || fail "mke2fs /dev/vda"
+mount -t ext4 /dev/vda /mnt/scratch || fail "mount /dev/vda"
+cp -a /var/tmp/. /mnt/scratch/ || fail "copy what the initramfs holds under /var/tmp to the disk"
+umount /mnt/scratch || fail "umount /dev/vda"
 mount -t ext4 /dev/vda /var/tmp || fail "mount /dev/vda on /var/tmp"
+[ -x "$build/perfgate" ] || fail "$build/perfgate is not there after the disk was mounted on /var/tmp"
 
 if [ -n "$iproute2" ]; then
   cp "$iproute2/bin/ip" "$iproute2/sbin/tc" /usr/sbin/ || fail "ip and tc from $iproute2"

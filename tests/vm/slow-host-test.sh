@@ -22,6 +22,9 @@
 # tests'. BUILD_DIR (default build) must hold perfgate.
 # PERFGATE_SLOW_HOST_PERIODS_US: the CFS periods to cap with, one capped
 # pair of runs each (default 10000, see cap() for why).
+# PERFGATE_SLOW_HOST_CPUS: the guest's CPUs (default 1: TCG runs every
+# guest CPU on one host thread in turn, so with two the loop's speed hung on
+# what the other guest CPU did; docs/kernels.md, "A slower host").
 # PERFGATE_SLOW_HOST_RESULTS: a directory to keep each run's results.json
 # and exit status in (NAME.json, NAME.rc).
 # Exit 0 when every verdict is as expected, 1 otherwise, 2 on bad input;
@@ -48,6 +51,8 @@ for period in $periods; do
   [ "$period" -ge 2000 ] && [ "$period" -le 1000000 ] ||
     { echo "vm-slow-host: PERFGATE_SLOW_HOST_PERIODS_US: $period is not between 2000 and 1000000" >&2; exit 2; }
 done
+cpus="${PERFGATE_SLOW_HOST_CPUS:-1}"
+case "$cpus" in '' | *[!0-9]* | 0) echo "vm-slow-host: PERFGATE_SLOW_HOST_CPUS: $cpus is not a number of CPUs" >&2; exit 2 ;; esac
 [ -x "$build/perfgate" ] || { echo "vm-slow-host: $build/perfgate is missing (build it first)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "capping QEMU takes a cgroup of its own, which takes root"
 command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
@@ -197,7 +202,7 @@ mkgroup "$free" || exit 1
 # run.sh from the free cgroup, so QEMU starts there.
 (
   echo "$BASHPID" > "$free/cgroup.procs"
-  exec tests/vm/run.sh --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
+  exec tests/vm/run.sh --cpus "$cpus" --timeout "${PERFGATE_VM_TIMEOUT:-1200}" --console-in "$work/console-in" --pid-file "$work/qemu.pid" \
     --file "$build/perfgate" --file "$PWD/tests/vm/slow-host.json" \
     --file "$PWD/tests/vm/console.sh" --file "$PWD/tests/vm/guest-slow-host.sh" \
     "$kernel" -- sh "$PWD/tests/vm/guest-slow-host.sh" "$build"
