@@ -10,6 +10,7 @@
 
 #include "bisect/bisect.h"
 #include "config/suite.h"
+#include "metrics/metric.h"
 #include "metrics/results.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
@@ -46,7 +47,7 @@ struct OverheadCommandOptions {
   std::string suite_file;
   std::vector<std::string> scenarios;
   int pairs = 10;
-  std::string metric = "workload.wall_time";
+  std::string metric = kWorkloadWallTime;
   std::string json_file;  // also write the numbers here when set
   bool quiet = false;
   std::vector<std::string> attach_types;

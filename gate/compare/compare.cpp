@@ -14,6 +14,7 @@
 #include "compare/host_speed.h"
 #include "compare/load_allowance.h"
 #include "metrics/did_you_mean.h"
+#include "metrics/metric.h"
 #include "metrics/quantity.h"
 #include "stats/descriptive.h"
 #include "stats/kolmogorov_smirnov.h"
@@ -282,8 +283,8 @@ std::optional<double> SpareCpus(const Repetitions& candidate, int cpu_count) {
   std::vector<double> spare;
   for (const MetricSet* metrics : candidate) {
     auto other = metrics->find(kHostOtherCpus);
-    auto cpu = metrics->find("workload.cpu_time");
-    auto wall = metrics->find("workload.wall_time");
+    auto cpu = metrics->find(kWorkloadCpuTime);
+    auto wall = metrics->find(kWorkloadWallTime);
     if (other == metrics->end() || cpu == metrics->end() || wall == metrics->end() || !(wall->second.value > 0))
       continue;
     spare.push_back(cpu_count - other->second.value - cpu->second.value / wall->second.value);

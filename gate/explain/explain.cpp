@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "metrics/metric.h"
 #include "report/format.h"
 #include "report/frame_growth.h"
 #include "stats/descriptive.h"
@@ -115,7 +116,7 @@ class Collector {
       if (m == rep.metrics.end() || !(m->second.value > 0)) return std::nullopt;
       return m->second.value * SecondsPer(m->second.unit) / ops;
     };
-    const std::optional<double> cpu = seconds_of("workload.cpu_time"), wall = seconds_of("workload.wall_time");
+    const std::optional<double> cpu = seconds_of(kWorkloadCpuTime), wall = seconds_of(kWorkloadWallTime);
     std::map<std::string, double> cost;
     for (const auto& [name, metric] : rep.metrics) {
       const MetricRole role = vocabulary_.RoleOf(name);
@@ -155,13 +156,13 @@ class Collector {
     // off-CPU time in the state it slept in; sched.runq_latency has it (all
     // its waits less the preempted threads', sched.offcpu.preempted's), so a
     // sleep is not charged with a busy host's waits for a CPU.
-    if (cost.count("sched.runq_latency") && cost.count("sched.offcpu.sleep")) {
+    if (cost.count(kSchedRunqLatency) && cost.count(kSchedOffcpuSleep)) {
       const double preempted = cost.count("sched.offcpu.preempted") ? cost.at("sched.offcpu.preempted") : 0;
-      const double wakeup_waits = cost.at("sched.runq_latency") - preempted;
+      const double wakeup_waits = cost.at(kSchedRunqLatency) - preempted;
       if (wakeup_waits > 0) {
-        MetricSamples& sleep = metrics_["sched.offcpu.sleep"];
+        MetricSamples& sleep = metrics_[kSchedOffcpuSleep];
         sleep.sides[side].cost.back() -= wakeup_waits;
-        sleep.excluding.insert("sched.runq_latency");
+        sleep.excluding.insert(kSchedRunqLatency);
       }
     }
     // A metric's time less the time of the more specific metrics it includes,

@@ -13,7 +13,6 @@ namespace perfgate {
 namespace {
 
 constexpr double kNormalSd = 1.4826;  // MAD to the SD of normal data
-constexpr const char* kWallTime = "workload.wall_time";
 
 // The robust SD of the series' noise from one normal night to the next:
 // successive differences, so a step between them counts once, not as spread.
@@ -47,7 +46,7 @@ const std::vector<std::string>& HostSpeedParts() {
 
 const std::vector<std::string>& HostSpeedMetrics() {
   static const std::vector<std::string> metrics = {kHostCanaryCpu, kHostCanaryMemory, kHostRunqWaitBehindOthers,
-                                                   kWallTime};
+                                                   kWorkloadWallTime};
   return metrics;
 }
 
@@ -60,11 +59,11 @@ HostSpeeds HostSpeeds::FromSeries(const std::vector<HistorySeries>& series) {
   std::map<std::tuple<std::string, std::string, int64_t>, std::pair<double, double>> waits;
   for (const HistorySeries& s : series) {
     if (s.statistic != "value") continue;
-    if (s.metric == kHostRunqWaitBehindOthers || s.metric == kWallTime) {
+    if (s.metric == kHostRunqWaitBehindOthers || s.metric == kWorkloadWallTime) {
       for (const HistoryPoint& p : s.points) {
         if (p.values.empty()) continue;
         auto& [wall, wait] = waits.try_emplace({s.suite, s.scenario, p.run_id}, -1.0, -1.0).first->second;
-        (s.metric == kWallTime ? wall : wait) = stats::Mean(p.values);
+        (s.metric == kWorkloadWallTime ? wall : wait) = stats::Mean(p.values);
       }
       continue;
     }

@@ -51,6 +51,15 @@ Metric CounterMetric(const std::string& name, const std::string& unit, double va
 // A latency (or size) distribution; lower is better.
 Metric HistogramMetric(const std::string& name, const std::string& unit, LogLinearHistogram hist, double duration_s);
 
+// Names the code reads as well as writes (the probes' own declare the rest,
+// gate/probes/*.json): the workload's wall and CPU time (run/repetition.cpp),
+// and the latencies explain and the trace treat by name.
+inline constexpr const char* kWorkloadWallTime = "workload.wall_time";
+inline constexpr const char* kWorkloadCpuTime = "workload.cpu_time";
+inline constexpr const char* kSchedRunqLatency = "sched.runq_latency";
+inline constexpr const char* kSchedOffcpuSleep = "sched.offcpu.sleep";
+inline constexpr const char* kBlockIoLatency = "block.io_latency";
+
 // CPUs' worth of other work on the host while the repetition ran (run/host_load.h).
 inline constexpr const char* kHostOtherCpus = "host.other_cpus";
 // ... stolen by the hypervisor, and the shares of the repetition's wall time

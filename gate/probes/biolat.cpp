@@ -47,7 +47,7 @@ class BlockLatencyProbe final : public BpfProbe<biolat_bpf> {
       requests += static_cast<double>(cpu.requests);
       bytes += static_cast<double>(cpu.bytes);
     }
-    out["block.io_latency"] = HistogramMetric("block.io_latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
+    out[kBlockIoLatency] = HistogramMetric(kBlockIoLatency, "ns", MergeCpuHistograms(per_cpu), duration_s);
     out["block.io"] = CounterMetric("block.io", "count", requests, duration_s);
     out["block.io_bytes"] = CounterMetric("block.io_bytes", "bytes", bytes, duration_s);
     for (uint32_t dev : DeviceKeys()) {

@@ -51,7 +51,7 @@ struct Reason {
   uint32_t key;
   const char* metric;
 };
-constexpr Reason kReasons[] = {{PG_OFFCPU_SLEEP, "sched.offcpu.sleep"},
+constexpr Reason kReasons[] = {{PG_OFFCPU_SLEEP, kSchedOffcpuSleep},
                                {PG_OFFCPU_IO, "sched.offcpu.io"},
                                {PG_OFFCPU_PREEMPTED, "sched.offcpu.preempted"}};
 

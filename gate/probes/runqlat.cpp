@@ -40,7 +40,7 @@ class RunQueueLatencyProbe final : public BpfProbe<runqlat_bpf> {
 
   void Collect(double duration_s, MetricSet& out) override {
     const std::vector<pg_runqlat_stats> per_cpu = ReadPerCpu<pg_runqlat_stats>(StatsFd(), "probe runqlat");
-    out["sched.runq_latency"] = HistogramMetric("sched.runq_latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
+    out[kSchedRunqLatency] = HistogramMetric(kSchedRunqLatency, "ns", MergeCpuHistograms(per_cpu), duration_s);
     // In system scope every task counts as the workload's: nobody else held a CPU.
     if (scope() != ProbeScope::kWorkload) return;
     uint64_t wait_ns = 0, behind_ns = 0, drops = 0;

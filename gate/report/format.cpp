@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/metric.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {
@@ -85,7 +86,7 @@ std::string FormatCpuHolders(const ScenarioResult& scenario) {
   for (const Repetition& rep : scenario.repetitions) {
     if (!rep.measured()) continue;
     auto b = rep.metrics.find(kHostRunqWaitBehindOthers);
-    auto w = rep.metrics.find("workload.wall_time");
+    auto w = rep.metrics.find(kWorkloadWallTime);
     if (b == rep.metrics.end() || w == rep.metrics.end()) continue;
     behind.push_back(b->second.value);
     wall.push_back(w->second.value);

@@ -12,6 +12,7 @@
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/futex_contention.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/profile_stacks.h"
@@ -104,10 +105,10 @@ double MedianOf(const std::vector<Repetition>& repetitions, const std::string& m
 }  // namespace
 
 double MedianWallTime(const std::vector<Repetition>& repetitions) {
-  return MedianOf(repetitions, "workload.wall_time");
+  return MedianOf(repetitions, kWorkloadWallTime);
 }
 
-double MedianCpuTime(const std::vector<Repetition>& repetitions) { return MedianOf(repetitions, "workload.cpu_time"); }
+double MedianCpuTime(const std::vector<Repetition>& repetitions) { return MedianOf(repetitions, kWorkloadCpuTime); }
 
 int EvidenceFrequencyHz(uint64_t target_samples, double cpu_s) {
   if (!(cpu_s > 0)) return kEvidenceFrequencyHz;
@@ -393,7 +394,7 @@ std::vector<Evidence> EvidenceRepetitions(const std::vector<EvidenceSide>& sides
     c.lost_map_records += recorder->lost();
     recorder.reset();
     ++c.repetitions;
-    if (auto wall = rep.metrics.find("workload.wall_time"); wall != rep.metrics.end())
+    if (auto wall = rep.metrics.find(kWorkloadWallTime); wall != rep.metrics.end())
       c.walls.push_back(wall->second.value);
     const size_t on_cpu_start = c.on_cpu.size();
     if (auto* profile = dynamic_cast<ProfileStackSource*>(probes.Find("profile"))) {

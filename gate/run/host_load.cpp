@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "metrics/metric.h"
+
 namespace perfgate {
 
 std::optional<CpuTimes> ParseProcStat(const std::string& text) {
@@ -89,8 +91,8 @@ std::string TaintOf(const MetricSet& metrics, int cpu_count) {
     return text;
   }
   const auto other = value(kHostOtherCpus);
-  const auto cpu = value("workload.cpu_time");
-  const auto wall = value("workload.wall_time");
+  const auto cpu = value(kWorkloadCpuTime);
+  const auto wall = value(kWorkloadWallTime);
   const auto behind = value(kHostRunqWaitBehindOthers);
   if (behind && wall && *wall > 0 && *behind > kTaintBehindOthersCpus * *wall) {
     std::snprintf(text, sizeof text,
@@ -128,7 +130,7 @@ bool SawTheSameLoad(const std::vector<const MetricSet*>& arms) {
   };
   const auto behind_cpus = [](const MetricSet& metrics) -> std::optional<double> {
     auto behind = metrics.find(kHostRunqWaitBehindOthers);
-    auto wall = metrics.find("workload.wall_time");
+    auto wall = metrics.find(kWorkloadWallTime);
     if (behind == metrics.end() || wall == metrics.end() || !(wall->second.value > 0)) return std::nullopt;
     return behind->second.value / wall->second.value;
   };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/suite.h"
+#include "metrics/metric.h"
 #include "metrics/results.h"
 #include "run/runner.h"
 
@@ -16,7 +17,7 @@ namespace perfgate {
 
 struct OverheadOptions {
   int pairs = 10;                             // bare + probed repetitions per scenario
-  std::string metric = "workload.wall_time";  // a scalar every repetition reports
+  std::string metric = kWorkloadWallTime;  // a scalar every repetition reports
   double confidence = 0.95;
 };
 

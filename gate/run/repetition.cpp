@@ -13,6 +13,7 @@
 #include "adapters/tool_output.h"
 #include "metrics/error.h"
 #include "metrics/log.h"
+#include "metrics/metric.h"
 #include "run/canary.h"
 #include "run/host_load.h"
 #include "run/instrumented.h"
@@ -142,7 +143,7 @@ std::vector<CpuHolder> ScenarioProbes::CpuHolders() const {
 }
 
 void ScenarioProbes::CountWorkloadCpu(const Repetition& rep) {
-  auto cpu = rep.metrics.find("workload.cpu_time");
+  auto cpu = rep.metrics.find(kWorkloadCpuTime);
   if (stats_ && stats_->enabled() && cpu != rep.metrics.end()) {
     workload_cpu_ns_ += static_cast<uint64_t>(cpu->second.value * 1e9);
   }
@@ -208,7 +209,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   AddRusageMetrics(outcome.usage, outcome.wall_s, rep.metrics);
   if (canary_reading) AddCanaryMetrics(*canary_reading, rep.metrics);
   if (host_before && host_after) {
-    const double cpu_s = rep.metrics["workload.cpu_time"].value;
+    const double cpu_s = rep.metrics[kWorkloadCpuTime].value;
     const double other = OtherCpus(*host_before, *host_after, cpu_s, outcome.wall_s);
     rep.metrics[kHostOtherCpus] = ScalarMetric(kHostOtherCpus, other, "cpus", Better::kNone);
     rep.metrics[kHostStealCpus] =
@@ -252,8 +253,8 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
 
 std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
   return {
-      OutcomeScalar("workload.wall_time", "s", Better::kLower, "exec to exit (or readiness)"),
-      OutcomeScalar("workload.cpu_time", "s", Better::kLower, "user and system CPU time of the process tree (rusage)"),
+      OutcomeScalar(kWorkloadWallTime, "s", Better::kLower, "exec to exit (or readiness)"),
+      OutcomeScalar(kWorkloadCpuTime, "s", Better::kLower, "user and system CPU time of the process tree (rusage)"),
       OutcomeScalar("workload.max_rss", "bytes", Better::kLower,
                     "the largest resident set of a process of the tree (rusage)"),
       KernelCounter("workload.page_faults", "count", PerEvent(1e-6, {}, "mm.page_faults"),
@@ -276,8 +277,8 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
 }
 
 void AddRusageMetrics(const ::rusage& u, double wall_s, MetricSet& out) {
-  out["workload.wall_time"] = ScalarMetric("workload.wall_time", wall_s, "s");
-  out["workload.cpu_time"] = ScalarMetric("workload.cpu_time", Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
+  out[kWorkloadWallTime] = ScalarMetric(kWorkloadWallTime, wall_s, "s");
+  out[kWorkloadCpuTime] = ScalarMetric(kWorkloadCpuTime, Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
   out["workload.max_rss"] = ScalarMetric("workload.max_rss", static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
   out["workload.page_faults"] =
       CounterMetric("workload.page_faults", "count", static_cast<double>(u.ru_minflt + u.ru_majflt), wall_s);

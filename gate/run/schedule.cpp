@@ -11,6 +11,7 @@
 
 #include "adapters/adapter.h"
 #include "metrics/log.h"
+#include "metrics/metric.h"
 #include "run/environment.h"
 #include "run/host_load.h"
 #include "run/repetition.h"
@@ -76,7 +77,7 @@ Repetition RunArmRepetition(const Schedule& schedule, Arm& arm, int round, Scena
         log::Warning("%s: %s: %s\n", spec.name.c_str(), label.c_str(), warning.c_str());
     }
     if (!options.quiet) {
-      auto wall = rep.metrics.find("workload.wall_time");
+      auto wall = rep.metrics.find(kWorkloadWallTime);
       log::Progress("%s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),
                    wall == rep.metrics.end() ? 0.0 : wall->second.value);
     }

@@ -8,6 +8,7 @@
 
 #include "adapters/adapter.h"
 #include "metrics/error.h"
+#include "metrics/metric.h"
 #include "probes/syscalls.h"
 #include "run/repetition.h"
 #include "run/schedule.h"
@@ -85,7 +86,7 @@ double ExpectedTraceRate(const ScenarioResult& measured, const TraceSettings& se
                   static_cast<double>(m.hist.count());
       } else if (name == "sched.offcpu") {
         rate += RateAtLeast(m, settings.long_offcpu_ns);
-      } else if (name == "sched.runq_latency" || name == "block.io_latency") {
+      } else if (name == kSchedRunqLatency || name == kBlockIoLatency) {
         rate += m.duration_s > 0 ? static_cast<double>(m.hist.count()) / m.duration_s : 0;
       } else if (name == "mm.page_alloc" || name == "mm.reclaim" || name == "mm.memcg_reclaim") {
         rate += CounterRate(m);  // pages: at least as many as allocations
