@@ -201,10 +201,14 @@ double InstrTotalSpread(const std::string& results_path, const std::string& scen
 }
 
 // The shipped lock suite's two-thread workloads, their probes attached:
-// threads contending a mutex retry its lock as often in every repetition
-// (Valgrind's fair scheduler), and the maps reader reads a fixed number of
-// times, so their counts repeat within a hundredth of a percent too.
-TEST(InstrumentedLocks, TwoThreadWorkloadsOfTheShippedSuiteCountWithinAHundredthOfAPercent) {
+// threads contending a mutex retry its lock about as often in every
+// repetition (Valgrind's fair scheduler), and the maps reader reads a fixed
+// number of times, so their counts repeat within three hundredths of a
+// percent, a sixteenth of the 0.5 % an instrumented check fails at. Not
+// exactly: a thread's futex wait ends when the host's scheduler runs it,
+// and with a build keeping both CPUs busy beside it the contended mutex
+// spread by 0.013 %.
+TEST(InstrumentedLocks, TwoThreadWorkloadsOfTheShippedSuiteCountWithinThreeHundredthsOfAPercent) {
   PERFGATE_REQUIRE_ROOT();
   ASSERT_EQ(std::system("valgrind --version > /dev/null 2>&1"), 0) << "valgrind is not installed";
   ScratchDir dir;
@@ -217,7 +221,7 @@ TEST(InstrumentedLocks, TwoThreadWorkloadsOfTheShippedSuiteCountWithinAHundredth
     std::string values;
     const double spread = InstrTotalSpread(dir / "out/results.json", scenario, values);
     EXPECT_GE(spread, 0) << scenario << ": " << values;
-    EXPECT_LE(spread, 1e-4) << scenario << ": " << values;
+    EXPECT_LE(spread, 3e-4) << scenario << ": " << values;
   }
 }
 
