@@ -188,13 +188,28 @@ args+=("${run_as[@]}")
 
 # Intended regressions: the Perfgate-Accept trailers of the pull request's
 # commits, each with the commit that carries it (who accepted, and where).
+# A Perfgate-Accept line that git does not read as a trailer (not in the
+# message's last paragraph, e.g. `git commit -m A -m "Perfgate-Accept: …"
+# -m "Perfgate-Accept: …"`) accepts nothing: each is said, on the console
+# and in the comment, rather than skipped in silence.
+: >"$out/accept-not-trailers.txt"
 if [ $head_only -eq 0 ]; then
   for sha in $(git -C "$repo" rev-list "$merge_base..$head_sha"); do
+    trailers=$(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,unfold)' "$sha")
     while IFS= read -r value; do
       if [ -n "$value" ]; then printf '%s %s\n' "${sha:0:12}" "$value"; fi
     done < <(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,valueonly,unfold)' "$sha")
+    while IFS= read -r line; do
+      line="${line%"${line##*[![:space:]]}"}"
+      # (a folded trailer's first line is the start of its unfolded one)
+      grep -qiF -- "$line" <<<"$trailers" ||
+        printf '%s %s\n' "${sha:0:12}" "$line" >>"$out/accept-not-trailers.txt"
+    done < <(git -C "$repo" log -1 --format='%B' "$sha" | grep -i '^perfgate-accept:')
   done
 fi >"$out/accept-trailers.txt"
+while read -r sha line; do
+  echo "pr-gate: warning: commit $sha: \"$line\" is not a trailer (git reads trailers only from the message's last paragraph): it accepts nothing; put every Perfgate-Accept line in the last paragraph" >&2
+done <"$out/accept-not-trailers.txt"
 if [ -s "$out/accept-trailers.txt" ]; then
   echo "pr-gate: accept trailers: $(wc -l <"$out/accept-trailers.txt") (in $out/accept-trailers.txt)"
   args+=(--accept-trailers "$out/accept-trailers.txt")
@@ -219,6 +234,14 @@ else
 fi
 {
   echo "<!-- perfgate-pr-gate -->"
+  if [ -s "$out/accept-not-trailers.txt" ]; then
+    echo "> [!WARNING]"
+    echo "> These \`Perfgate-Accept\` lines are not trailers (git reads trailers only from a commit message's last paragraph), so they accept nothing:"
+    while read -r sha line; do
+      printf '> - commit `%s`: `%s`\n' "$sha" "$(printf '%s' "$line" | tr '`' "'")"
+    done <"$out/accept-not-trailers.txt"
+    echo
+  fi
   if [ -f "$out/summary.md" ]; then
     head -c 60000 "$out/summary.md"
   else

@@ -10,6 +10,7 @@
 #include "metrics/atomic_file.h"
 #include "metrics/error.h"
 #include "metrics/results_json.h"
+#include "pipeline/pipeline.h"
 
 namespace perfgate {
 
@@ -108,7 +109,11 @@ int TrendCommand(const TrendOptions& o) {
   // The groups of the branch this trend looked at (another branch's trend has its own).
   std::vector<AlertGroup> alerts = db.Alerts(o.suite);
   std::erase_if(alerts, [&](const AlertGroup& g) { return g.branch != o.branch; });
-  WriteTrendDashboard(trends, {db.Name(), o.branch, std::move(alerts)}, o.out_dir);
+  const MetricVocabulary vocabulary = GateMetricVocabulary();
+  WriteTrendDashboard(trends,
+                      {db.Name(), o.branch, std::move(alerts),
+                       [&vocabulary](std::string_view metric) { return vocabulary.RoleOf(metric); }},
+                      o.out_dir);
   size_t changes = 0;
   nlohmann::json listed = nlohmann::json::array();
   for (const TrendSeries& t : trends) {

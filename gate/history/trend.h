@@ -5,11 +5,14 @@
 // attributes only in the SVG, every stored string escaped.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "history/history_db.h"
 #include "history/host_speed.h"
+#include "metrics/metric_declaration.h"
 #include "stats/edivisive.h"
 
 namespace perfgate {
@@ -53,6 +56,11 @@ struct TrendPage {
   // The history's alert groups (history/alerts.h): their states are listed,
   // and each change point names its group and state.
   std::vector<AlertGroup> alerts;
+  // Whose each metric is (the gate's vocabulary, pipeline.h): within a
+  // scenario the charts go series that moved first, then the workload's
+  // own, then the kernel's, then the host's. Unset: host.* is the host's,
+  // the rest the workload's.
+  std::function<MetricRole(std::string_view)> role_of = {};
 };
 
 // index.html of the dashboard. Pure.

@@ -13,9 +13,10 @@ namespace perfgate {
 
 std::string FormatPercent(double pct) {
   if (!std::isfinite(pct)) return "n/a";
-  // Three significant digits, and never "-0.0%".
-  double rounded = std::round(pct * 10) / 10;
-  if (rounded == 0) return "+0.0%";
+  // Three significant digits; a change that one decimal would round to
+  // zero keeps its sign with two ("-0.029%"), and no change is "+0.0%".
+  if (pct == 0) return "+0.0%";
+  if (std::round(pct * 10) == 0) return FormatValue("%+.2g%%", pct);
   if (std::fabs(pct) >= 1000) return FormatValue("%+.0f%%", pct);
   return FormatValue("%+.1f%%", pct);
 }

@@ -40,7 +40,7 @@ std::string Th(const char* text, const char* cls = nullptr) {
 
 // The p the verdict used (adjusted for the family of checks), raw p in the tooltip.
 std::string PValueCell(const CheckResult& check) {
-  std::string shown = FormatPValue(check.p_adjusted ? check.p_adjusted : check.p_value);
+  const std::string shown = Esc(FormatPValue(check.p_adjusted ? check.p_adjusted : check.p_value));
   if (!check.p_value || !check.p_adjusted) return Td(shown, "num");
   return "<td class=\"num\" title=\"raw p " + Esc(FormatPValue(check.p_value)) + "\">" + shown + "</td>";
 }
@@ -572,6 +572,55 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   return html + "</div>\n";
 }
 
+// The evidence's notes, each fact once: a note every side gives alike is
+// one line naming the sides; one the sides give with their own figures
+// (the same words, other numbers) is one line with each side's version;
+// a side's repeats go. In the order they first come.
+std::vector<std::string> EvidenceNotes(const std::vector<Evidence>& evidence) {
+  const auto words = [](const std::string& note) {
+    std::string out;
+    for (size_t i = 0; i < note.size(); ++i) {
+      if (std::isdigit(static_cast<unsigned char>(note[i]))) {
+        while (i + 1 < note.size() && (std::isdigit(static_cast<unsigned char>(note[i + 1])) || note[i + 1] == '.' ||
+                                       note[i + 1] == ','))
+          ++i;
+        out += '#';
+      } else {
+        out += note[i];
+      }
+    }
+    return out;
+  };
+  struct Group {
+    std::string words;
+    std::vector<std::pair<std::string, std::string>> sides;  // side, its note
+  };
+  std::vector<Group> groups;
+  for (const Evidence& e : evidence) {
+    for (const std::string& note : e.notes) {
+      const std::string w = words(note);
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.words == w; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {w, {}});
+      if (std::none_of(g->sides.begin(), g->sides.end(), [&](const auto& x) { return x.first == e.side; }))
+        g->sides.emplace_back(e.side, note);
+    }
+  }
+  std::vector<std::string> out;
+  for (const Group& g : groups) {
+    const bool alike = std::all_of(g.sides.begin(), g.sides.end(),
+                                   [&](const auto& x) { return x.second == g.sides.front().second; });
+    std::string line;
+    if (alike) {
+      for (const auto& [side, note] : g.sides) line += (line.empty() ? "" : " and ") + side;
+      line += ": " + g.sides.front().second;
+    } else {
+      for (const auto& [side, note] : g.sides) line += (line.empty() ? "" : "; ") + side + ": " + note;
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
 // Stacks of the evidence repetitions: the growth table, the differential
 // and plain flame graphs, and what limited them (notes).
 std::string EvidenceSection(const ScenarioResult& scenario) {
@@ -585,10 +634,8 @@ std::string EvidenceSection(const ScenarioResult& scenario) {
   for (const Evidence& e : scenario.evidence) html += "<li>" + Esc(SideLine(e)) + "</li>\n";
   html += "</ul>\n";
   std::string notes;
-  for (const Evidence& e : scenario.evidence) {
-    for (const std::string& note : e.notes)
-      notes += "<li>" + Esc(e.side + ": " + Abbreviate(note, kMaxMessageBytes)) + "</li>\n";
-  }
+  for (const std::string& note : EvidenceNotes(scenario.evidence))
+    notes += "<li>" + Esc(Abbreviate(note, kMaxMessageBytes)) + "</li>\n";
   if (!notes.empty()) html += "<ul class=\"warnings\">\n" + notes + "</ul>\n";
   std::set<std::string> kinds = {"on-cpu", "off-cpu"};
   for (const FoldedProfile& p : shown.profiles) kinds.insert(p.kind);

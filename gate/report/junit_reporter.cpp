@@ -235,7 +235,10 @@ class UniqueNames {
 
 // `file`: the suite file, so that annotations point at the suite that
 // defines the check rather than at a results or baseline file.
-// `seconds`: what measuring the check's scenario took.
+// `seconds`: the check's share of what measuring its scenario took (the
+// scenario's time divided among its test cases: readers that add the cases'
+// times up, as some JUnit summaries do, get the scenario's time, not it
+// once per check).
 std::string Testcase(const std::string& classname, const std::string& name, const std::string& file, double seconds,
                      const std::string& body) {
   return "    <testcase" + Attr("classname", OneLineAttribute(classname)) + Attr("name", OneLineAttribute(name)) +
@@ -265,15 +268,17 @@ std::string Testsuite(const RunResults& results, const ScenarioResult& scenario)
   const std::string classname = "perfgate." + results.suite + "." + scenario.name;
   UniqueNames names;
   std::string cases;
+  const std::string why = WhyDetail(scenario);
+  const size_t case_count = scenario.checks.size() + (scenario.error.empty() ? 0 : 1);
+  const double share = case_count > 0 ? scenario.duration_s / static_cast<double>(case_count) : 0;
   if (!scenario.error.empty()) {
     std::string message = scenario.name + " failed to run: " + scenario.error;
-    cases += Testcase(classname, names.Take("run"), results.suite_file, scenario.duration_s,
+    cases += Testcase(classname, names.Take("run"), results.suite_file, share,
                       "      <error" + Attr("type", "InfrastructureError") + MessageAttr(message) + ">" +
                           XmlEscape(RunErrorDetail(scenario)) + "</error>\n");
   }
-  const std::string why = WhyDetail(scenario);
   for (const CheckResult& check : scenario.checks) {
-    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file, scenario.duration_s,
+    cases += Testcase(classname, names.Take(CheckName(check)), results.suite_file, share,
                       PropertiesElement(CheckProperties(check), "      ") +
                           CheckOutcomeElement(scenario, check, results.strict, why));
   }

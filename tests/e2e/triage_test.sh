@@ -5,6 +5,7 @@
 # every report (console, PR comment, HTML, JUnit, results.json) says which
 # commit accepted it and why; the same trailer on a +30 % change fails naming
 # the excess; a trailer naming no check of the suite is one line and exit 2;
+# an accept line git does not read as a trailer is said, and accepts nothing;
 # a check the merge base quarantines (perf/suite.quarantine.json, the file
 # beside the suite) passes as quarantined until its
 # date and fails again the day after (PERFGATE_TODAY sets the clock).
@@ -39,6 +40,13 @@ sed -i 's|/\* Mixes the buffer ROUNDS times. \*/|/* Mixes the buffer, ROUNDS pas
 git commit -qm "Say it differently
 
 Perfgate-Accept: mix/workload.wall_time <= +5%: a check the suite does not have" -a
+git checkout -q main
+# `git commit -m … -m …` makes each -m a paragraph: an accept line followed
+# by another paragraph is not a trailer, accepts nothing, and is said.
+git checkout -q -b split main
+sed -i "s/#define ROUNDS 600 /#define ROUNDS 780 /" work.c
+git commit -qam "Check the buffer's integrity twice" -m "Perfgate-Accept: $check <= +50%: not in the last paragraph" \
+  -m "Reviewed-by: Alice <alice@example.org>"
 git checkout -q main
 # The quarantine is in the merge base, in the file beside the suite (the
 # suite's own "quarantine" list works alike: tests/unit/triage_test.cpp), as
@@ -123,6 +131,14 @@ code=0; gate missing main missing || code=$?
 grep -q 'accept-trailers.txt:1: "mix/workload.wall_time" names no check of suite' "$scratch/missing.log" ||
   fail "the error does not name the trailer and the missing check"
 [ "$(grep -c 'perfgate: error' "$scratch/missing.log" || true)" -le 1 ] || fail "more than one error line"
+
+split_sha=$(git rev-parse --short=12 split)
+code=0; gate split main split || code=$?
+[ $code -eq 1 ] || fail "+30 % with an accept line that is not a trailer exited $code, not 1"
+grep -q "pr-gate: warning: commit $split_sha: \"Perfgate-Accept: $check <= +50%: not in the last paragraph\" is not a trailer" \
+  "$scratch/split.log" || fail "the console does not say the accept line is not a trailer"
+grep -q "not trailers" "$scratch/split-out/pr-comment.md" && grep -q "$split_sha" "$scratch/split-out/pr-comment.md" ||
+  fail "the PR comment does not say the accept line is not a trailer"
 
 code=0; gate quarantined quarantined noisy 2026-12-31 || code=$?
 [ $code -eq 0 ] || fail "the quarantined failing check exited $code on its last day, not 0"

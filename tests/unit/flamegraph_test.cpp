@@ -613,6 +613,33 @@ TEST(EvidenceReports, WritesFoldedFilesInsideTheOutDirAndLinksThem) {
   fs::remove_all(dir);
 }
 
+// Each fact once: a note both sides give alike is one line naming both; the
+// same note with each side's figures is one line with both; a side's
+// repeats (one per profile) go.
+TEST(EvidenceReports, HtmlSaysEachNoteOnceWithBothSidesFigures) {
+  RunResults r = EvidenceResults();
+  ASSERT_EQ(r.scenarios[0].evidence.size(), 2u);
+  const std::string truncated = "on-cpu: 12 of 300 user stacks end early: rebuild with -fno-omit-frame-pointer";
+  for (Evidence& e : r.scenarios[0].evidence) {
+    const bool candidate = e.side == "candidate";
+    e.notes = {"no symbols: /opt/app (stripped)",
+               candidate ? "on-cpu: 15 of 310 user stacks end early: rebuild with -fno-omit-frame-pointer" : truncated,
+               candidate ? "on-cpu: 15 of 310 user stacks end early: rebuild with -fno-omit-frame-pointer" : truncated};
+  }
+  const std::string html = HtmlReporter().Render(r);
+  size_t said = 0;
+  for (size_t at = html.find("-fno-omit-frame-pointer"); at != std::string::npos;
+       at = html.find("-fno-omit-frame-pointer", at + 1))
+    ++said;
+  EXPECT_EQ(said, 2u) << "one line, each side's figures";
+  // (The sides in the evidence's order: the candidate's first.)
+  EXPECT_NE(html.find("candidate: on-cpu: 15 of 310 user stacks end early: rebuild with -fno-omit-frame-pointer; "
+                      "baseline: on-cpu: 12 of 300"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<li>candidate and baseline: no symbols: /opt/app (stripped)</li>"), std::string::npos) << html;
+}
+
 TEST(EvidenceReports, HtmlShowsGraphsTableNotesAndRepetitionCost) {
   RunResults r = EvidenceResults();
   AssignFoldedFiles(r);

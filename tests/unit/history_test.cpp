@@ -430,6 +430,37 @@ TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
             std::string::npos);
 }
 
+// Within a scenario the page opens on what moved, then the workload's own
+// numbers, the kernel's, and the host's noise last; not alphabetically.
+TEST(Trend, ChartsGoWhatMovedFirstThenWorkloadKernelHost) {
+  std::vector<HistorySeries> series;
+  for (const char* metric : {"host.cpu_pressure", "sched.runq_latency", "workload.wall_time", "mm.page_alloc", "zz.moved"}) {
+    HistorySeries s;
+    s.suite = "suite";
+    s.scenario = "cam";
+    s.metric = metric;
+    s.statistic = "value";
+    for (size_t i = 0; i < 30; ++i) {
+      const double level = std::string(metric) == "zz.moved" && i >= 15 ? 2.0 : 1.0;
+      s.points.push_back({static_cast<int64_t>(i), "c" + std::to_string(i), "main", "t", {level, level * 1.001, level * 0.999}});
+    }
+    series.push_back(std::move(s));
+  }
+  TrendPage page{"h.sqlite", "main", {}};
+  page.role_of = [](std::string_view metric) {
+    if (metric.starts_with("host.")) return MetricRole::kHost;
+    if (metric.starts_with("sched.") || metric.starts_with("mm.")) return MetricRole::kKernel;
+    return MetricRole::kOutcome;
+  };
+  const std::string html = RenderTrendDashboard(AnalyzeTrends(series, {}), page);
+  std::vector<size_t> at;
+  for (const char* metric : {"zz.moved", "workload.wall_time", "sched.runq_latency", "mm.page_alloc", "host.cpu_pressure"})
+    at.push_back(html.find("<figcaption>" + std::string(metric)));
+  for (size_t i = 0; i < at.size(); ++i) ASSERT_NE(at[i], std::string::npos) << i;
+  // sched before mm: kernel series keep the order they came in.
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << ::testing::PrintToString(at);
+}
+
 TEST(Trend, EmptyHistoryRendersAPage) {
   std::string html = RenderTrendDashboard({}, {"h.sqlite", "", {}});
   EXPECT_NE(html.find("no runs yet"), std::string::npos);

@@ -263,7 +263,10 @@ TEST(Format, ScalesTimesAndBytesToReadableUnits) {
 
 TEST(Format, PercentAndPValue) {
   EXPECT_EQ(FormatPercent(30), "+30.0%");
-  EXPECT_EQ(FormatPercent(-0.01), "+0.0%");
+  EXPECT_EQ(FormatPercent(-0.029), "-0.029%");
+  EXPECT_EQ(FormatPercent(0.0004), "+0.0004%");
+  EXPECT_EQ(FormatPercent(0), "+0.0%");
+  EXPECT_EQ(FormatPercent(-0.06), "-0.1%");
   EXPECT_EQ(FormatPercent(-2.54), "-2.5%");
   EXPECT_EQ(FormatPValue(1e-6), "<0.0001");
   EXPECT_EQ(FormatPValue(0.0012), "0.0012");
@@ -874,6 +877,21 @@ TEST_F(ReportTest, JUnitCountsMatchTheirTestcases) {
   EXPECT_EQ(failures, 2);
   EXPECT_EQ(errors, 2);
   EXPECT_EQ(skipped, 1);
+}
+
+// Readers that add the test cases' times up (mikepenz's action sums them)
+// must get each scenario's time once, not once per check.
+TEST_F(ReportTest, JUnitTestcaseTimesAddUpToTheirScenarios) {
+  const auto seconds = [](const std::string& element) {
+    const size_t at = element.find(" time=\"");
+    return at == std::string::npos ? -1.0 : std::stod(element.substr(at + 7));
+  };
+  for (const std::string& suite : Testsuites(JUnitReporter().Render(results_))) {
+    double cases = 0;
+    for (size_t at = suite.find("<testcase "); at != std::string::npos; at = suite.find("<testcase ", at + 1))
+      cases += seconds(suite.substr(at, suite.find('>', at) - at));
+    EXPECT_NEAR(cases, seconds(suite.substr(0, suite.find('>'))), 0.01) << suite.substr(0, suite.find('>'));
+  }
 }
 
 TEST_F(ReportTest, JUnitTestcaseNamesAreUniquePerClassname) {
