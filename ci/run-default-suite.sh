@@ -24,11 +24,14 @@ cmake --build "$BUILD_DIR" -j"$(nproc)" --target perfgate pg-smoke pg-camera pg-
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 suite="${SUITE:-workloads/examples/smoke.json}"
+out=(--out "${OUT_DIR:-perfgate-out}") own_baselines=1
 for arg in "$@"; do
-  case "$arg" in --baseline-dir | --baseline-dir=* | --baseline-from-history | --baseline-from-history=*)
-    exec $SUDO "$BUILD_DIR/perfgate" run "$suite" --out "${OUT_DIR:-perfgate-out}" "$@" ;;
+  case "$arg" in
+    --out | --out=*) out=() ;;
+    --baseline-dir | --baseline-dir=* | --baseline-from-history | --baseline-from-history=*) own_baselines=0 ;;
   esac
 done
+[ $own_baselines -eq 1 ] || exec $SUDO "$BUILD_DIR/perfgate" run "$suite" "${out[@]}" "$@"
 host_baselines="${HOST_BASELINES:-$BUILD_DIR/this-host-baselines}"
 name=$(sed -n 's/^ *"name": *"\([^"]*\)".*/\1/p' "$suite" | head -n 1)
 if [ -z "$name" ] || [ ! -d "$host_baselines/$name" ]; then
@@ -40,4 +43,4 @@ else
   echo "run-default-suite: against this host's baseline in $host_baselines (recorded by an earlier run;" \
     "remove the directory to record a new one)" >&2
 fi
-exec $SUDO "$BUILD_DIR/perfgate" run "$suite" --baseline-dir "$host_baselines" --out "${OUT_DIR:-perfgate-out}" "$@"
+exec $SUDO "$BUILD_DIR/perfgate" run "$suite" --baseline-dir "$host_baselines" "${out[@]}" "$@"
