@@ -222,9 +222,7 @@ Evidence SideEvidence(const EvidenceSide& side, const std::string& reason, SideC
                              " samples, unwound from the files' unwind tables" + cost +
                              ", used where frame pointers end early");
   }
-  for (const FoldedProfile& p : evidence.profiles) {
-    if (std::string note = TruncationNote(p); !note.empty()) evidence.notes.push_back(note);
-  }
+  if (std::string note = TruncationNote(evidence.profiles); !note.empty()) evidence.notes.push_back(note);
   if (symbolizer.processes_without_maps() > 0)
     evidence.notes.push_back(std::to_string(symbolizer.processes_without_maps()) +
                              " processes without a recorded memory map: their user frames are [unknown]");

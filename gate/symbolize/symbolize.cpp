@@ -497,11 +497,16 @@ void SetRepetitionSpread(FoldedProfile& pooled, const std::vector<FoldedProfile>
   pooled.spread_df = static_cast<uint32_t>((rows.size() - 1) * (k - 1));
 }
 
-std::string TruncationNote(const FoldedProfile& profile) {
-  if (profile.truncated_user_stacks == 0) return "";
-  const std::string what = profile.kind == "off-cpu" ? " waits" : " samples";
-  return profile.kind + ": user stacks truncated in " + std::to_string(profile.truncated_user_stacks) + " of " +
-         std::to_string(profile.samples) + what + ": rebuild with -fno-omit-frame-pointer for full stacks";
+std::string TruncationNote(const std::vector<FoldedProfile>& profiles) {
+  std::string where;
+  for (const FoldedProfile& profile : profiles) {
+    if (profile.truncated_user_stacks == 0) continue;
+    const std::string what = profile.kind == "off-cpu" ? " waits" : " samples";
+    where += (where.empty() ? "" : ", ") + std::to_string(profile.truncated_user_stacks) + " of " +
+             std::to_string(profile.samples) + " " + profile.kind + what;
+  }
+  if (where.empty()) return "";
+  return "user stacks truncated in " + where + ": rebuild with -fno-omit-frame-pointer for full stacks";
 }
 
 }  // namespace perfgate

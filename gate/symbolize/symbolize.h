@@ -201,7 +201,8 @@ FoldedProfile FoldProfile(const std::string& kind, const std::string& unit, cons
 // tell (df 0) with fewer than two repetitions or frames.
 void SetRepetitionSpread(FoldedProfile& pooled, const std::vector<FoldedProfile>& repetitions);
 
-// The evidence note of a profile with truncated user stacks; empty when none is.
-std::string TruncationNote(const FoldedProfile& profile);
+// The evidence note of the profiles with truncated user stacks, one for all
+// of them (the advice said once); empty when none has any.
+std::string TruncationNote(const std::vector<FoldedProfile>& profiles);
 
 }  // namespace perfgate

@@ -334,10 +334,14 @@ TEST(FoldProfile, SumsWeightsAndCountsTruncatedStacks) {
   EXPECT_EQ(p.truncated_user_stacks, 4u);
   EXPECT_EQ(p.stacks.at("[unknown];[unknown];[unknown]"), 40u);
   EXPECT_EQ(p.stacks.at("[unknown]_[k]"), 4u);
-  EXPECT_EQ(TruncationNote(p),
-            "off-cpu: user stacks truncated in 4 of 8 waits: rebuild with -fno-omit-frame-pointer for full stacks");
-  p.truncated_user_stacks = 0;
-  EXPECT_EQ(TruncationNote(p), "");
+  FoldedProfile on_cpu;
+  on_cpu.kind = "on-cpu";
+  on_cpu.samples = 300;
+  on_cpu.truncated_user_stacks = 12;
+  EXPECT_EQ(TruncationNote({on_cpu, p}), "user stacks truncated in 12 of 300 on-cpu samples, 4 of 8 off-cpu waits: "
+                                         "rebuild with -fno-omit-frame-pointer for full stacks");
+  p.truncated_user_stacks = on_cpu.truncated_user_stacks = 0;
+  EXPECT_EQ(TruncationNote({on_cpu, p}), "");
 }
 
 const SuiteVocabulary kVocab{{"runqlat"}, {"command"}};
