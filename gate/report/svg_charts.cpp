@@ -313,7 +313,13 @@ std::string CdfSvg(const LogLinearHistogram* baseline, const LogLinearHistogram&
     double v = candidate.Quantile(q);
     std::string text = std::string(name) + " " + FormatQuantity(v, unit);
     svg += Dot(axis(v), y(q), 3.5, kInkColor, text);
-    svg += Text(axis(v) - 6, y(q) + 3.5, "end", text, kInkColor);
+    // Left of the dot, unless it would run into the y axis' labels (a
+    // quantile near the smallest value): then right of it. About 5.5 px a
+    // character at font-size 10.
+    if (axis(v) - 6 - 5.5 * static_cast<double>(text.size()) < kChartLeft)
+      svg += Text(axis(v) + 6, y(q) + 3.5, "start", text, kInkColor);
+    else
+      svg += Text(axis(v) - 6, y(q) + 3.5, "end", text, kInkColor);
   }
   svg += Legend(baseline != nullptr);
   svg += Text(kChartRight, kChartHeight - 4, "end",

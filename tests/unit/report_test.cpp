@@ -35,6 +35,7 @@
 #include "report/markdown_reporter.h"
 #include "report/outcome.h"
 #include "report/reporter.h"
+#include "report/svg_charts.h"
 
 namespace perfgate {
 namespace {
@@ -259,6 +260,24 @@ TEST(Format, ScalesTimesAndBytesToReadableUnits) {
   EXPECT_EQ(FormatQuantity(3.0 * 1024 * 1024, "bytes"), "3.00 MiB");
   EXPECT_EQ(FormatQuantity(80000, "count/s"), "80.0k count/s");
   EXPECT_EQ(FormatQuantity(std::nan(""), "ns"), "n/a");
+}
+
+// A quantile at the smallest value sits on the y axis: its label goes right
+// of the dot, not over the axis' "50%".
+TEST(Charts, CdfQuantileLabelsStayOffTheAxisLabels) {
+  LogLinearHistogram h;
+  h.Record(1000, 900);
+  h.Record(1000000, 100);
+  const std::string svg = CdfSvg(nullptr, h, "ns", "latency");
+  // (The dot's tooltip says it too: the label is the <text> element.)
+  const size_t p50 = svg.find("sans-serif\">p50 ");
+  ASSERT_NE(p50, std::string::npos) << svg;
+  const size_t text = svg.rfind("<text ", p50);
+  EXPECT_NE(svg.substr(text, p50 - text).find("text-anchor=\"start\""), std::string::npos) << svg.substr(text, 200);
+  const size_t p99 = svg.find("sans-serif\">p99 ");
+  ASSERT_NE(p99, std::string::npos);
+  const size_t text99 = svg.rfind("<text ", p99);
+  EXPECT_NE(svg.substr(text99, p99 - text99).find("text-anchor=\"end\""), std::string::npos);
 }
 
 TEST(Format, PercentAndPValue) {
