@@ -196,9 +196,10 @@ args+=("${run_as[@]}")
 if [ $head_only -eq 0 ]; then
   for sha in $(git -C "$repo" rev-list "$merge_base..$head_sha"); do
     trailers=$(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,unfold)' "$sha")
-    while IFS= read -r value; do
+    while IFS= read -r trailer; do
+      value="${trailer#*:}" value="${value# }"
       if [ -n "$value" ]; then printf '%s %s\n' "${sha:0:12}" "$value"; fi
-    done < <(git -C "$repo" log -1 --format='%(trailers:key=Perfgate-Accept,valueonly,unfold)' "$sha")
+    done <<<"$trailers"
     while IFS= read -r line; do
       line="${line%"${line##*[![:space:]]}"}"
       # (a folded trailer's first line is the start of its unfolded one)

@@ -80,25 +80,26 @@ TEST(HostSpeed, AHostTwiceAsSlowMakesAnUnchangedWorkloadInconclusiveNamingIt) {
   EXPECT_EQ(judged["n"].verdict, Verdict::kPass) << judged["n"].message;
 }
 
+// The time check and the rate check both came out `verdict`, their
+// messages saying `phrase`.
+void ExpectTimeAndRate(const Judged& judged, Verdict verdict, const std::string& phrase) {
+  for (const char* metric : {"t", "rate"}) {
+    EXPECT_EQ(judged[metric].verdict, verdict) << judged[metric].message;
+    EXPECT_NE(judged[metric].message.find(phrase), std::string::npos) << judged[metric].message;
+  }
+}
+
 TEST(HostSpeed, AChangeBeyondWhatTheSlowerHostExplainsStillFails) {
   // +150 % of the workload's own on a host twice as slow: 5x the baseline.
   const Judged judged = Judge(2.5, 2);
-  for (const char* metric : {"t", "rate"}) {
-    EXPECT_EQ(judged[metric].verdict, Verdict::kRegression) << judged[metric].message;
-    EXPECT_NE(judged[metric].message.find("which explains up to"), std::string::npos) << judged[metric].message;
-  }
+  ExpectTimeAndRate(judged, Verdict::kRegression, "which explains up to");
   EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
 }
 
 TEST(HostSpeed, AFasterHostDoesNotMakeAnImprovement) {
   const Judged judged = Judge(1, 0.6);
   EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kFaster);
-  for (const char* metric : {"t", "rate"}) {
-    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
-    EXPECT_NE(judged[metric].message.find("the host ran faster than when the baseline was recorded"),
-              std::string::npos)
-        << judged[metric].message;
-  }
+  ExpectTimeAndRate(judged, Verdict::kInconclusive, "the host ran faster than when the baseline was recorded");
   // A real improvement beyond the faster host's share is still one.
   const Judged better = Judge(0.4, 0.6);
   EXPECT_EQ(better["t"].verdict, Verdict::kImprovement) << better["t"].message;
@@ -107,10 +108,7 @@ TEST(HostSpeed, AFasterHostDoesNotMakeAnImprovement) {
 TEST(HostSpeed, AFasterHostDoesNotPassAWorkloadItMayHideARegressionOf) {
   // +30 % of the workload's own on a host 30 % faster looks unchanged.
   const Judged judged = Judge(1.3, 0.7);
-  for (const char* metric : {"t", "rate"}) {
-    EXPECT_EQ(judged[metric].verdict, Verdict::kInconclusive) << judged[metric].message;
-    EXPECT_NE(judged[metric].message.find("which can hide up to"), std::string::npos) << judged[metric].message;
-  }
+  ExpectTimeAndRate(judged, Verdict::kInconclusive, "which can hide up to");
   EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
 }
 
