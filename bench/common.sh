@@ -2,7 +2,7 @@
 # exits 2 with one line on stderr, like the scripts' own argument checks.
 
 # The first executable file NAME under DIR (a build tree): find_exe DIR NAME.
-find_exe() { find "$1" -name "$2" -type f -perm -u+x | head -n1; }
+find_exe() { find "$1" -name "$2" -type f -perm -u+x -print -quit; }
 
 require_root() { [[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }; }
 

@@ -19,7 +19,7 @@ echo "ci-arm64: built after $((SECONDS - start)) s"
 # shellcheck disable=SC2086
 tests/vm/probe-tests.sh --arch arm64 ${PERFGATE_ARM64_KERNELS:-}
 echo "ci-arm64: probe tests passed after $((SECONDS - start)) s"
-deb=$(ls -t "$BUILD_DIR"/perfgate_*_arm64.deb | head -n 1)
+deb=$(ls -t "$BUILD_DIR"/perfgate_*_arm64.deb | sed -n '1p')
 build=$(realpath "$BUILD_DIR")
 tests/vm/run.sh --arch arm64 --timeout "${PERFGATE_VM_TIMEOUT:-1500}" \
   --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/workloads/examples/smoke.json" \

@@ -33,7 +33,7 @@ for arg in "$@"; do
 done
 [ $own_baselines -eq 1 ] || exec $SUDO "$BUILD_DIR/perfgate" run "$suite" "${out[@]}" "$@"
 host_baselines="${HOST_BASELINES:-$BUILD_DIR/this-host-baselines}"
-name=$(sed -n 's/^ *"name": *"\([^"]*\)".*/\1/p' "$suite" | head -n 1)
+name=$(sed -n 's/^ *"name": *"\([^"]*\)".*/\1/p' "$suite" | sed -n '1p')
 if [ -z "$name" ] || [ ! -d "$host_baselines/$name" ]; then
   echo "run-default-suite: the checked-in baseline of $suite (baselines/) was recorded on another machine;" \
     "first a baseline of this host, in $host_baselines" >&2

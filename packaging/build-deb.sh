@@ -11,4 +11,4 @@ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PRE
   -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF >&2
 cmake --build "$BUILD_DIR" -j"$(nproc)" >&2
 (cd "$BUILD_DIR" && cpack -G DEB >&2)
-ls -t "$BUILD_DIR"/perfgate_*.deb | head -1
+ls -t "$BUILD_DIR"/perfgate_*.deb | sed -n '1p'

@@ -122,7 +122,7 @@ deb=""
 for _ in 1 2 3; do
   deb=$(fetch_deb "$name")
   if dpkg-deb -c "$deb" | grep '/boot/vmlinu[xz]-' > /dev/null; then break; fi
-  name=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p' | head -n1)
+  name=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -n 's/^ *\(linux-image-[^ ]*\).*/\1/p' | sed -n '1p')
   [ -n "$name" ] || die "$package: neither a kernel package nor a meta-package of one"
   deb=""
 done
@@ -238,7 +238,7 @@ add_module() {
   local name="${1//-/_}" path dep file
   [ -n "${module_done[$name]:-}" ] && return 0
   module_done[$name]=1
-  path=$(find "$module_root/kernel" -name "$name.ko*" -o -name "${name//_/-}.ko*" | head -n1)
+  path=$(find "$module_root/kernel" \( -name "$name.ko*" -o -name "${name//_/-}.ko*" \) -print -quit)
   if [ -z "$path" ]; then
     grep -q -E "/(${name}|${name//_/-})\.ko\$" "$module_root/modules.builtin" ||
       die "--module $1: neither a module of $package nor built into it"
