@@ -210,15 +210,19 @@ double HostCanary::Budget() const {
 
 void HostCanary::Before() { before_ = RunCanary(Budget() / 2, false); }
 
+CanaryReading BracketReading(const CanaryReading& before, const CanaryReading& after) {
+  const auto slower = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (a && b) return std::max(*a, *b);
+    return a ? a : b;
+  };
+  return {slower(before.cpu_s, after.cpu_s), slower(before.memory_s, after.memory_s),
+          slower(before.io_s, after.io_s), before.elapsed_s + after.elapsed_s};
+}
+
 CanaryReading HostCanary::After(double wall_s) {
   const CanaryReading after = RunCanary(Budget() / 2);
   last_wall_s_ = wall_s;
-  const auto mean = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
-    if (a && b) return (*a + *b) / 2;
-    return a ? a : b;
-  };
-  return {mean(before_.cpu_s, after.cpu_s), mean(before_.memory_s, after.memory_s), mean(before_.io_s, after.io_s),
-          before_.elapsed_s + after.elapsed_s};
+  return BracketReading(before_, after);
 }
 
 std::string HostCanary::SpellOf(const CanaryReading& reading) {

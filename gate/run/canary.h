@@ -35,6 +35,14 @@ void AddCanaryMetrics(const CanaryReading& reading, MetricSet& out);
 // The reading of a repetition's metrics (what AddCanaryMetrics wrote).
 CanaryReading CanaryOf(const MetricSet& metrics);
 
+// One reading of the halves before and after a repetition: each time per
+// unit the slower half's, the elapsed times summed. Not their mean: the
+// half before starts after a pause, on a refilled quota, at full speed
+// however throttled the host is, so a mean shows about half of a quota's
+// slowdown (docs/verdicts.md). On a steady host the slower of two is as
+// steady as either, and baseline and run take it alike.
+CanaryReading BracketReading(const CanaryReading& before, const CanaryReading& after);
+
 // Runs the canary for about `budget_s` seconds and returns its reading;
 // without `reads`, the loop and the stream only. Its buffers and file are
 // set up on the first call of the process and kept.
@@ -52,12 +60,12 @@ class HostCanary {
   // and the stream. The direct reads, which decide nothing and on a busy
   // device cost most, come after it only.
   void Before();
-  // Runs the other half right after it and returns the whole reading (each
-  // time per unit the mean of the halves'); `wall_s` sizes the next canary.
-  // Bracketing the repetition catches a host that slows only once work has
-  // run for a while: a CPU quota (a throttled guest or container) lets a
-  // short burst after a pause run at full speed, while the workload that
-  // used up the quota and the canary right after it are both held back.
+  // Runs the other half right after it and returns the whole reading
+  // (BracketReading); `wall_s` sizes the next canary. Bracketing the
+  // repetition catches a host that slows only once work has run for a
+  // while: a CPU quota (a throttled guest or container) lets a short burst
+  // after a pause run at full speed, while the workload that used up the
+  // quota and the canary right after it are both held back.
   CanaryReading After(double wall_s);
   // A slow spell: the loop or the stream of `reading` took more than
   // kSpellFactor times its median over the canaries of this schedule before

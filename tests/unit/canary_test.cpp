@@ -35,6 +35,18 @@ TEST(Canary, TheWorkPerUnitDoesNotDependOnTheBudget) {
   EXPECT_GT(large.elapsed_s, small.elapsed_s);
 }
 
+TEST(Canary, TheHalfAfterAPauseDoesNotHideAThrottledHalf) {
+  // Before the repetition, on a refilled quota: full speed; after it, held
+  // back: the repetition's reading is the throttled half's, not halfway.
+  const CanaryReading before{1.0, 0.07, std::nullopt, 0.002};
+  const CanaryReading after{2.0, 0.05, 1e-4, 0.003};
+  const CanaryReading both = BracketReading(before, after);
+  EXPECT_EQ(both.cpu_s, 2.0);
+  EXPECT_EQ(both.memory_s, 0.07);
+  EXPECT_EQ(both.io_s, 1e-4);  // the reads run after only
+  EXPECT_DOUBLE_EQ(both.elapsed_s, 0.005);
+}
+
 TEST(Canary, ASlowSpellIsACanaryFarAboveTheRunsMedian) {
   HostCanary canary;
   // Too few canaries before it: no median to hold it against.
