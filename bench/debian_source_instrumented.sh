@@ -11,14 +11,11 @@
 #
 #   bench/debian_source_instrumented.sh BUILD_DIR [RUNS] [REPETITIONS]
 #
-# The source package comes through apt with a deb-src entry of its own, in a
-# cache directory (PERFGATE_SRC_CACHE, default ~/.cache/perfgate-src): the
-# host's apt sources are not changed. The program is compiled with the
-# library's sources linked in (Debian's own build links libbz2.so), so that
-# the counted profile sees the library's functions.
+# The source package, the changes and the build: bench/debian_bzip2.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
+source "$here/debian_bzip2.sh"
 [[ $# -ge 1 ]] || { echo "usage: $0 BUILD_DIR [RUNS] [REPETITIONS]" >&2; exit 2; }
 perfgate=$(find_exe "$1" perfgate)
 [[ -n $perfgate ]] || { echo "no perfgate under $1" >&2; exit 2; }
@@ -31,41 +28,19 @@ require_python3
 command -v valgrind >/dev/null || { echo "needs valgrind (ci/install-deps.sh installs it)" >&2; exit 2; }
 command -v dpkg-source >/dev/null || { echo "needs dpkg-source (Debian's dpkg-dev)" >&2; exit 2; }
 
-cache=${PERFGATE_SRC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/perfgate-src}
-mkdir -p "$cache/lists/partial" "$cache/pkg"
-echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
-  >"$cache/sources.list"
-apt_src=(-o "Dir::Etc::SourceList=$cache/sources.list" -o Dir::Etc::SourceParts=/dev/null
-  -o "Dir::State::Lists=$cache/lists" -o APT::Sandbox::User=root)
-if ! ls "$cache"/pkg/bzip2_*.dsc >/dev/null 2>&1; then
-  apt-get "${apt_src[@]}" -q update >/dev/null
-  (cd "$cache/pkg" && apt-get "${apt_src[@]}" -q source --download-only bzip2 >/dev/null 2>&1)
-fi
-dsc=$(ls "$cache"/pkg/bzip2_*.dsc | head -n1)
-echo "source package: $(basename "$dsc")"
-
 scratch=$(mktemp -d)
 neighbour=
 trap '[[ -z $neighbour ]] || kill "$neighbour" 2>/dev/null; rm -rf "$scratch"' EXIT
 chmod 0755 "$scratch"
-dpkg-source -x "$dsc" "$scratch/released" >/dev/null 2>&1
+echo "source package: $(bzip2_source "$scratch/released")"
 cp -r "$scratch/released" "$scratch/slower"
 cp -r "$scratch/released" "$scratch/comment"
-# The changed function: one more loop, right after the MTF frequencies are cleared.
-sed -i 's|^   for (i = 0; i <= EOB; i++) s->mtfFreq\[i\] = 0;$|&\n   /* Checks the block pointers past the first third. */\n   for (i = s->nblock / 3; i < s->nblock; i++) if (ptr[i] >= (UInt32)s->nblock) AssertH(0, 1009);|' \
-  "$scratch/slower/compress.c"
-sed -i 's|^void generateMTFValues ( EState\* s )$|/* Move-to-front coding of the sorted block. */\n&|' "$scratch/comment/compress.c"
-for variant in slower comment; do
-  if cmp -s "$scratch/released/compress.c" "$scratch/$variant/compress.c"; then
-    echo "the $variant change did not apply to $(basename "$dsc")'s compress.c" >&2
-    exit 2
-  fi
-done
+bzip2_extra_pass "$scratch/slower"
+bzip2_comment "$scratch/comment"
 for variant in released slower comment; do
-  (cd "$scratch/$variant" && "${CC:-cc}" -O2 -g -D_FILE_OFFSET_BITS=64 -o "$scratch/bzip2-$variant" \
-    bzip2.c blocksort.c huffman.c crctable.c randtable.c compress.c decompress.c bzlib.c)
+  (cd "$scratch/$variant" && eval "$(bzip2_build_command "$scratch/bzip2-$variant")")
 done
-head -c 400000 < <(gzip -dc "$(ls "$cache"/pkg/bzip2_*.orig.tar.gz | head -n1)") >"$scratch/input.tar"
+bzip2_input "$scratch/input.tar"
 
 cat >"$scratch/suite.json" <<JSON
 {"name": "bzip2", "scenarios": [{

@@ -8,6 +8,7 @@
 # which runs the same way anywhere.
 #
 #   ci/pr-gate.sh --suite FILE --build-cmd CMD [options]
+#   ci/pr-gate.sh --merge-shards N --out DIR SHARD_OUT_DIR...
 #
 #   --repo DIR          the project's git checkout (default: .)
 #   --base REF          the pull request's target (default: from $GITHUB_EVENT_PATH)
@@ -22,6 +23,18 @@
 #                       (default: BUILD_DIR; the suite says ${BUILD_DIR}/prog)
 #   --reps N            measured repetitions per side (default: the suite's)
 #   --strict            inconclusive checks fail
+#   --instrument        count instructions under Valgrind in every scenario
+#                       that can (command and gbench workloads), for a suite
+#                       that does not say "instrument": true itself
+#   --shard K/N         build both sides and run only shard K of N of the
+#                       suite (scenarios round-robin in suite order), each
+#                       check decided as one of the whole suite's family; a
+#                       pool of runners runs the N shards, then one job
+#                       joins them with --merge-shards
+#   --merge-shards N    no build, no run: join the out dirs of the N shards
+#                       (`perfgate merge --shards N`) into --out, with one
+#                       comment, JUnit file and report; a shard whose out dir
+#                       holds no results.json makes the gate exit 3
 #   --user USER         who builds and runs the workloads when this runs as
 #                       root (default: nobody); the pull request's code never
 #                       runs as root
@@ -62,7 +75,8 @@ set -euo pipefail
 
 repo=. base="" head="" suite="" build_cmd="" build_dir=. dir_var=BUILD_DIR reps="" strict=0
 user=nobody out=perfgate-out perfgate=perfgate work="" base_label="" head_label="" skip_bad_trailers=0 head_only=0
-accepts=()
+instrument=0 shard="" merge_shards=""
+accepts=() shard_dirs=()
 die() {
   echo "pr-gate: $1" >&2
   exit "${2:-2}"
@@ -87,9 +101,73 @@ while [ $# -gt 0 ]; do
     --head-label) head_label=$2; shift 2 ;;
     --skip-bad-trailers) skip_bad_trailers=1; shift ;;
     --head-only) head_only=1; shift ;;
-    *) die "unknown option $1 (see the comment at the top of this script)" ;;
+    --instrument) instrument=1; shift ;;
+    --shard) shard=$2; shift 2 ;;
+    --merge-shards) merge_shards=$2; shift 2 ;;
+    -*) die "unknown option $1 (see the comment at the top of this script)" ;;
+    *) [ -n "$merge_shards" ] || die "unexpected argument $1 (out dirs of shards follow --merge-shards N)"
+      shard_dirs+=("$1"); shift ;;
   esac
 done
+
+# The comment for the pull request, found again by its marker, from OUT's
+# summary.md (PROVENANCE stands in when perfgate wrote none) and OUT's
+# accept-not-trailers.txt; the step summary; the exit code. write_comment CODE PROVENANCE
+write_comment() {
+  local code=$1 provenance=$2
+  {
+    echo "<!-- perfgate-pr-gate -->"
+    if [ -s "$out/accept-not-trailers.txt" ]; then
+      echo "> [!WARNING]"
+      echo "> These \`Perfgate-Accept\` lines are not trailers (git reads trailers only from a commit message's last paragraph), so they accept nothing:"
+      while read -r sha line; do
+        printf '> - commit `%s`: `%s`\n' "$sha" "$(printf '%s' "$line" | tr '`' "'")"
+      done <"$out/accept-not-trailers.txt"
+      echo
+    fi
+    if [ -f "$out/summary.md" ]; then
+      head -c 60000 "$out/summary.md"
+    else
+      echo "$provenance"
+      echo
+      echo "perfgate wrote no summary (exit code $code)."
+    fi
+  } >"$out/pr-comment.md"
+  echo "$code" >"$out/exit-code"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$out/pr-comment.md" >>"$GITHUB_STEP_SUMMARY"; fi
+}
+
+# --merge-shards: the shards' out dirs into one.
+if [ -n "$merge_shards" ]; then
+  [[ $merge_shards =~ ^[1-9][0-9]*$ ]] || die "--merge-shards: \"$merge_shards\" is not a number of shards"
+  [ ${#shard_dirs[@]} -gt 0 ] || die "--merge-shards: name the shards' out dirs"
+  out=$(mkdir -p "$out" && cd "$out" && pwd)
+  command -v "$perfgate" >/dev/null || die "no perfgate at \"$perfgate\"; install the package first" 3
+  files=()
+  : >"$out/accept-not-trailers.txt"
+  for dir in "${shard_dirs[@]}"; do
+    if [ -f "$dir/results.json" ]; then
+      files+=("$dir/results.json")
+      # Every shard read the same commits: their warnings once.
+      [ -s "$out/accept-not-trailers.txt" ] || cp "$dir/accept-not-trailers.txt" "$out/accept-not-trailers.txt" 2>/dev/null || true
+    else
+      echo "pr-gate: $dir holds no results.json: that shard did not run" >&2
+    fi
+  done
+  code=0
+  if [ ${#files[@]} -eq 0 ]; then
+    echo "pr-gate: none of the $merge_shards shards produced results" >&2
+    code=3
+  else
+    "$perfgate" merge --shards "$merge_shards" -o "$out/results.json" "${files[@]}" || code=$?
+  fi
+  write_comment "$code" "The $merge_shards shards of the gate could not be joined (exit code $code)."
+  echo "pr-gate: merged ${#files[@]} of $merge_shards shards; perfgate exited $code; results, reports and pr-comment.md in $out"
+  exit "$code"
+fi
+[ ${#shard_dirs[@]} -eq 0 ] || die "unexpected argument ${shard_dirs[0]}"
+[ -z "$shard" ] || [[ $shard =~ ^[1-9][0-9]*/[1-9][0-9]*$ ]] || die "--shard: \"$shard\" is not K/N"
+
 [ -n "$suite" ] || die "--suite is required"
 [ -n "$build_cmd" ] || die "--build-cmd is required"
 [[ $dir_var =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "--dir-var: \"$dir_var\" is not a variable name"
@@ -184,6 +262,8 @@ else
 fi
 [ -z "$reps" ] || args+=(--reps "$reps")
 [ $strict -eq 0 ] || args+=(--strict)
+[ $instrument -eq 0 ] || args+=(--instrument)
+[ -z "$shard" ] || args+=(--shard "$shard")
 args+=("${run_as[@]}")
 
 # Intended regressions: the Perfgate-Accept trailers of the pull request's
@@ -233,26 +313,7 @@ else
     provenance="Compared against $base_label, built with the same command and run interleaved with $head_label on this host."
   fi
 fi
-{
-  echo "<!-- perfgate-pr-gate -->"
-  if [ -s "$out/accept-not-trailers.txt" ]; then
-    echo "> [!WARNING]"
-    echo "> These \`Perfgate-Accept\` lines are not trailers (git reads trailers only from a commit message's last paragraph), so they accept nothing:"
-    while read -r sha line; do
-      printf '> - commit `%s`: `%s`\n' "$sha" "$(printf '%s' "$line" | tr '`' "'")"
-    done <"$out/accept-not-trailers.txt"
-    echo
-  fi
-  if [ -f "$out/summary.md" ]; then
-    head -c 60000 "$out/summary.md"
-  else
-    echo "$provenance"
-    echo
-    echo "perfgate wrote no summary (exit code $code)."
-  fi
-} >"$out/pr-comment.md"
-echo "$code" >"$out/exit-code"
-if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$out/pr-comment.md" >>"$GITHUB_STEP_SUMMARY"; fi
+write_comment "$code" "$provenance"
 echo "pr-gate: $provenance"
 echo "pr-gate: perfgate exited $code; results, reports and pr-comment.md in $out"
 exit "$code"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "metrics/error.h"
 #include "metrics/json_text.h"
 #include "metrics/log.h"
+#include "metrics/metric.h"
 #include "pipeline/pipeline.h"
 #include "report/why_text.h"
 #include "report/escape.h"
@@ -86,9 +88,19 @@ std::string Joined(const std::vector<std::string>& items) {
 std::string SuiteDir(const BisectOptions& o) { return fs::absolute(o.suite_file).parent_path().string(); }
 
 BisectSuite PrepareSuite(const BisectOptions& o) {
-  const Suite suite = LoadSuite(o.suite_file, GateVocabulary(),
-                                {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = {{o.dir_var, "."}}});
+  const SuiteVocabulary vocabulary = GateVocabulary();
+  Suite suite = LoadSuite(o.suite_file, vocabulary,
+                          {.suite_dir = "", .perfgate_dir = PerfgateDir(), .overrides = {{o.dir_var, "."}}});
   nlohmann::json raw = ReadJsonFile(o.suite_file);
+  // --instrument: as the suite key at the suite's level, which every
+  // scenario of a kind that can run under Valgrind takes.
+  if (o.instrument) {
+    raw["instrument"] = true;
+    for (ScenarioSpec& s : suite.scenarios) {
+      const auto& kinds = vocabulary.instrumentable_kinds;
+      s.instrument = s.instrument || std::find(kinds.begin(), kinds.end(), s.workload.kind) != kinds.end();
+    }
+  }
   // Scenario index -> indices of its checks kept, and checks added.
   std::map<size_t, std::set<size_t>> kept;
   std::map<size_t, std::vector<nlohmann::json>> added;
@@ -107,6 +119,15 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
         if (spec.type != CheckSpec::Type::kRegression) continue;
         kept[i].insert(c);
         out.checks.push_back(suite.scenarios[i].name + "/" + spec.name);
+      }
+      // An instrumented scenario's count check, which the gate adds to it
+      // (AddInstructionChecks) when the suite has none.
+      const auto& checks = suite.scenarios[i].checks;
+      if (suite.scenarios[i].instrument && std::none_of(checks.begin(), checks.end(), [](const CheckSpec& c) {
+            return c.metric == kInstrTotal;
+          })) {
+        kept[i];
+        out.checks.push_back(suite.scenarios[i].name + "/" + kInstructionTotalCheck);
       }
     }
     if (out.checks.empty())
@@ -429,6 +450,7 @@ BisectResult RunBisect(const BisectOptions& o) {
     g.quiet = o.quiet;
     g.attach_types = o.attach_types;
     g.stop = o.stop;
+    g.instrument = o.instrument;
     if (as) g.run_as = as->user;
     AbVariants variants;
     variants.baseline_set = {{o.dir_var, good.dir}};

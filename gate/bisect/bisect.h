@@ -39,6 +39,9 @@ struct BisectOptions {
   // Default: twice the suite's maximum.
   std::optional<int> max_repetitions;
   bool dry_run = false;
+  // Every scenario that can runs under Valgrind, its instructions counted
+  // (as the suite key `instrument`, which a suite may say itself).
+  bool instrument = false;
   std::string out_dir = "bisect-out";
   std::string work_dir;  // checkouts and builds, by commit; empty: OUT/builds
   std::string user;      // who builds and runs the workloads; empty: nobody when root, else this user

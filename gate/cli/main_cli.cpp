@@ -36,7 +36,8 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
   cmd->add_flag("--instrument", o.gate.instrument,
                 "Run command and gbench workloads under Valgrind (Cachegrind; Callgrind for gbench) to count the instructions "
-                "they execute (instr.total, instr.<function>), and check instr.total at 0.5 %");
+                "they execute (instr.total, instr.<function>), and check instr.total at 0.5 %; a suite says it of its "
+                "scenarios itself with \"instrument\": true");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
@@ -194,6 +195,9 @@ int PerfgateMain(int argc, char** argv) {
                    "Repetitions per side of one A/B round, at most; an ambiguous step is measured again with twice "
                      "the repetitions up to this (default: twice the suite's maximum)")
       ->check(CLI::Range(2, 100000));
+  bisect->add_flag("--instrument", bo.instrument,
+                   "Count instructions under Valgrind in every scenario that can (as the suite key \"instrument\"): "
+                   "bisect a change of instr.total");
   bisect->add_flag("--dry-run", bo.dry_run, "Print the plan (commits, expected steps) and exit");
   bisect->add_option("--out", bo.out_dir, "Directory for bisect.json, bisect.md, bisect.html and each step's reports")
       ->capture_default_str();
@@ -235,6 +239,11 @@ int PerfgateMain(int argc, char** argv) {
       ->required();
   merge->add_option("--baseline-dir", merge_opts.baseline_dir,
                     "Re-evaluate every check against these baselines, as one run (one family of tests)");
+  merge
+      ->add_option("--shards", merge_opts.shards,
+                   "How many shards the suite was split into (--shard K/N): each file must be one of them, and one "
+                   "missing fails the merge (exit 3); without it, as many as the files' own \"shard\" says")
+      ->check(CLI::Range(1, 10000));
   merge->add_flag("--strict", merge_opts.strict, "Inconclusive checks fail");
   merge->add_flag("--fdr", merge_opts.fdr, "With --baseline-dir: Benjamini-Hochberg instead of Holm");
   merge->add_flag("--allow-other-host", merge_opts.allow_other_host, kAllowOtherHostHelp);

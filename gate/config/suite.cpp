@@ -247,12 +247,38 @@ EvidenceMode ParseEvidence(const SuiteObject& o) {
                                DidYouMeanHint(value, {"always", "on-failure", "never"}));
 }
 
+// Suite-wide defaults of the scenarios' keys.
+struct ScenarioDefaults {
+  EvidenceMode evidence = EvidenceMode::kOnFailure;
+  bool instrument = false;
+};
+
+bool Instrumentable(const SuiteVocabulary& vocab, const std::string& kind) {
+  return std::find(vocab.instrumentable_kinds.begin(), vocab.instrumentable_kinds.end(), kind) !=
+         vocab.instrumentable_kinds.end();
+}
+
+// The scenario's `instrument`, or the suite's for a kind that can be
+// instrumented; a scenario asking for it with a kind that cannot is an error.
+bool ParseInstrument(const SuiteObject& o, const ScenarioSpec& s, const SuiteVocabulary& vocab, bool suite_default) {
+  if (!o.Has("instrument")) return suite_default && Instrumentable(vocab, s.workload.kind);
+  const bool instrument = o.Bool("instrument");
+  if (instrument && !Instrumentable(vocab, s.workload.kind)) {
+    std::string kinds;
+    for (const auto& kind : vocab.instrumentable_kinds) kinds += (kinds.empty() ? "" : " and ") + kind;
+    o.Fail(o.At("instrument"), "a " + s.workload.kind + " workload cannot run under Valgrind (only " + kinds +
+                                   " workloads: programs perfgate starts and waits for)");
+  }
+  return instrument;
+}
+
 ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::string& where,
-                           const SuiteVocabulary& vocab, const SuiteVariables& vars, EvidenceMode evidence) {
+                           const SuiteVocabulary& vocab, const SuiteVariables& vars, const ScenarioDefaults& defaults) {
   SuiteObject o(j, file, where,
-                {"name", "workload", "warmup", "repetitions", "timeout_s", "run_as", "probes", "checks", "evidence"});
+                {"name", "workload", "warmup", "repetitions", "timeout_s", "run_as", "probes", "checks", "evidence",
+                 "instrument"});
   ScenarioSpec s;
-  s.evidence = o.Has("evidence") ? ParseEvidence(o) : evidence;
+  s.evidence = o.Has("evidence") ? ParseEvidence(o) : defaults.evidence;
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
@@ -266,6 +292,7 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   }
   s.probes = ParseProbes(o, vocab, vars);
   s.workload = ParseWorkload(o, "workload", vocab, vars, s.run_as);
+  s.instrument = ParseInstrument(o, s, vocab, defaults.instrument);
   if (o.Has("warmup")) s.warmup = o.Integer("warmup", 0, 1000);
   ParseRepetitions(o, s);
   if (o.Has("timeout_s")) s.timeout_s = o.Number("timeout_s", 0.001, 86400);
@@ -425,8 +452,10 @@ std::vector<QuarantineEntry> ParseQuarantine(const SuiteObject& o, const std::ve
 Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVocabulary& vocab,
                  const SuiteVariables& vars) {
   json j = ParseJsonText(text, file);
-  SuiteObject o(j, file, "$", {"name", "scenarios", "description", "evidence", "quarantine"});
-  const EvidenceMode evidence = o.Has("evidence") ? ParseEvidence(o) : EvidenceMode::kOnFailure;
+  SuiteObject o(j, file, "$", {"name", "scenarios", "description", "evidence", "instrument", "quarantine"});
+  ScenarioDefaults defaults;
+  if (o.Has("evidence")) defaults.evidence = ParseEvidence(o);
+  if (o.Has("instrument")) defaults.instrument = o.Bool("instrument");
   Suite suite;
   suite.file = file;
   suite.name = o.String("name");
@@ -442,7 +471,7 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   std::set<std::string> names;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     std::string where = Index(o.At("scenarios"), i);
-    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, noting, evidence));
+    suite.scenarios.push_back(ParseScenario(scenarios[i], file, where, vocab, noting, defaults));
     if (!names.insert(suite.scenarios.back().name).second) {
       o.Fail(where + ".name", "duplicate scenario name \"" + suite.scenarios.back().name + "\"");
     }

@@ -102,6 +102,10 @@ struct ScenarioSpec {
   std::vector<ProbeSpec> probes;
   std::vector<CheckSpec> checks;
   EvidenceMode evidence = EvidenceMode::kOnFailure;
+  // Measured by instruction counts under Valgrind (suite key `instrument`,
+  // per scenario or for the suite; perfgate's --instrument sets it for every
+  // scenario that can be): every command that runs the suite runs it so.
+  bool instrument = false;
 };
 
 // A check taken out of the gate for a while (the suite's `quarantine` list):
@@ -134,6 +138,8 @@ struct SuiteVocabulary {
   // Per workload kind: the keys its adapter declares. A kind without an entry
   // takes a command line (WorkloadKeys' defaults).
   std::map<std::string, WorkloadKeys> workload_keys = {};
+  // The kinds whose launch can run under Valgrind ("instrument": true).
+  std::vector<std::string> instrumentable_kinds = {};
 };
 
 // Variables usable in argv, env and cwd as ${name} or ${name:-default}:

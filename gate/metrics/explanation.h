@@ -83,7 +83,8 @@ struct Explanation {
   // The workload's wall-time change per operation (or repetition), seconds.
   std::optional<double> wall_change_s;
   bool per_op = false;
-  // Only when no kernel-side metric clearly grew.
+  // Only when no kernel-side metric clearly grew, or counted (exact), which
+  // the reporters then say before the kernel-side causes.
   std::optional<UserCodeGrowth> user_code;
   // Who held the CPUs the candidate's threads waited for, largest first.
   std::vector<CpuHolder> cpu_holders;

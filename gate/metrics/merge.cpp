@@ -1,14 +1,65 @@
 #include "metrics/merge.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "metrics/error.h"
 
 namespace perfgate {
 
-RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict) {
+namespace {
+
+// "K/N" as two numbers; nullopt when the text is not that.
+std::optional<std::pair<int, int>> ParsedShard(const std::string& text) {
+  int index = 0, count = 0;
+  char end = 0;
+  if (std::sscanf(text.c_str(), "%d/%d%c", &index, &count, &end) != 2 || index < 1 || count < index) return std::nullopt;
+  return std::pair{index, count};
+}
+
+// Every shard of the split once, or why not.
+void RequireEveryShard(const std::vector<ShardResults>& shards, int expected_count) {
+  int count = expected_count;
+  std::string count_from = expected_count > 0 ? "--shards" : "";
+  std::map<int, std::string> seen;  // shard index -> file
+  for (const ShardResults& shard : shards) {
+    if (shard.results.shard.empty()) {
+      if (expected_count > 0)
+        throw InputError(shard.file + ": not a shard (no \"shard\": it ran the whole suite); --shards " +
+                         std::to_string(expected_count) + " merges the results of `--shard K/" +
+                         std::to_string(expected_count) + "` runs");
+      continue;
+    }
+    const auto parsed = ParsedShard(shard.results.shard);
+    if (!parsed) throw InputError(shard.file + ": $.shard: \"" + shard.results.shard + "\" is not K/N");
+    const auto [index, of] = *parsed;
+    if (count == 0) {
+      count = of;
+      count_from = shard.file;
+    } else if (of != count) {
+      throw InputError(shard.file + ": shard " + shard.results.shard + " is of a split into " + std::to_string(of) +
+                       ", " + count_from + " says " + std::to_string(count));
+    }
+    auto [it, inserted] = seen.emplace(index, shard.file);
+    if (!inserted) throw InputError(shard.file + ": shard " + shard.results.shard + " is also " + it->second);
+  }
+  if (count == 0) return;  // none says: the caller gave whole runs
+  std::string missing;
+  for (int k = 1; k <= count; ++k) {
+    if (!seen.count(k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k) + "/" + std::to_string(count);
+  }
+  if (!missing.empty())
+    throw InfraError("merge: no results of shard " + missing + ": a shard that did not run fails the whole gate");
+}
+
+}  // namespace
+
+RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict, int expected_count) {
   if (shards.empty()) throw InputError("merge: no results files given");
+  RequireEveryShard(shards, expected_count);
   const ShardResults& first = shards.front();
   RunResults merged;
   merged.suite = first.results.suite;

@@ -59,6 +59,10 @@ inline constexpr const char* kWorkloadCpuTime = "workload.cpu_time";
 inline constexpr const char* kSchedRunqLatency = "sched.runq_latency";
 inline constexpr const char* kSchedOffcpuSleep = "sched.offcpu.sleep";
 inline constexpr const char* kBlockIoLatency = "block.io_latency";
+// The instructions an instrumented repetition executed (run/instrumented.h),
+// and the name of the check the gate adds on them when a suite has none.
+inline constexpr const char* kInstrTotal = "instr.total";
+inline constexpr const char* kInstructionTotalCheck = "instr.total.count";
 
 // CPUs' worth of other work on the host while the repetition ran (run/host_load.h).
 inline constexpr const char* kHostOtherCpus = "host.other_cpus";

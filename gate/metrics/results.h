@@ -278,6 +278,9 @@ struct RunResults {
   std::vector<ScenarioResult> scenarios;
   bool partial = false;   // the run was interrupted; what is here was measured
   bool strict = false;    // inconclusive checks fail the run (--strict), in every report
+  // "K/N": the run was shard K of N (--shard); `perfgate merge` joins them
+  // and fails (exit 3) when one of the N is missing. Empty: the whole suite.
+  std::string shard;
   // Accept trailers the run left out (the nightly's --skip-bad-trailers):
   // one line each, where it was and why it could not apply.
   std::vector<std::string> skipped_trailers;

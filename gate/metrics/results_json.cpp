@@ -657,6 +657,7 @@ json ToJson(const RunResults& res) {
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;
+  if (!res.shard.empty()) j["shard"] = res.shard;
   if (!res.skipped_trailers.empty()) j["skipped_trailers"] = res.skipped_trailers;
   return j;
 }
@@ -679,6 +680,7 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   }
   res.baseline_source = r.String("baseline_source", "");
   res.strict = r.Bool("strict", false);
+  res.shard = r.String("shard", "");
   res.skipped_trailers = StringArray(r, "skipped_trailers");
   const json& scenarios = r.ArrayOrEmpty("scenarios");
   for (size_t i = 0; i < scenarios.size(); ++i) {

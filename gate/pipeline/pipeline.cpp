@@ -81,7 +81,11 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
     for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
   }
   if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
-  if (o.instrument) AddInstructionChecks(suite);
+  // --instrument: every scenario that can be, whatever the suite says.
+  if (o.instrument) {
+    for (ScenarioSpec& s : suite.scenarios) s.instrument = s.instrument || CanInstrument(s.workload.kind);
+  }
+  AddInstructionChecks(suite);
   return suite;
 }
 
@@ -129,8 +133,7 @@ RunOptions RunOptionsOf(const GateOptions& o) {
                     .stop = o.stop,
                     .on_scenario_done = {},
                     .more_repetitions = {},
-                    .quiet = o.quiet,
-                    .instrument = o.instrument};
+                    .quiet = o.quiet};
 }
 
 // ... for a flow that measures a suite: it writes the partial results.json
@@ -282,6 +285,20 @@ size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& sele
   return n;
 }
 
+// The regression checks of the whole suite, every shard's: a shard (--shard
+// K/N) decides its own as members of that one family, the checks it did not
+// run counted with p = 1 (CompareOptions::family_size_at_least). Holm's
+// bound then holds over the shards' verdicts together, as over one run's:
+// the first true null hypothesis any shard rejects is below alpha over the
+// number of true ones in all shards.
+size_t WholeSuiteFamily(const GateOptions& o, const Suite& shard_suite,
+                        const std::map<std::string, std::string>& overrides) {
+  if (o.shard.empty()) return RegressionChecks(shard_suite, o.scenarios);
+  GateOptions whole = o;
+  whole.shard.clear();
+  return RegressionChecks(LoadGateSuite(whole, overrides), o.scenarios);
+}
+
 // `baselines`: what adaptive scenarios are compared with at each look; none
 // (baseline record) runs them to their maximum.
 RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& ro, const StoredBaselines* baselines) {
@@ -314,6 +331,10 @@ void WriteExplainedReports(RunResults& results, const std::string& out_dir) {
 // ... naming the suite as the reports should.
 void WriteExplainedReports(RunResults& results, const GateOptions& o) {
   if (!o.suite_path_in_reports.empty()) results.suite_file = o.suite_path_in_reports;
+  if (!o.shard.empty()) {
+    const Shard shard = ParseShard(o.shard);
+    results.shard = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+  }
   WriteExplainedReports(results, o.out_dir);
 }
 
@@ -366,24 +387,28 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
     if (!reason) continue;
     if (!o.quiet) log::Progress("%s: evidence repetition (%s)\n", scenario.name.c_str(), reason->c_str());
     try {
+      // Sampled stacks of the workload itself, not of Valgrind's translation
+      // of it: the evidence repetitions of an instrumented scenario run it bare.
+      ScenarioSpec candidate_spec = *spec, baseline_spec;
+      candidate_spec.instrument = false;
       // An interleaved run's sides take their evidence repetitions in turns.
-      std::vector<EvidenceSide> sides = {
-          {spec, "candidate", MedianWallTime(scenario.repetitions), MedianCpuTime(scenario.repetitions)}};
+      std::vector<EvidenceSide> sides = {{&candidate_spec, "candidate", MedianWallTime(scenario.repetitions),
+                                          MedianCpuTime(scenario.repetitions)}};
       if (baseline_suite != nullptr && baseline_results != nullptr) {
         const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
         const ScenarioResult* b_result = nullptr;
         for (const auto& b : baseline_results->scenarios) {
           if (b.name == scenario.name) b_result = &b;
         }
-        if (b_spec != nullptr && b_result != nullptr)
-          sides.push_back(
-              {b_spec, "baseline", MedianWallTime(b_result->repetitions), MedianCpuTime(b_result->repetitions)});
+        if (b_spec != nullptr && b_result != nullptr) {
+          baseline_spec = *b_spec;
+          baseline_spec.instrument = false;
+          sides.push_back({&baseline_spec, "baseline", MedianWallTime(b_result->repetitions),
+                           MedianCpuTime(b_result->repetitions)});
+        }
       }
-      // Sampled stacks of the workload itself, not of Valgrind's translation of it.
-      RunOptions sampled = ro;
-      sampled.instrument = false;
       for (Evidence& e :
-           EvidenceRepetitions(sides, sampled, *reason, EvidenceTargetSamples(scenario), EvidenceChange(scenario)))
+           EvidenceRepetitions(sides, ro, *reason, EvidenceTargetSamples(scenario), EvidenceChange(scenario)))
         scenario.evidence.push_back(std::move(e));
     } catch (const Error& e) {
       if (e.code() == ExitCode::kBadInput) throw;
@@ -394,7 +419,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
   // Instrumented scenarios: the exact per-function counts beside the samples.
   for (ScenarioResult& scenario : results.scenarios) {
     const ScenarioSpec* spec = SpecOf(suite, scenario.name);
-    if (!ro.instrument || spec == nullptr) continue;
+    if (spec == nullptr || !spec->instrument) continue;
     if (const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario))
       AddCountedEvidence(scenario, *reason);
   }
@@ -449,6 +474,9 @@ SuiteVocabulary GateVocabulary() {
   }
   v.workload_kinds = AdapterKinds();
   v.workload_keys = AdapterKeys();
+  for (const std::string& kind : v.workload_kinds) {
+    if (CanInstrument(kind)) v.instrumentable_kinds.push_back(kind);
+  }
   return v;
 }
 
@@ -557,7 +585,8 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   co.fdr = o.fdr;
   co.interleaved = true;
   if (o.confirm) co.screen_alpha = kScreenAlpha;
-  const size_t family_size = RegressionChecks(candidate, o.scenarios);
+  const size_t family_size = WholeSuiteFamily(o, candidate, variants.candidate_set);
+  co.family_size_at_least = family_size;
   const Environment environment = CaptureEnvironment();
   InterleavedRun run = RunInterleaved(baseline, candidate, ro, [&](const ScenarioResult& c, const ScenarioResult& b) {
     return NeedsMoreRepetitions(c, &b, environment, co, family_size);
@@ -628,7 +657,7 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
   if (!o.suite_file.empty()) policy = TriagePolicyOf(LoadSuiteFile(o.suite_file), o);
   std::vector<ShardResults> shards;
   for (const auto& file : o.results_files) shards.push_back({file, ReadResultsFile(file)});
-  RunResults merged = MergeShards(shards, o.strict);
+  RunResults merged = MergeShards(shards, o.strict, o.shards);
   std::string out_dir = fs::path(o.output_file).parent_path().string();
   if (out_dir.empty()) out_dir = ".";
   DirectoryLock out_lock(out_dir, DirectoryLock::Mode::kReportsOut, "-o");
@@ -658,7 +687,10 @@ GateOutcome MergeResultFiles(const MergeOptions& o) {
 }
 
 std::vector<OverheadResult> MeasureSuiteOverhead(const GateOptions& o, const OverheadOptions& overhead) {
-  return MeasureOverhead(LoadSuiteFile(o.suite_file), RunOptionsOf(o), overhead);
+  // The probes' cost on the workload itself, not on Valgrind's translation of it.
+  Suite suite = LoadSuiteFile(o.suite_file);
+  for (ScenarioSpec& s : suite.scenarios) s.instrument = false;
+  return MeasureOverhead(suite, RunOptionsOf(o), overhead);
 }
 
 }  // namespace perfgate

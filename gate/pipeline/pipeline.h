@@ -118,6 +118,7 @@ struct MergeOptions {
   std::vector<std::string> results_files;
   std::string output_file;
   std::string baseline_dir;  // when set, re-evaluate every check against it as one run
+  int shards = 0;            // the split's N (--shards): every file one of its shards; 0: as the files say
   bool strict = false;
   bool fdr = false;
   bool allow_other_host = false;  // baselines of another machine than the results' decide checks too

@@ -198,11 +198,14 @@ std::string WhyDetail(const ScenarioResult& scenario) {
   if (!scenario.explanation || scenario.explanation->failing.empty()) return "";
   const Explanation& e = *scenario.explanation;
   std::string text;
+  // Counted instructions per function are exact: the answer, said first.
+  const bool counted = e.user_code && e.user_code->counted;
+  if (counted) text += "why: " + DescribeUserCode(*e.user_code) + "\n";
   for (size_t i = 0; i < e.causes.size() && i < kCauses; ++i) text += "why: " + DescribeShift(e.causes[i]) + "\n";
-  if (e.causes.empty()) {
+  if (e.causes.empty() && !counted) {
     text +=
         "why: no kernel-side metric clearly grew" + (e.user_code ? "; " + DescribeUserCode(*e.user_code) : "") + "\n";
-  } else if (e.user_code) {
+  } else if (e.user_code && !counted) {
     text += "why: " + DescribeUserCode(*e.user_code) + "\n";
   }
   if (std::string host = DescribeHost(e); !host.empty()) text += host + "\n";

@@ -187,10 +187,13 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
       if (check && HasBaseline(*check)) item += " " + FormatPercent(check->change_pct);
     }
     item += ":";
+    // Counted instructions per function are exact: the answer, said first.
+    const bool counted = e.user_code && e.user_code->counted;
+    if (counted) item += " " + Cell(DescribeUserCode(*e.user_code)) + ";";
     if (e.causes.empty()) item += " no kernel-side metric clearly grew";
     for (size_t i = 0; i < e.causes.size() && i < kShownCauses; ++i)
       item += (i ? "; " : " ") + Cell(DescribeShift(e.causes[i]));
-    if (e.user_code) item += "; " + Cell(DescribeUserCode(*e.user_code));
+    if (e.user_code && !counted) item += "; " + Cell(DescribeUserCode(*e.user_code));
     if (!host.empty()) item += ". " + PhrasesCell(host);
     if (!held.empty()) item += (host.empty() ? ". host noise (not a cause): " : "; ") + PhrasesCell(held);
     items.push_back(item + "\n");

@@ -178,16 +178,16 @@ void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, Metri
 
 void AddInstructionChecks(Suite& suite) {
   for (ScenarioSpec& spec : suite.scenarios) {
-    if (!CanInstrument(spec.workload.kind)) continue;
+    if (!spec.instrument || !CanInstrument(spec.workload.kind)) continue;
     if (std::any_of(spec.checks.begin(), spec.checks.end(),
-                    [](const CheckSpec& c) { return c.metric == "instr.total"; }))
+                    [](const CheckSpec& c) { return c.metric == kInstrTotal; }))
       continue;
     CheckSpec check;
     check.type = CheckSpec::Type::kRegression;
-    check.metric = "instr.total";
+    check.metric = kInstrTotal;
     check.statistic = "count";
     check.max_regression_pct = kInstructionCountThresholdPct;
-    check.name = "instr.total.count";
+    check.name = kInstructionTotalCheck;
     spec.checks.push_back(std::move(check));
   }
 }

@@ -96,8 +96,8 @@ void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, Metri
 // Their declarations: the workload's own counts, decided by their interval.
 std::vector<MetricDeclaration> InstructionMetricDeclarations();
 
-// Adds, to every scenario of `suite` whose kind can be instrumented and that
-// has no check on instr.total, a regression check of its count per
+// Adds, to every instrumented scenario of `suite` (ScenarioSpec::instrument)
+// that has no check on instr.total, a regression check of its count per
 // repetition at the threshold of every instruction count,
 // kInstructionCountThresholdPct (metrics/results.h): counts repeat to a few
 // parts per million, so a threshold this small is decided by two or three

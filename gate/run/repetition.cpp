@@ -181,7 +181,7 @@ Repetition RunRepetition(const ScenarioSpec& spec, const WorkloadAdapter& adapte
   // Instrumented: the launch under Valgrind, its counts in a directory of
   // this repetition that the workload's user may write.
   std::optional<InstrumentedLaunch> instrumented;
-  if (options.instrument && CanInstrument(spec.workload.kind)) {
+  if (spec.instrument && CanInstrument(spec.workload.kind)) {
     std::vector<std::string> counted = argv;
     for (std::string& arg : adapter.InstrumentedArgs(spec.workload)) counted.push_back(std::move(arg));
     instrumented.emplace(counted, adapter.InstrumentedPauses(spec.workload), as ? &*as : nullptr);

@@ -33,9 +33,6 @@ struct RunOptions {
   // it. Unset: every adaptive scenario runs `max` repetitions.
   std::function<bool(const ScenarioResult&)> more_repetitions;
   bool quiet = false;
-  // Command and gbench workloads run under Valgrind's instruction counting
-  // (run/instrumented.h): instr.total and instr.<function> per repetition.
-  bool instrument = false;
 };
 
 // Returns the measured run; check verdicts are filled in later by compare.

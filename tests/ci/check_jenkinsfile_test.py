@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The Jenkinsfile check passes the shipped Jenkinsfile and fails broken copies of it.
+"""The Jenkinsfile check passes the shipped Jenkinsfile and fails broken copies
+of it; every other Jenkinsfile named passes too.
 
-Usage: check_jenkinsfile_test.py JENKINSFILE
+Usage: check_jenkinsfile_test.py JENKINSFILE [OTHER_JENKINSFILE...]
 """
 import os
 import sys
@@ -31,13 +32,18 @@ BREAKAGES = [
 ]
 
 
-def main(path):
+def main(path, others):
     with open(path, encoding='utf-8') as f:
         good = f.read()
     failures = []
     problems = check_jenkinsfile.check(good)
     if problems:
         failures.append('the shipped Jenkinsfile fails: %s' % problems)
+    for other in others:
+        with open(other, encoding='utf-8') as f:
+            problems = check_jenkinsfile.check(f.read())
+        if problems:
+            failures.append('%s fails: %s' % (other, problems))
     for old, new, expected in BREAKAGES:
         if good.count(old) != 1:
             failures.append('the Jenkinsfile no longer holds %r once; update this test' % old)
@@ -48,9 +54,9 @@ def main(path):
     for f in failures:
         print(f)
     if not failures:
-        print('Jenkinsfile check: shipped file passes, %d broken copies fail' % len(BREAKAGES))
+        print('Jenkinsfile check: shipped files pass (%d), %d broken copies fail' % (1 + len(others), len(BREAKAGES)))
     return 1 if failures else 0
 
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:]))

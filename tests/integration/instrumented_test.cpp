@@ -52,6 +52,12 @@ class InstrumentedAb : public ::testing::Test {
         "warmup": 0, "repetitions": 3, "timeout_s": 120,
         "probes": [{"name": "syscalls", "scope": "workload"}],
         "checks": []}]})");
+    // The same program said instrumented by the suite, beside a timed scenario of it.
+    WriteFile(*dir_ / "keyed.json", R"({"name": "instr-keyed", "instrument": true, "scenarios": [
+        {"name": "encode", "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+         "warmup": 0, "repetitions": 3, "timeout_s": 120},
+        {"name": "encode-timed", "instrument": false, "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+         "warmup": 0, "repetitions": 3, "timeout_s": 120}]})");
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -128,6 +134,22 @@ TEST_F(InstrumentedAb, OnePercentMoreInstructionsInOneFunctionFailsAndTheCounted
   EXPECT_NE(summary.find("the extra instructions are in user code: pg\\_hash\\_block self +"), std::string::npos)
       << summary;
   EXPECT_NE(html.find("the extra instructions are in user code: pg_hash_block"), std::string::npos);
+}
+
+TEST_F(InstrumentedAb, ASuiteSaysWhichScenariosAreInstrumentedWithoutTheFlag) {
+  const testing::CliRun run = RunCli({"ab", *dir_ / "keyed.json", "--baseline-set", "BUILD=a", "--candidate-set",
+                                      "BUILD=comment", "--out", *dir_ / "out-keyed", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const RunResults results = ReadResultsFile(*dir_ / "out-keyed/results.json");
+  ASSERT_EQ(results.scenarios.size(), 2u);
+  const CheckResult* check = InstrCheck(results.scenarios[0]);
+  ASSERT_NE(check, nullptr) << "the suite's instrument gave encode no instr.total check";
+  EXPECT_EQ(check->spec.name, kInstructionTotalCheck);
+  EXPECT_EQ(check->verdict, Verdict::kPass) << check->message;
+  EXPECT_GT(results.scenarios[0].repetitions.at(0).metrics.count(kInstrTotal), 0u);
+  // The scenario that says otherwise ran bare.
+  EXPECT_EQ(InstrCheck(results.scenarios[1]), nullptr);
+  EXPECT_EQ(results.scenarios[1].repetitions.at(0).metrics.count(kInstrTotal), 0u);
 }
 
 TEST_F(InstrumentedAb, ACommentOnlyChangePassesAndCountsRepeatWithinAHundredthOfAPercent) {

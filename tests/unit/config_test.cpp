@@ -66,6 +66,37 @@ TEST(Suite, InstructionCountsGetATightDefaultThresholdAndOthersFivePercent) {
   EXPECT_LT(kInstructionCountThresholdPct, 1.0);
 }
 
+TEST(Suite, InstrumentIsSaidPerScenarioOrForTheSuiteOfKindsThatCanRunUnderValgrind) {
+  SuiteVocabulary vocab = kVocab;
+  vocab.workload_kinds = {"command", "fio"};
+  vocab.instrumentable_kinds = {"command"};
+  const auto parse = [&](const std::string& text) { return ParseSuite(text, "s.json", vocab, kVars); };
+  const std::string scenarios = R"("scenarios": [
+      {"name": "a", "workload": {"argv": ["x"]}},
+      {"name": "b", "workload": {"argv": ["x"]}, "instrument": false},
+      {"name": "c", "workload": {"kind": "fio", "argv": ["x"]}}])";
+  // The suite's default reaches the kinds that can, and a scenario may say otherwise.
+  Suite whole = parse(R"({"name": "s", "instrument": true, )" + scenarios + "}");
+  EXPECT_TRUE(whole.scenarios[0].instrument);
+  EXPECT_FALSE(whole.scenarios[1].instrument);
+  EXPECT_FALSE(whole.scenarios[2].instrument);
+  Suite none = parse(R"({"name": "s", )" + scenarios + "}");
+  EXPECT_FALSE(none.scenarios[0].instrument);
+  // A scenario asking for it with a kind that cannot is bad input naming the path.
+  const std::string error = testing::ErrorOf(
+      [&] {
+        parse(R"({"name": "s", "scenarios": [{"name": "c", "workload": {"kind": "fio", "argv": ["x"]},
+                                               "instrument": true}]})");
+      },
+      ExitCode::kBadInput, "fio");
+  EXPECT_NE(error.find("s.json: $.scenarios[0].instrument: a fio workload cannot run under Valgrind (only command"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(ErrorOf(R"({"name": "s", "instrument": "yes", "scenarios": [{"name": "a", "workload": {"argv": ["x"]}}]})")
+                .find("$.instrument"),
+            std::string::npos);
+}
+
 TEST(Suite, UnknownKeyNamesPathAndSuggestsTheKnownOne) {
   std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitons": 3}]})");
   EXPECT_NE(e.find("s.json: $.scenarios[0].repetitons: unknown key"), std::string::npos) << e;

@@ -165,28 +165,35 @@ TEST(Instrumented, CountsOfEveryProcessAddUpAndNoneIsAnInfrastructureError) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Instrumented, InstrumentableScenariosGetACheckOnInstrTotalOnce) {
+TEST(Instrumented, InstrumentedScenariosGetACheckOnInstrTotalOnce) {
   Suite suite;
-  ScenarioSpec command, fio, checked;
+  ScenarioSpec command, timed, fio, checked;
   command.name = "cmd";
   command.workload.kind = "command";
+  command.instrument = true;
+  timed.name = "timed";
+  timed.workload.kind = "command";
   fio.name = "fio";
   fio.workload.kind = "fio";
+  fio.instrument = true;  // not a kind Valgrind can run (the suite parser refuses it)
   checked.name = "checked";
   checked.workload.kind = "gbench";
+  checked.instrument = true;
   CheckSpec own;
   own.metric = "instr.total";
   own.max_regression_pct = 2;
   checked.checks.push_back(own);
-  suite.scenarios = {command, fio, checked};
+  suite.scenarios = {command, timed, fio, checked};
   AddInstructionChecks(suite);
   ASSERT_EQ(suite.scenarios[0].checks.size(), 1u);
   EXPECT_EQ(suite.scenarios[0].checks[0].metric, "instr.total");
+  EXPECT_EQ(suite.scenarios[0].checks[0].name, kInstructionTotalCheck);
   EXPECT_EQ(suite.scenarios[0].checks[0].statistic, "count");
   EXPECT_EQ(suite.scenarios[0].checks[0].max_regression_pct, kInstructionCountThresholdPct);
-  EXPECT_TRUE(suite.scenarios[1].checks.empty());
-  ASSERT_EQ(suite.scenarios[2].checks.size(), 1u);
-  EXPECT_EQ(suite.scenarios[2].checks[0].max_regression_pct, 2);
+  EXPECT_TRUE(suite.scenarios[1].checks.empty());  // timed: not instrumented
+  EXPECT_TRUE(suite.scenarios[2].checks.empty());
+  ASSERT_EQ(suite.scenarios[3].checks.size(), 1u);
+  EXPECT_EQ(suite.scenarios[3].checks[0].max_regression_pct, 2);
 }
 
 }  // namespace

@@ -680,6 +680,46 @@ RunResults GetppidRegression() {
   return r;
 }
 
+// An instrumented run: 1 % more instructions, Valgrind's own gettid calls
+// grown with them, and 50 % more getppid calls of the workload's.
+RunResults InstrumentedRegression() {
+  RunResults r;
+  r.suite = "counted";
+  r.scenarios.push_back(Sides([](MetricSet& m, bool candidate, int i) {
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.110 : 0.100) * Jitter(i), "s");
+    m[kInstrTotal] = CounterMetric(kInstrTotal, "instructions", candidate ? 1.01e9 : 1e9, 0.1);
+    m["syscalls.count.gettid"] = CounterMetric("syscalls.count.gettid", "count", (candidate ? 2090 : 2000) * Jitter(i), 0.1);
+    m["syscalls.count.getppid"] =
+        CounterMetric("syscalls.count.getppid", "count", (candidate ? 24 : 16) * 1000 * Jitter(i), 0.1);
+    m["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", Latencies({{1000, 1000}}), 0.1);
+  }));
+  r.scenarios[0].checks.push_back(MakeCheck(kInstrTotal, "count", Verdict::kRegression, {1e9, 1e9, 1e9},
+                                            {1.01e9, 1.01e9, 1.01e9}, 0.5));
+  r.verdict = OverallVerdict(r);
+  r.exit_code = ExitCodeFor(r, false);
+  return r;
+}
+
+TEST(Why, UnderValgrindTheCountedGrowthLeadsAndValgrindsOwnCallsAreNotCauses) {
+  RunResults r = Explained(InstrumentedRegression());
+  ASSERT_TRUE(r.scenarios[0].explanation);
+  Explanation& e = *r.scenarios[0].explanation;
+  std::vector<std::string> causes;
+  for (const KernelShift& shift : e.causes) causes.push_back(shift.metric);
+  EXPECT_EQ(causes, std::vector<std::string>{"syscalls.count.getppid"});
+  // What the evidence's counted profiles name (AddCountedEvidence), said first.
+  e.user_code = UserCodeGrowth{.function = "LZ4_compress", .self_delta_pp = 0.76, .counted = true};
+  const std::string md = MarkdownReporter().Render(r);
+  const size_t user = md.find("LZ4\\_compress"), cause = md.find("syscalls.count.getppid");
+  ASSERT_NE(user, std::string::npos) << md;
+  EXPECT_LT(user, cause) << md;
+  const std::string xml = JUnitReporter().Render(r);
+  const size_t first = xml.find("why: ");
+  ASSERT_NE(first, std::string::npos) << xml;
+  EXPECT_EQ(xml.find("why: the extra instructions are in user code: LZ4_compress"), first) << xml;
+  EXPECT_EQ(xml.find("gettid"), std::string::npos) << xml;
+}
+
 TEST(Why, EveryReportLeadsWithTheCauseAndKeepsHostNoiseOnItsOwnLine) {
   RunResults r = Explained(GetppidRegression());
   std::string md = MarkdownReporter().Render(r);

@@ -3,6 +3,8 @@
 
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "config/shard.h"
@@ -159,6 +161,53 @@ TEST(MergeShards, RefusesADuplicatedScenario) {
 }
 
 TEST(MergeShards, RefusesNoInput) { EXPECT_THROW(MergeShards({}, false), Error); }
+
+ShardResults NumberedShard(const std::string& shard, const std::string& scenario) {
+  ShardResults out = ShardOf(shard + ".json", "s", {ScenarioWith(scenario, Verdict::kPass)});
+  out.results.shard = shard;
+  return out;
+}
+
+// The error MergeShards throws, or "" when it merged.
+std::pair<ExitCode, std::string> MergeError(const std::vector<ShardResults>& shards, int expected = 0) {
+  try {
+    MergeShards(shards, false, expected);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {ExitCode::kPass, ""};
+}
+
+TEST(MergeShards, EveryShardOfTheSplitMerges) {
+  const RunResults merged = MergeShards({NumberedShard("2/2", "b"), NumberedShard("1/2", "a")}, false, 2);
+  EXPECT_EQ(merged.scenarios.size(), 2u);
+  EXPECT_EQ(merged.exit_code, 0);
+  EXPECT_EQ(merged.shard, "");
+}
+
+TEST(MergeShards, AMissingShardFailsTheGateAsInfrastructure) {
+  // A shard that crashed left no results: never a pass with fewer checks.
+  const auto [code, what] = MergeError({NumberedShard("1/3", "a"), NumberedShard("3/3", "c")});
+  EXPECT_EQ(code, ExitCode::kInfra);
+  EXPECT_NE(what.find("shard 2/3"), std::string::npos) << what;
+  // The count given, though every file says less of it.
+  const auto [given, said] = MergeError({NumberedShard("1/2", "a")}, 2);
+  EXPECT_EQ(given, ExitCode::kInfra);
+  EXPECT_NE(said.find("shard 2/2"), std::string::npos) << said;
+}
+
+TEST(MergeShards, AShardTwiceOrOfAnotherSplitIsBadInput) {
+  auto [code, what] = MergeError({NumberedShard("1/2", "a"), NumberedShard("1/2", "b")});
+  EXPECT_EQ(code, ExitCode::kBadInput);
+  EXPECT_NE(what.find("is also 1/2.json"), std::string::npos) << what;
+  std::tie(code, what) = MergeError({NumberedShard("1/2", "a"), NumberedShard("2/3", "b")});
+  EXPECT_EQ(code, ExitCode::kBadInput);
+  EXPECT_NE(what.find("split into 3"), std::string::npos) << what;
+  // --shards N: a whole run is not one of them.
+  std::tie(code, what) = MergeError({ShardOf("whole.json", "s", {ScenarioWith("a", Verdict::kPass)})}, 2);
+  EXPECT_EQ(code, ExitCode::kBadInput);
+  EXPECT_EQ(what.find("whole.json: not a shard"), 0u) << what;
+}
 
 }  // namespace
 }  // namespace perfgate
