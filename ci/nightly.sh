@@ -33,8 +33,9 @@
 #   --build-cmd CMD       the build command, run with bash in each checkout
 #   --build-dir DIR       where the build puts its output (default: .)
 #   --dir-var NAME        the suite variable naming it (default: BUILD_DIR)
-#   --reps N, --strict, --user USER, --perfgate PATH, --work DIR
-#                         as for ci/pr-gate.sh
+#   --reps N, --strict, --instrument, --user USER, --perfgate PATH, --work DIR
+#                         as for ci/pr-gate.sh (a suite that says
+#                         "instrument": true is instrumented without the flag)
 #   --out DIR             results, reports, summary (default: perfgate-out)
 #
 # Besides what ci/pr-gate.sh writes there (results.json, junit.xml,
@@ -74,7 +75,7 @@ while [ $# -gt 0 ]; do
       esac
       shift 2
       ;;
-    --strict) pass+=(--strict); shift ;;
+    --strict | --instrument) pass+=("$1"); shift ;;
     *) die "unknown option $1 (see the comment at the top of this script)" ;;
   esac
 done
