@@ -107,7 +107,7 @@ longest_tests() {
 NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^SmokeAa\.|^WhyTest\.'
 NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
 NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
-NORMAL_ONLY+='|^e2e\.pr_gate$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
+NORMAL_ONLY+='|^e2e\.pr_gate(_sharded)?$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
 NORMAL_ONLY+='|^EvidenceRun\.(BlockingPlace|SlowerFunctionFails|GreenRunOnFailure)'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.

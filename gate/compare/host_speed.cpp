@@ -73,12 +73,20 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
 namespace {
 
 // The host's factor on a check's value at the far end of the canary's
-// interval (its time ratio for times, the inverse for rates); nullopt when
-// the host was steady or the check does not move with it.
+// interval, widened by the canary's floor (its time ratio for times, the
+// inverse for rates); nullopt when the host was steady or the check does
+// not move with it. The floor: the canary's reading of the host wanders by
+// that much from one run to the next, and the work it times is not the
+// workload's, so the slowdown it names may be short of the workload's by as
+// much (in the slower-host VM test, once, a loop 3.63x slower against the
+// canary's 2.82x, its interval's far end 3.09x).
 std::optional<double> HostFactor(const CheckResult& check, const HostSpeed& speed) {
   const int scaling = HostSpeedScaling(check.spec.metric, check.unit);
   if (scaling == 0 || speed.direction == HostSpeed::Direction::kSteady) return std::nullopt;
-  const double canary = 1 + (speed.direction == HostSpeed::Direction::kSlower ? speed.high_pct : speed.low_pct) / 100;
+  const bool slower = speed.direction == HostSpeed::Direction::kSlower;
+  const double floor = 1 + HostSpeedFloorPct(speed.canary) / 100;
+  const double far = 1 + (slower ? speed.high_pct : speed.low_pct) / 100;
+  const double canary = slower ? far * floor : far / floor;
   if (!(canary > 0)) return std::nullopt;
   return scaling > 0 ? canary : 1 / canary;
 }
