@@ -4,6 +4,14 @@
 # The first executable file NAME under DIR (a build tree): find_exe DIR NAME.
 find_exe() { find "$1" -name "$2" -type f -perm -u+x -print -quit; }
 
+# The absolute path of the perfgate binary under the build tree DIR.
+perfgate_under() {
+  local found
+  found=$(find_exe "$1" perfgate)
+  [[ -n $found ]] || { echo "no perfgate under $1" >&2; exit 2; }
+  realpath "$found"
+}
+
 require_root() { [[ $EUID -eq 0 ]] || { echo "needs root to load BPF programs" >&2; exit 2; }; }
 
 # require_rounds ROUNDS MIN: a median needs that many.

@@ -2,6 +2,12 @@
 # sourced by them, not run. Needs dpkg-source (dpkg-dev) and network access
 # to Debian's archive on the first use.
 
+# What the benchmarks on it need besides perfgate.
+require_bzip2_tools() {
+  command -v valgrind >/dev/null || { echo "needs valgrind (ci/install-deps.sh installs it)" >&2; exit 2; }
+  command -v dpkg-source >/dev/null || { echo "needs dpkg-source (Debian's dpkg-dev)" >&2; exit 2; }
+}
+
 # Unpacks Debian 12's bzip2 source package into DIR (a new directory). The
 # package comes through apt with a deb-src entry of its own, in a cache
 # directory (PERFGATE_SRC_CACHE, default ~/.cache/perfgate-src): the host's

@@ -17,16 +17,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 source "$here/debian_bzip2.sh"
 [[ $# -ge 1 ]] || { echo "usage: $0 BUILD_DIR [RUNS] [REPETITIONS]" >&2; exit 2; }
-perfgate=$(find_exe "$1" perfgate)
-[[ -n $perfgate ]] || { echo "no perfgate under $1" >&2; exit 2; }
-perfgate=$(realpath "$perfgate")
+perfgate=$(perfgate_under "$1")
 runs=${2:-10}
 reps=${3:-3}
 require_rounds "$runs" 1
 require_root
 require_python3
-command -v valgrind >/dev/null || { echo "needs valgrind (ci/install-deps.sh installs it)" >&2; exit 2; }
-command -v dpkg-source >/dev/null || { echo "needs dpkg-source (Debian's dpkg-dev)" >&2; exit 2; }
+require_bzip2_tools
 
 scratch=$(mktemp -d)
 neighbour=
