@@ -6,6 +6,8 @@
 #     repetition's wall time, median and worst, per scenario;
 #   - its spread on this host: the robust CV (1.4826 MAD / median) of each
 #     canary over every repetition of the runs, and of the runs' medians;
+#   - each run's medians against the recording's, the wall time's and each
+#     canary's: which canary moves with the workload;
 #   - what compare made of it: each A/A run's host speed against the baseline
 #     (the canary that decided, its change and interval), how many runs found
 #     the host slower or faster, and the runs' exit codes.
@@ -47,7 +49,18 @@ for suite in "${SUITES[@]}"; do
 import json, statistics, sys
 from pathlib import Path
 work, name, runs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-parts = ["host.canary.cpu", "host.canary.memory", "host.canary.io"]
+parts = ["host.canary.cpu", "host.canary.memory", "host.canary.fault", "host.canary.io"]
+
+def medians(scenario):
+    """The median of each part and of the wall time over a scenario's repetitions."""
+    out = {}
+    for p in parts + ["workload.wall_time"]:
+        v = [r["metrics"][p]["value"] for r in scenario["repetitions"] if p in r["metrics"]]
+        if v: out[p] = statistics.median(v)
+    return out
+
+recorded = {s["name"]: medians(s) for s in json.loads((work / "record" / "results.json").read_text())["scenarios"]}
+tracking = []
 
 def robust_cv(values):
     if len(values) < 2: return float("nan")
@@ -71,6 +84,8 @@ for i in range(1, runs + 1):
         for p in parts:
             if per_run[p]: run_medians[p].append(statistics.median(per_run[p]))
         if "host_speed" in s: speeds.append((s["name"], s["host_speed"]))
+        then, now = recorded.get(s["name"], {}), medians(s)
+        tracking.append((i, s["name"], {p: 100 * (now[p] / then[p] - 1) for p in now if then.get(p)}))
 
 print(f"== {name}: {runs} A/A runs against a baseline recorded just before")
 for scenario, shares in cost.items():
@@ -89,6 +104,10 @@ for scenario, h in speeds:
     if h["direction"] != "steady":
         print(f"  {scenario}: {h['direction']}, {h['canary']} {h['change_pct']:+.1f} % "
               f"[{h['low_pct']:+.1f}, {h['high_pct']:+.1f}]")
+# Each run's medians against the recording's: does a canary move with the workload?
+for i, scenario, change in tracking:
+    print(f"run {i} {scenario}: wall {change.get('workload.wall_time', float('nan')):+.1f} %, " +
+          ", ".join(f"{p.split('.')[-1]} {change[p]:+.1f} %" for p in parts if p in change))
 print("exit codes: " + " ".join(str(c) for c in codes))
 PY
 done

@@ -167,11 +167,12 @@ namespace {
 constexpr double kSteadinessSeconds = 3;
 
 void HostSteadiness() {
-  std::vector<double> loop, stream, read;
+  std::vector<double> loop, stream, faults, read;
   for (double spent = 0; spent < kSteadinessSeconds; spent += 0.05) {
     const CanaryReading r = RunCanary(0.02);
     if (r.cpu_s) loop.push_back(*r.cpu_s);
     if (r.memory_s) stream.push_back(*r.memory_s);
+    if (r.fault_s) faults.push_back(*r.fault_s);
     if (r.io_s) read.push_back(*r.io_s);
     usleep(static_cast<useconds_t>(std::max(0.0, 0.05 - r.elapsed_s) * 1e6));
   }
@@ -181,7 +182,7 @@ void HostSteadiness() {
   const double smallest = SmallestChangeTheHostLetsDecide(stats::RobustCoefficientOfVariation(loop));
   Line(smallest <= 2 * kHostSpeedFloorPct, "host steadiness",
        "the canary's spread over " + FormatValue("%.0f", kSteadinessSeconds) + " s: loop " + cv(loop) + ", stream " +
-           cv(stream) + ", direct read " + cv(read) + "; a run against stored baselines tells a timing change from "
+           cv(stream) + ", faults " + cv(faults) + ", direct read " + cv(read) + "; a run against stored baselines tells a timing change from "
            "the host's own beyond " + FormatValue("%.0f", smallest) + " %" +
            (smallest <= 2 * kHostSpeedFloorPct ? "" : ": set timing thresholds above it, or gate with perfgate ab"));
 }

@@ -24,7 +24,9 @@ std::vector<double> CanaryValues(const ScenarioResult& scenario, const char* nam
 }  // namespace
 
 double HostSpeedFloorPct(const std::string& canary) {
-  return canary == kHostCanaryMemory ? kHostStreamFloorPct : kHostSpeedFloorPct;
+  if (canary == kHostCanaryMemory) return kHostStreamFloorPct;
+  if (canary == kHostCanaryFault) return kHostFaultFloorPct;
+  return kHostSpeedFloorPct;
 }
 
 int HostSpeedScaling(const std::string& metric, const std::string& unit) {
@@ -41,7 +43,7 @@ std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const
   // The direct reads are recorded but decide nothing: one 4 KiB read waits
   // behind whatever else the device serves, and on the CI hosts their
   // spread over a run was about 100 % (bench/canary.sh).
-  for (const char* name : {kHostCanaryCpu, kHostCanaryMemory}) {
+  for (const char* name : kHostSpeedCanaries) {
     const std::vector<double> then = CanaryValues(baseline, name), now = CanaryValues(candidate, name);
     if (then.size() < static_cast<size_t>(kMinCanaries) || now.size() < static_cast<size_t>(kMinCanaries)) continue;
     const stats::RelativeChange shift = stats::RelativeShiftOfLogs(then, now, confidence);

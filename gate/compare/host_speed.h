@@ -17,10 +17,11 @@ namespace perfgate {
 // A canary's change must lie beyond its floor, its whole interval, for the
 // host to count as slower or faster: beyond what the canary's median moves
 // by from one A/A run to the next on a busy host (docs/verdicts.md): the
-// loop's by about 5 %, the stream's by about 10 %.
+// loop's by about 5 %, the stream's and the faults' by about 10 %.
 inline constexpr double kHostSpeedFloorPct = 5;
 inline constexpr double kHostStreamFloorPct = 10;
-// The floor of the canary metric `canary` (host.canary.cpu or .memory).
+inline constexpr double kHostFaultFloorPct = 10;
+// The floor of the canary metric `canary` (one of kHostSpeedCanaries).
 double HostSpeedFloorPct(const std::string& canary);
 // Canaries a side needs before the host's speed is compared.
 inline constexpr int kMinCanaries = 3;
@@ -30,9 +31,9 @@ inline constexpr int kMinCanaries = 3;
 // at all (counts, per-operation counts, instruction counts, sizes).
 int HostSpeedScaling(const std::string& metric, const std::string& unit);
 
-// The host's speed during `candidate` against `baseline`'s, from the loop's
-// and the stream's canaries of their measured repetitions (the direct
-// reads' vary too much to decide), at `confidence`: slower when some
+// The host's speed during `candidate` against `baseline`'s, from the
+// canaries of their measured repetitions that tell it (kHostSpeedCanaries:
+// the loop, the stream and the faults), at `confidence`: slower when some
 // canary's interval lies wholly above its floor (HostSpeedFloorPct; the one
 // reaching highest decides), faster when some lies wholly below minus its
 // floor (the one reaching lowest), else steady (the cpu canary shown). nullopt

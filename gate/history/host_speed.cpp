@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -37,16 +38,24 @@ std::optional<double> LocalLevel(const std::vector<double>& logs, const std::vec
 
 }  // namespace
 
-// The loop and the stream: the direct reads spread about 100 % over a run on
-// a busy CI host and decide nothing (compare/host_speed.h does the same).
+// The loop, the stream and the faults: the direct reads spread about 100 %
+// over a run on a busy CI host and decide nothing (compare/host_speed.h does
+// the same).
 const std::vector<std::string>& HostSpeedParts() {
-  static const std::vector<std::string> parts = {kHostCanaryCpu, kHostCanaryMemory, kHostRunqWaitBehindOthers};
+  static const std::vector<std::string> parts = [] {
+    std::vector<std::string> p(std::begin(kHostSpeedCanaries), std::end(kHostSpeedCanaries));
+    p.push_back(kHostRunqWaitBehindOthers);
+    return p;
+  }();
   return parts;
 }
 
 const std::vector<std::string>& HostSpeedMetrics() {
-  static const std::vector<std::string> metrics = {kHostCanaryCpu, kHostCanaryMemory, kHostRunqWaitBehindOthers,
-                                                   kWorkloadWallTime};
+  static const std::vector<std::string> metrics = [] {
+    std::vector<std::string> m = HostSpeedParts();
+    m.push_back(kWorkloadWallTime);
+    return m;
+  }();
   return metrics;
 }
 
@@ -54,7 +63,7 @@ bool IsHostSeries(const HistorySeries& series) { return series.metric.rfind("hos
 
 HostSpeeds HostSpeeds::FromSeries(const std::vector<HistorySeries>& series) {
   HostSpeeds speeds;
-  const std::vector<std::string> canaries = {kHostCanaryCpu, kHostCanaryMemory};
+  const std::vector<std::string> canaries(std::begin(kHostSpeedCanaries), std::end(kHostSpeedCanaries));
   // (suite, scenario, run): the night's mean wall time and wait behind others.
   std::map<std::tuple<std::string, std::string, int64_t>, std::pair<double, double>> waits;
   for (const HistorySeries& s : series) {

@@ -74,12 +74,17 @@ inline constexpr const char* kHostCpuPressure = "host.cpu_pressure";
 inline constexpr const char* kHostMemoryPressure = "host.memory_pressure";
 inline constexpr const char* kHostIoPressure = "host.io_pressure";
 // The host canary (run/canary.h), timed around each repetition: seconds per
-// 2^20 iterations of a dependent integer loop, per GiB read, per 4 KiB
-// direct read, and the whole canary's time (its cost).
+// 2^20 iterations of a dependent integer loop, per GiB read, per MiB of
+// fresh memory faulted in, per 4 KiB direct read, and the whole canary's
+// time (its cost).
 inline constexpr const char* kHostCanaryCpu = "host.canary.cpu";
 inline constexpr const char* kHostCanaryMemory = "host.canary.memory";
+inline constexpr const char* kHostCanaryFault = "host.canary.fault";
 inline constexpr const char* kHostCanaryIo = "host.canary.io";
 inline constexpr const char* kHostCanaryElapsed = "host.canary.elapsed";
+// The canaries that tell the host's speed (compare/host_speed.h, the
+// nightly's history): the direct reads vary too much to.
+inline constexpr const char* kHostSpeedCanaries[] = {kHostCanaryCpu, kHostCanaryMemory, kHostCanaryFault};
 // File pages of a workload started in a memory cgroup (memory_limit_mb) that
 // reclaim had evicted and that it read back from the disk, in bytes: the
 // cgroup's workingset refaults (run/memory_pressure.h).

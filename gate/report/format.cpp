@@ -106,11 +106,12 @@ std::string FormatCpuHolders(const ScenarioResult& scenario) {
 }
 
 // "host canary (medians of 7): loop 1.71 ms per 2^20 iterations, stream
-// 450 ms per GiB, direct read 120 us"; "" without canaries.
+// 450 ms per GiB, faults 620 us per MiB, direct read 120 us"; "" without canaries.
 std::string CanaryMedians(const ScenarioResult& scenario) {
   std::string text;
   const std::pair<const char*, const char*> parts[] = {{kHostCanaryCpu, "loop %s per 2^20 iterations"},
                                                        {kHostCanaryMemory, "stream %s per GiB"},
+                                                       {kHostCanaryFault, "faults %s per MiB"},
                                                        {kHostCanaryIo, "direct read %s"}};
   size_t count = 0;
   for (const auto& [name, format] : parts) {

@@ -1,5 +1,5 @@
 // The host canary: a short fixed piece of work — a dependent integer loop,
-// a memory stream, a few direct-I/O reads — timed right before and right
+// a memory stream, fresh memory faulted in, a few direct-I/O reads — timed right before and right
 // after every repetition (warm-ups too), on the thread that starts the workload, so
 // on the CPUs and in the cgroup the workload inherits. Its times per unit of
 // work are the repetition's host.canary.* metrics: how fast this host is
@@ -10,7 +10,7 @@
 //
 // The canary is sized to a share of the repetition it brackets (the
 // previous one's wall time), between kMinSeconds and kMaxSeconds, so its
-// cost stays near kShareOfRepetition (bench/canary_cost.sh). Its metrics
+// cost stays near kShareOfRepetition (bench/canary.sh). Its metrics
 // are times per unit of work, comparable whatever the size.
 #pragma once
 
@@ -25,6 +25,7 @@ namespace perfgate {
 struct CanaryReading {
   std::optional<double> cpu_s;     // host.canary.cpu: s per 2^20 iterations of the loop
   std::optional<double> memory_s;  // host.canary.memory: s per GiB read
+  std::optional<double> fault_s;   // host.canary.fault: s per MiB of fresh memory mapped, written, unmapped
   std::optional<double> io_s;      // host.canary.io: s per 4 KiB direct read (absent where the
                                    // temporary directory's file system refuses O_DIRECT)
   double elapsed_s = 0;            // host.canary.elapsed: the whole canary, its cost
@@ -44,7 +45,7 @@ CanaryReading CanaryOf(const MetricSet& metrics);
 CanaryReading BracketReading(const CanaryReading& before, const CanaryReading& after);
 
 // Runs the canary for about `budget_s` seconds and returns its reading;
-// without `reads`, the loop and the stream only. Its buffers and file are
+// without `reads`, the loop, the stream and the faults only. Its buffers and file are
 // set up on the first call of the process and kept.
 CanaryReading RunCanary(double budget_s, bool reads = true);
 
@@ -56,8 +57,8 @@ class HostCanary {
   static constexpr double kMinSeconds = 0.0006;
   static constexpr double kMaxSeconds = 0.05;
 
-  // Runs half the canary sized for the repetition about to start: the loop
-  // and the stream. The direct reads, which decide nothing and on a busy
+  // Runs half the canary sized for the repetition about to start: the
+  // loop, the stream and the faults. The direct reads, which decide nothing and on a busy
   // device cost most, come after it only.
   void Before();
   // Runs the other half right after it and returns the whole reading
@@ -67,7 +68,7 @@ class HostCanary {
   // after a pause run at full speed, while the workload that used up the
   // quota and the canary right after it are both held back.
   CanaryReading After(double wall_s);
-  // A slow spell: the loop or the stream of `reading` took more than
+  // A slow spell: the loop, the stream or the faults of `reading` took more than
   // kSpellFactor times its median over the canaries of this schedule before
   // it (at least kSpellHistory of them): the reason in words, else "". The
   // direct reads vary too much to tell. The reading joins the history

@@ -268,6 +268,7 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
       HostMetric(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
       HostMetric(kHostCanaryCpu, "s", "the host canary around the repetition: seconds per 2^20 iterations of a dependent integer loop"),
       HostMetric(kHostCanaryMemory, "s", "the host canary around the repetition: seconds per GiB read through memory"),
+      HostMetric(kHostCanaryFault, "s", "the host canary around the repetition: seconds per MiB of fresh memory mapped, written and unmapped"),
       HostMetric(kHostCanaryIo, "s", "the host canary around the repetition: seconds per 4 KiB direct read"),
       HostMetric(kHostCanaryElapsed, "s", "the host canary's whole time, before and after the repetition (its cost)"),
       KernelCounter(kReclaimRefaultBytes, "bytes", {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},

@@ -16,7 +16,7 @@ import os
 import statistics
 import sys
 
-SHOWN = ["host.canary.cpu", "host.canary.memory", "workload.cpu_time", "workload.wall_time"]
+SHOWN = ["host.canary.cpu", "host.canary.memory", "host.canary.fault", "workload.cpu_time", "workload.wall_time"]
 
 
 def load(directory, name):
