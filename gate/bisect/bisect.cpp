@@ -96,10 +96,7 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
   // scenario of a kind that can run under Valgrind takes.
   if (o.instrument) {
     raw["instrument"] = true;
-    for (ScenarioSpec& s : suite.scenarios) {
-      const auto& kinds = vocabulary.instrumentable_kinds;
-      s.instrument = s.instrument || std::find(kinds.begin(), kinds.end(), s.workload.kind) != kinds.end();
-    }
+    InstrumentEveryScenarioThatCan(suite, vocabulary);
   }
   // Scenario index -> indices of its checks kept, and checks added.
   std::map<size_t, std::set<size_t>> kept;

@@ -9,13 +9,9 @@
 #include <vector>
 
 #include "config/suite.h"
+#include "metrics/shard.h"
 
 namespace perfgate {
-
-struct Shard {
-  int index = 1;  // 1-based, 1..count
-  int count = 1;
-};
 
 // Parses "K/N" with 1 <= K <= N; InputError naming --shard otherwise.
 Shard ParseShard(const std::string& text);

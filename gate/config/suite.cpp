@@ -253,17 +253,12 @@ struct ScenarioDefaults {
   bool instrument = false;
 };
 
-bool Instrumentable(const SuiteVocabulary& vocab, const std::string& kind) {
-  return std::find(vocab.instrumentable_kinds.begin(), vocab.instrumentable_kinds.end(), kind) !=
-         vocab.instrumentable_kinds.end();
-}
-
 // The scenario's `instrument`, or the suite's for a kind that can be
 // instrumented; a scenario asking for it with a kind that cannot is an error.
 bool ParseInstrument(const SuiteObject& o, const ScenarioSpec& s, const SuiteVocabulary& vocab, bool suite_default) {
-  if (!o.Has("instrument")) return suite_default && Instrumentable(vocab, s.workload.kind);
+  if (!o.Has("instrument")) return suite_default && vocab.Instrumentable(s.workload.kind);
   const bool instrument = o.Bool("instrument");
-  if (instrument && !Instrumentable(vocab, s.workload.kind)) {
+  if (instrument && !vocab.Instrumentable(s.workload.kind)) {
     std::string kinds;
     for (const auto& kind : vocab.instrumentable_kinds) kinds += (kinds.empty() ? "" : " and ") + kind;
     o.Fail(o.At("instrument"), "a " + s.workload.kind + " workload cannot run under Valgrind (only " + kinds +
@@ -510,6 +505,14 @@ Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocab, const Sui
   if (!o.Has("quarantine")) o.Fail("$", "a quarantine file holds {\"quarantine\": [...]}");
   for (QuarantineEntry& e : ParseQuarantine(o, suite.scenarios)) suite.quarantine.push_back(std::move(e));
   return suite;
+}
+
+bool SuiteVocabulary::Instrumentable(const std::string& kind) const {
+  return std::find(instrumentable_kinds.begin(), instrumentable_kinds.end(), kind) != instrumentable_kinds.end();
+}
+
+void InstrumentEveryScenarioThatCan(Suite& suite, const SuiteVocabulary& vocabulary) {
+  for (ScenarioSpec& s : suite.scenarios) s.instrument = s.instrument || vocabulary.Instrumentable(s.workload.kind);
 }
 
 }  // namespace perfgate

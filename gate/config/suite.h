@@ -140,6 +140,7 @@ struct SuiteVocabulary {
   std::map<std::string, WorkloadKeys> workload_keys = {};
   // The kinds whose launch can run under Valgrind ("instrument": true).
   std::vector<std::string> instrumentable_kinds = {};
+  bool Instrumentable(const std::string& kind) const;
 };
 
 // Variables usable in argv, env and cwd as ${name} or ${name:-default}:
@@ -158,6 +159,10 @@ struct SuiteVariables {
 // Also reads the quarantine file beside the suite (QuarantineFileOf) when
 // there is one: its entries join the suite's own.
 Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, const SuiteVariables& variables);
+
+// --instrument: every scenario whose kind can run under Valgrind counts
+// instructions, whatever the suite says (as its suite-level key would).
+void InstrumentEveryScenarioThatCan(Suite& suite, const SuiteVocabulary& vocabulary);
 // The quarantine file beside a suite: perf/suite.json -> perf/suite.quarantine.json,
 // {"quarantine": [...]} with the entries the suite's own list takes. Kept
 // apart so that quarantining a check touches no suite; read, like the suite,

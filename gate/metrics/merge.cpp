@@ -1,24 +1,16 @@
 #include "metrics/merge.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "metrics/error.h"
+#include "metrics/shard.h"
 
 namespace perfgate {
 
 namespace {
-
-// "K/N" as two numbers; nullopt when the text is not that.
-std::optional<std::pair<int, int>> ParsedShard(const std::string& text) {
-  int index = 0, count = 0;
-  char end = 0;
-  if (std::sscanf(text.c_str(), "%d/%d%c", &index, &count, &end) != 2 || index < 1 || count < index) return std::nullopt;
-  return std::pair{index, count};
-}
 
 // Every shard of the split once, or why not.
 void RequireEveryShard(const std::vector<ShardResults>& shards, int expected_count) {
@@ -33,7 +25,7 @@ void RequireEveryShard(const std::vector<ShardResults>& shards, int expected_cou
                          std::to_string(expected_count) + "` runs");
       continue;
     }
-    const auto parsed = ParsedShard(shard.results.shard);
+    const std::optional<Shard> parsed = ShardOfText(shard.results.shard);
     if (!parsed) throw InputError(shard.file + ": $.shard: \"" + shard.results.shard + "\" is not K/N");
     const auto [index, of] = *parsed;
     if (count == 0) {

@@ -82,9 +82,7 @@ Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> ove
   }
   if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
   // --instrument: every scenario that can be, whatever the suite says.
-  if (o.instrument) {
-    for (ScenarioSpec& s : suite.scenarios) s.instrument = s.instrument || CanInstrument(s.workload.kind);
-  }
+  if (o.instrument) InstrumentEveryScenarioThatCan(suite, GateVocabulary());
   AddInstructionChecks(suite);
   return suite;
 }
