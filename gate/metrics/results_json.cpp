@@ -6,198 +6,15 @@
 
 #include "metrics/error.h"
 #include "metrics/json_reader.h"
+#include "metrics/results_json_parts.h"
 
 namespace perfgate {
 
 using nlohmann::json;
 
-namespace {
-
-std::vector<double> NumberArray(const JsonObjectReader& r, const std::string& key) {
-  std::vector<double> out;
-  const json& a = r.ArrayOrEmpty(key);
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number() || !std::isfinite(a[i].get<double>())) r.Fail(r.At(key, i), "expected a finite number");
-    out.push_back(a[i].get<double>());
-  }
-  return out;
-}
-
-json OptionalToJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json ToJson(const CheckSpec& s) {
-  json j = {{"type", ToString(s.type)}, {"metric", s.metric}, {"name", s.name}};
-  if (!s.statistic.empty()) j["statistic"] = s.statistic;
-  if (s.type == CheckSpec::Type::kRegression) j["max_regression_pct"] = s.max_regression_pct;
-  if (s.max) j["max"] = *s.max;
-  if (s.min) j["min"] = *s.min;
-  return j;
-}
-
-CheckSpec CheckSpecFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  CheckSpec s;
-  std::string type = r.String("type");
-  if (type == "budget") s.type = CheckSpec::Type::kBudget;
-  else if (type == "regression") s.type = CheckSpec::Type::kRegression;
-  else r.Fail(r.At("type"), "expected \"regression\" or \"budget\", got \"" + type + "\"");
-  s.metric = r.String("metric");
-  s.statistic = r.String("statistic", "");
-  s.name = r.String("name", s.metric);
-  s.max_regression_pct = r.Number("max_regression_pct", s.max_regression_pct);
-  s.max = r.OptionalNumber("max");
-  s.min = r.OptionalNumber("min");
-  return s;
-}
-
-json ToJson(const CheckResult& c) {
-  json j = {{"spec", ToJson(c.spec)},
-          {"statistic", c.statistic},
-          {"unit", c.unit},
-          {"better", ToString(c.better)},
-          {"verdict", ToString(c.verdict)},
-          {"baseline_values", c.baseline_values},
-          {"candidate_values", c.candidate_values},
-          {"baseline_median", c.baseline_median},
-          {"candidate_median", c.candidate_median},
-          {"change_pct", c.change_pct},
-          {"change_ci_low_pct", OptionalToJson(c.change_ci_low_pct)},
-          {"change_ci_high_pct", OptionalToJson(c.change_ci_high_pct)},
-          {"p_value", OptionalToJson(c.p_value)},
-          {"p_adjusted", OptionalToJson(c.p_adjusted)},
-          {"min_detectable_pct", OptionalToJson(c.min_detectable_pct)},
-          {"message", c.message}};
-  if (c.pairs > 0) j["pairs"] = c.pairs;
-  if (c.confirmation) {
-    j["confirmation"] = {{"confirmed", c.confirmation->confirmed},
-                         {"pairs", c.confirmation->pairs},
-                         {"seconds", c.confirmation->seconds},
-                         {"first", c.confirmation->first}};
-  }
-  if (c.triage) {
-    const CheckResult::Triage& t = *c.triage;
-    j["triage"] = {{"state", t.state},
-                   {"measured", ToString(t.measured)},
-                   {"bound_pct", OptionalToJson(t.bound_pct)},
-                   {"reason", t.reason},
-                   {"by", t.by},
-                   {"until", t.until},
-                   {"note", t.note}};
-  }
-  return j;
-}
-
-CheckResult CheckResultFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  CheckResult c;
-  c.spec = CheckSpecFromJson(r.Get("spec"), file, r.At("spec"));
-  c.statistic = r.String("statistic", "");
-  c.unit = r.String("unit", "");
-  auto better = ParseBetter(r.String("better", "lower"));
-  if (!better) r.Fail(r.At("better"), "expected lower, higher or none");
-  c.better = *better;
-  auto verdict = ParseVerdict(r.String("verdict"));
-  if (!verdict) r.Fail(r.At("verdict"), "unknown verdict");
-  c.verdict = *verdict;
-  c.baseline_values = NumberArray(r, "baseline_values");
-  c.candidate_values = NumberArray(r, "candidate_values");
-  c.baseline_median = r.Number("baseline_median", 0);
-  c.candidate_median = r.Number("candidate_median", 0);
-  c.change_pct = r.Number("change_pct", 0);
-  c.change_ci_low_pct = r.OptionalNumber("change_ci_low_pct");
-  c.change_ci_high_pct = r.OptionalNumber("change_ci_high_pct");
-  c.p_value = r.OptionalNumber("p_value");
-  c.p_adjusted = r.OptionalNumber("p_adjusted");
-  c.min_detectable_pct = r.OptionalNumber("min_detectable_pct");
-  c.message = r.String("message", "");
-  c.pairs = r.Int("pairs", 0);
-  if (r.Has("confirmation")) {
-    JsonObjectReader cr(r.Get("confirmation"), file, r.At("confirmation"));
-    CheckResult::Confirmation confirmation;
-    confirmation.confirmed = cr.Bool("confirmed");
-    confirmation.pairs = cr.Int("pairs", 0);
-    confirmation.seconds = cr.Number("seconds", 0);
-    confirmation.first = cr.String("first", "");
-    c.confirmation = std::move(confirmation);
-  }
-  if (r.Has("triage")) {
-    JsonObjectReader tr(r.Get("triage"), file, r.At("triage"));
-    CheckResult::Triage t;
-    t.state = tr.String("state");
-    if (t.state != "accepted" && t.state != "exceeded" && t.state != "quarantined" && t.state != "expired") {
-      tr.Fail(tr.At("state"), "expected accepted, exceeded, quarantined or expired");
-    }
-    auto measured = ParseVerdict(tr.String("measured", "pass"));
-    if (!measured) tr.Fail(tr.At("measured"), "unknown verdict");
-    t.measured = *measured;
-    t.bound_pct = tr.OptionalNumber("bound_pct");
-    t.reason = tr.String("reason", "");
-    t.by = tr.String("by", "");
-    t.until = tr.String("until", "");
-    t.note = tr.String("note", "");
-    c.triage = std::move(t);
-  }
-  return c;
-}
-
-json ToJson(const ProbeReport& p) {
-  json hooks = json::array();
-  for (const auto& h : p.hooks) {
-    hooks.push_back({{"hook", h.hook}, {"attach_type", h.attach_type}, {"target", h.target}, {"rejected", h.rejected}});
-  }
-  json j = {{"name", p.name},
-            {"scope", p.scope},
-            {"hooks", hooks},
-            {"run_count", p.run_count},
-            {"run_time_ns", p.run_time_ns},
-            {"drops", p.drops},
-            {"workload_cpu_ns", p.workload_cpu_ns},
-            {"not_attached", p.not_attached}};
-  if (!p.unavailable.empty()) {
-    json unavailable = json::array();
-    for (const UnavailableMetrics& u : p.unavailable)
-      unavailable.push_back({{"metrics", u.metrics}, {"reason", u.reason}, {"instead", u.instead}});
-    j["unavailable"] = std::move(unavailable);
-  }
-  return j;
-}
-
-ProbeReport ProbeReportFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  ProbeReport p;
-  p.name = r.String("name");
-  p.scope = r.String("scope", "workload");
-  const json& hooks = r.ArrayOrEmpty("hooks");
-  for (size_t i = 0; i < hooks.size(); ++i) {
-    JsonObjectReader h(hooks[i], file, r.At("hooks", i));
-    HookChoice c{h.String("hook", ""), h.String("attach_type", ""), h.String("target", ""), {}};
-    const json& rejected = h.ArrayOrEmpty("rejected");
-    for (size_t k = 0; k < rejected.size(); ++k) {
-      if (!rejected[k].is_string()) h.Fail(h.At("rejected", k), "expected a string");
-      c.rejected.push_back(rejected[k].get<std::string>());
-    }
-    p.hooks.push_back(std::move(c));
-  }
-  p.run_count = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_count", 0)));
-  p.run_time_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("run_time_ns", 0)));
-  p.drops = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("drops", 0)));
-  p.workload_cpu_ns = static_cast<uint64_t>(std::max<int64_t>(0, r.Integer("workload_cpu_ns", 0)));
-  p.not_attached = r.String("not_attached", "");
-  const json& unavailable = r.ArrayOrEmpty("unavailable");
-  for (size_t i = 0; i < unavailable.size(); ++i) {
-    JsonObjectReader u(unavailable[i], file, r.At("unavailable", i));
-    UnavailableMetrics entry{{}, u.String("reason"), u.String("instead", "")};
-    const json& metrics = u.ArrayOrEmpty("metrics");
-    for (size_t k = 0; k < metrics.size(); ++k) {
-      if (!metrics[k].is_string()) u.Fail(u.At("metrics", k), "expected a string");
-      entry.metrics.push_back(metrics[k].get<std::string>());
-    }
-    p.unavailable.push_back(std::move(entry));
-  }
-  return p;
-}
-
-}  // namespace
+using results_json::ArrayFromJson;
+using results_json::Count;
+using results_json::StringArray;
 
 json ToJson(const Metric& m) {
   json j = {{"kind", ToString(m.kind)}, {"unit", m.unit}, {"better", ToString(m.better)}};
@@ -257,12 +74,9 @@ Metric MetricFromJson(const json& j, const std::string& file, const std::string&
 }
 
 json ToJson(const Environment& e) {
-  return {{"kernel", e.kernel},
-          {"cpu_model", e.cpu_model},
-          {"cpu_count", e.cpu_count},
-          {"perfgate_version", e.perfgate_version},
-          {"git_commit", e.git_commit},
-          {"hostname", e.hostname},
+  return {{"kernel", e.kernel},         {"cpu_model", e.cpu_model},
+          {"cpu_count", e.cpu_count},   {"perfgate_version", e.perfgate_version},
+          {"git_commit", e.git_commit}, {"hostname", e.hostname},
           {"timestamp", e.timestamp}};
 }
 
@@ -331,216 +145,6 @@ std::vector<Repetition> RepetitionsFromJson(const JsonObjectReader& r, const cha
   return out;
 }
 
-json ToJson(const Evidence& e) {
-  json profiles = json::array();
-  for (const auto& p : e.profiles) {
-    json stacks = json::object();
-    for (const auto& [stack, weight] : p.stacks) stacks[stack] = weight;
-    json pj = {{"kind", p.kind},
-               {"unit", p.unit},
-               {"total", p.total},
-               {"samples", p.samples},
-               {"truncated_user_stacks", p.truncated_user_stacks},
-               {"stacks", stacks}};
-    if (!p.sources.empty()) pj["sources"] = p.sources;
-    if (!p.file.empty()) pj["file"] = p.file;
-    if (p.spread_df > 0) pj["spread"] = {{"chi_square", p.spread_chi_square}, {"df", p.spread_df}};
-    profiles.push_back(std::move(pj));
-  }
-  return {{"side", e.side},   {"reason", e.reason}, {"frequency_hz", e.frequency_hz},
-          {"slowdown", e.slowdown}, {"notes", e.notes},   {"profiles", profiles}};
-}
-
-uint64_t Count(const JsonObjectReader& r, const std::string& key) {
-  const int64_t n = r.Integer(key, 0);
-  if (n < 0) r.Fail(r.At(key), "expected a non-negative integer");
-  return static_cast<uint64_t>(n);
-}
-
-std::vector<std::string> StringArray(const JsonObjectReader& r, const std::string& key) {
-  std::vector<std::string> out;
-  const json& a = r.ArrayOrEmpty(key);
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_string()) r.Fail(r.At(key, i), "expected a string");
-    out.push_back(a[i].get<std::string>());
-  }
-  return out;
-}
-
-Evidence EvidenceFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  Evidence e;
-  e.side = r.String("side");
-  if (e.side != "baseline" && e.side != "candidate") r.Fail(r.At("side"), "expected \"baseline\" or \"candidate\"");
-  e.reason = r.String("reason", "");
-  const int64_t hz = r.Integer("frequency_hz", 0);
-  if (hz < 0 || hz > 100000) r.Fail(r.At("frequency_hz"), "expected 0..100000");
-  e.frequency_hz = static_cast<int>(hz);
-  e.slowdown = r.Number("slowdown", 0);
-  e.notes = StringArray(r, "notes");
-  const json& profiles = r.ArrayOrEmpty("profiles");
-  for (size_t i = 0; i < profiles.size(); ++i) {
-    JsonObjectReader pr(profiles[i], file, r.At("profiles", i));
-    FoldedProfile p;
-    p.kind = pr.String("kind");
-    if (p.kind != "on-cpu" && p.kind != "off-cpu" && p.kind != "preempted" && p.kind != "futex" && p.kind != "counted")
-      pr.Fail(pr.At("kind"), "expected \"on-cpu\", \"off-cpu\", \"preempted\", \"futex\" or \"counted\"");
-    p.unit = pr.String("unit", "");
-    p.total = Count(pr, "total");
-    p.samples = Count(pr, "samples");
-    p.truncated_user_stacks = Count(pr, "truncated_user_stacks");
-    p.file = pr.String("file", "");
-    if (pr.Has("spread")) {
-      JsonObjectReader sr(pr.Get("spread"), file, pr.At("spread"));
-      p.spread_chi_square = sr.Number("chi_square", 0, std::numeric_limits<double>::max());
-      p.spread_df = static_cast<uint32_t>(sr.Integer("df", 1, std::numeric_limits<int>::max()));
-    }
-    if (pr.Has("stacks")) {
-      const json& stacks = pr.Get("stacks");
-      if (!stacks.is_object()) pr.Fail(pr.At("stacks"), "expected an object of folded stack -> weight");
-      for (const auto& [stack, weight] : stacks.items()) {
-        if (!weight.is_number_unsigned()) pr.Fail(pr.At("stacks") + "[\"" + stack + "\"]", "expected a non-negative integer");
-        p.stacks[stack] = weight.get<uint64_t>();
-      }
-    }
-    if (pr.Has("sources")) {
-      const json& sources = pr.Get("sources");
-      if (!sources.is_object()) pr.Fail(pr.At("sources"), "expected an object of frame -> \"file:line\"");
-      for (const auto& [frame, source] : sources.items()) {
-        if (!source.is_string()) pr.Fail(pr.At("sources") + "[\"" + frame + "\"]", "expected a string");
-        p.sources[frame] = source.get<std::string>();
-      }
-    }
-    e.profiles.push_back(std::move(p));
-  }
-  return e;
-}
-
-// Every element of the array at `key` (absent: none), read by `read`.
-template <typename Read>
-auto ArrayFromJson(const JsonObjectReader& r, const std::string& key, const std::string& file, Read read) {
-  std::vector<decltype(read(json(), file, std::string()))> out;
-  const json& items = r.ArrayOrEmpty(key);
-  for (size_t i = 0; i < items.size(); ++i) out.push_back(read(items[i], file, r.At(key, i)));
-  return out;
-}
-
-json FiniteOrNull(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-
-std::optional<Pricing> ParsePricing(const std::string& text) {
-  for (Pricing p : {Pricing::kWaitTime, Pricing::kEvents, Pricing::kLatencySum, Pricing::kReadBack, Pricing::kUnpriced})
-    if (ToString(p) == text) return p;
-  return std::nullopt;
-}
-
-json ToJson(const KernelShift& shift) {
-  json j = {{"metric", shift.metric}, {"statistic", shift.statistic}, {"unit", shift.unit}};
-  const std::pair<const char*, double> numbers[] = {{"baseline", shift.baseline_median},
-                                                    {"candidate", shift.candidate_median},
-                                                    {"change_pct", shift.change_pct},
-                                                    {"effect_size", shift.effect_size}};
-  for (const auto& [key, value] : numbers) j[key] = FiniteOrNull(value);
-  j["pricing"] = ToString(shift.pricing);
-  j["per"] = shift.per_op ? "op" : "repetition";
-  if (shift.pricing != Pricing::kUnpriced) {
-    j["accounted_s"] = FiniteOrNull(shift.accounted_s);
-    j["accounted_at_least_s"] = FiniteOrNull(shift.accounted_low_s);
-    if (shift.share) j["share_of_wall_time_change"] = FiniteOrNull(*shift.share);
-    if (shift.event_cost_s > 0) j["event_cost_s"] = FiniteOrNull(shift.event_cost_s);
-    if (!shift.excluding.empty()) j["excluding"] = shift.excluding;
-  }
-  return j;
-}
-
-KernelShift KernelShiftFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  KernelShift shift{.metric = r.String("metric"), .statistic = r.String("statistic", ""), .unit = r.String("unit", "")};
-  shift.baseline_median = r.OptionalNumber("baseline").value_or(0);
-  shift.candidate_median = r.OptionalNumber("candidate").value_or(0);
-  // null: a change from zero, +inf or -inf as the medians say.
-  shift.change_pct =
-      r.OptionalNumber("change_pct").value_or(std::copysign(HUGE_VAL, shift.candidate_median - shift.baseline_median));
-  shift.effect_size = r.OptionalNumber("effect_size").value_or(0);
-  const std::string pricing = r.String("pricing", "unpriced");
-  auto parsed = ParsePricing(pricing);
-  if (!parsed) r.Fail(r.At("pricing"), "unknown pricing \"" + pricing + "\"");
-  shift.pricing = *parsed;
-  shift.per_op = r.String("per", "repetition") == "op";
-  shift.accounted_s = r.OptionalNumber("accounted_s").value_or(0);
-  shift.accounted_low_s = r.OptionalNumber("accounted_at_least_s").value_or(0);
-  shift.share = r.OptionalNumber("share_of_wall_time_change");
-  shift.event_cost_s = r.OptionalNumber("event_cost_s").value_or(0);
-  const json& excluding = r.ArrayOrEmpty("excluding");
-  for (size_t i = 0; i < excluding.size(); ++i) {
-    if (!excluding[i].is_string()) r.Fail(r.At("excluding", i), "expected a string");
-    shift.excluding.push_back(excluding[i].get<std::string>());
-  }
-  return shift;
-}
-
-json ToJson(const Explanation& e) {
-  json j = {{"failing", e.failing}, {"per", e.per_op ? "op" : "repetition"}, {"causes", json::array()}};
-  if (e.wall_change_s) j["wall_time_change_s"] = FiniteOrNull(*e.wall_change_s);
-  for (const KernelShift& shift : e.causes) j["causes"].push_back(ToJson(shift));
-  if (e.user_code) {
-    j["user_code"] = {{"function", e.user_code->function},
-                      {"self_delta_pp", FiniteOrNull(e.user_code->self_delta_pp)},
-                      {"samples", e.user_code->samples},
-                      {"margin_pp", FiniteOrNull(e.user_code->margin_pp)}};
-    if (e.user_code->counted) j["user_code"]["counted"] = true;
-  }
-  for (const HostShift& host : e.host) {
-    j["host_noise"].push_back({{"metric", host.metric},
-                               {"unit", host.unit},
-                               {"baseline", FiniteOrNull(host.baseline_median)},
-                               {"candidate", FiniteOrNull(host.candidate_median)},
-                               {"change_pct", FiniteOrNull(host.change_pct)},
-                               {"moved", host.moved}});
-  }
-  for (const KernelShift& wait : e.cpu_waits) j["cpu_waits_on_busy_host"].push_back(ToJson(wait));
-  for (const CpuHolder& holder : e.cpu_holders)
-    j["cpu_holders"].push_back({{"comm", holder.comm}, {"seconds", FiniteOrNull(holder.seconds)}});
-  return j;
-}
-
-Explanation ExplanationFromJson(const json& j, const std::string& file, const std::string& path) {
-  JsonObjectReader r(j, file, path);
-  Explanation e;
-  const json& failing = r.ArrayOrEmpty("failing");
-  for (size_t i = 0; i < failing.size(); ++i) {
-    if (!failing[i].is_string()) r.Fail(r.At("failing", i), "expected a string");
-    e.failing.push_back(failing[i].get<std::string>());
-  }
-  e.per_op = r.String("per", "repetition") == "op";
-  e.wall_change_s = r.OptionalNumber("wall_time_change_s");
-  e.causes = ArrayFromJson(r, "causes", file, KernelShiftFromJson);
-  e.cpu_waits = ArrayFromJson(r, "cpu_waits_on_busy_host", file, KernelShiftFromJson);
-  if (r.Has("user_code")) {
-    JsonObjectReader u(r.Get("user_code"), file, r.At("user_code"));
-    e.user_code = UserCodeGrowth{.function = u.String("function"),
-                                 .self_delta_pp = u.OptionalNumber("self_delta_pp").value_or(0),
-                                 .samples = Count(u, "samples"),
-                                 .margin_pp = u.OptionalNumber("margin_pp").value_or(0),
-                                 .counted = u.Bool("counted", false)};
-  }
-  const json& host = r.ArrayOrEmpty("host_noise");
-  for (size_t i = 0; i < host.size(); ++i) {
-    JsonObjectReader h(host[i], file, r.At("host_noise", i));
-    e.host.push_back({.metric = h.String("metric"),
-                      .unit = h.String("unit", ""),
-                      .baseline_median = h.OptionalNumber("baseline").value_or(0),
-                      .candidate_median = h.OptionalNumber("candidate").value_or(0),
-                      .change_pct = h.OptionalNumber("change_pct").value_or(0),
-                      .moved = h.Bool("moved", true)});
-  }
-  const json& holders = r.ArrayOrEmpty("cpu_holders");
-  for (size_t i = 0; i < holders.size(); ++i) {
-    JsonObjectReader h(holders[i], file, r.At("cpu_holders", i));
-    e.cpu_holders.push_back({h.String("comm"), h.OptionalNumber("seconds").value_or(0)});
-  }
-  return e;
-}
-
 }  // namespace
 
 json ToJson(const ScenarioResult& s) {
@@ -549,9 +153,8 @@ json ToJson(const ScenarioResult& s) {
   for (const auto& p : s.probes) probes.push_back(ToJson(p));
   json checks = json::array();
   for (const auto& c : s.checks) checks.push_back(ToJson(c));
-  json j = {{"name", s.name},     {"workload_kind", s.workload_kind}, {"repetitions", reps},
-            {"probes", probes},   {"checks", checks},                 {"duration_s", s.duration_s},
-            {"timestamp", s.timestamp}};
+  json j = {{"name", s.name},   {"workload_kind", s.workload_kind}, {"repetitions", reps},     {"probes", probes},
+            {"checks", checks}, {"duration_s", s.duration_s},       {"timestamp", s.timestamp}};
   if (!s.error.empty()) j["error"] = s.error;
   if (!s.baseline_repetitions.empty()) j["baseline_repetitions"] = ToJson(s.baseline_repetitions);
   if (!s.retaken.empty()) j["retaken_repetitions"] = ToJson(s.retaken);
@@ -561,16 +164,22 @@ json ToJson(const ScenarioResult& s) {
   }
   if (s.host_speed) {
     const HostSpeed& h = *s.host_speed;
-    j["host_speed"] = {{"direction", ToString(h.direction)}, {"canary", h.canary},
-                       {"change_pct", h.change_pct},         {"low_pct", h.low_pct},
-                       {"high_pct", h.high_pct},             {"confidence", h.confidence},
+    j["host_speed"] = {{"direction", ToString(h.direction)},
+                       {"canary", h.canary},
+                       {"change_pct", h.change_pct},
+                       {"low_pct", h.low_pct},
+                       {"high_pct", h.high_pct},
+                       {"confidence", h.confidence},
                        {"baseline_count", h.baseline_count},
                        {"candidate_count", h.candidate_count}};
   }
   if (s.trace) {
-    j["trace"] = {{"file", s.trace->file},         {"reason", s.trace->reason},
-                  {"produced", s.trace->produced}, {"received", s.trace->received},
-                  {"dropped", s.trace->dropped},   {"buffer_bytes", s.trace->buffer_bytes},
+    j["trace"] = {{"file", s.trace->file},
+                  {"reason", s.trace->reason},
+                  {"produced", s.trace->produced},
+                  {"received", s.trace->received},
+                  {"dropped", s.trace->dropped},
+                  {"buffer_bytes", s.trace->buffer_bytes},
                   {"expected_rate", s.trace->expected_rate}};
   }
   if (!s.evidence.empty()) {
@@ -646,14 +255,9 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
 json ToJson(const RunResults& res) {
   json scenarios = json::array();
   for (const auto& s : res.scenarios) scenarios.push_back(ToJson(s));
-  json j = {{"schema_version", res.schema_version},
-            {"suite", res.suite},
-            {"suite_file", res.suite_file},
-            {"environment", ToJson(res.environment)},
-            {"scenarios", scenarios},
-            {"partial", res.partial},
-            {"verdict", ToString(res.verdict)},
-            {"exit_code", res.exit_code}};
+  json j = {{"schema_version", res.schema_version},   {"suite", res.suite},        {"suite_file", res.suite_file},
+            {"environment", ToJson(res.environment)}, {"scenarios", scenarios},    {"partial", res.partial},
+            {"verdict", ToString(res.verdict)},       {"exit_code", res.exit_code}};
   if (res.baseline_environment) j["baseline_environment"] = ToJson(*res.baseline_environment);
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;

@@ -20,6 +20,7 @@
 #include "metrics/merge.h"
 #include "metrics/results_json.h"
 #include "pipeline/dir_lock.h"
+#include "pipeline/stored_baselines.h"
 #include "pipeline/trace_step.h"
 #include "report/reporter.h"
 #include "run/environment.h"
@@ -148,132 +149,6 @@ RunOptions MeasureOptions(const GateOptions& o) {
   return ro;
 }
 
-// Where numbers were recorded: "host1 (6.1.0 x86_64, AMD EPYC x 2) at
-// 2026-11-25T10:00:00Z, commit 1a2b3c".
-std::string RecordedOn(const Environment& e) {
-  std::string text = (e.hostname.empty() ? std::string("an unnamed host") : e.hostname) + " (" + e.kernel + ", " +
-                     e.cpu_model + " x " + std::to_string(e.cpu_count) + ")";
-  if (!e.timestamp.empty()) text += " at " + e.timestamp;
-  if (!e.git_commit.empty()) text += ", commit " + e.git_commit;
-  return text;
-}
-
-// A stored baseline's provenance, and whether it is the machine of `now`
-// (the candidate's: this host for run, the results' host for compare and merge).
-std::string StoredSource(const std::string& what, const Environment& recorded, const Environment& now) {
-  const bool here = EnvironmentMismatches(recorded, now).empty();
-  return what + ", recorded on " + RecordedOn(recorded) +
-         (here ? "" : " — another machine than this one: its numbers are not this host's");
-}
-
-// What differs between where `recorded` was measured and `now`, in one
-// line; empty when it is the same machine.
-std::string MachineDifference(const Environment& recorded, const Environment& now) {
-  std::string what;
-  for (const auto& m : EnvironmentMismatches(recorded, now)) what += (what.empty() ? "" : "; ") + m;
-  return what;
-}
-
-// The baselines a run is compared with: each scenario's stored result, where
-// they were recorded, and which of them another machine recorded.
-struct StoredBaselines {
-  std::map<std::string, ScenarioResult> scenarios;
-  std::optional<Environment> environment;  // the first baseline's
-  std::string source;                      // RunResults::baseline_source
-  // Scenario -> what differs, for baselines of another machine that the
-  // checks must not be judged against (CompareOptions::foreign_baselines).
-  std::map<std::string, std::string> foreign;
-
-  // `now`: the machine the candidate ran on; `allow_other_host`: the user
-  // opted in to comparing across machines.
-  static StoredBaselines From(std::map<std::string, Baseline> baselines, const std::string& dir, const Environment& now,
-                              bool allow_other_host) {
-    StoredBaselines out;
-    if (!baselines.empty()) out.environment = baselines.begin()->second.environment;
-    for (auto& [name, b] : baselines) {
-      const std::string difference = MachineDifference(b.environment, now);
-      if (!difference.empty() && !allow_other_host) out.foreign.emplace(name, difference);
-      out.scenarios.emplace(name, std::move(b.scenario));
-    }
-    out.source = out.environment ? StoredSource("stored baselines in " + dir, *out.environment, now)
-                                 : "no stored baseline in " + dir;
-    return out;
-  }
-};
-
-// Baselines recorded on another kernel, CPU model or CPU count: said before
-// anything runs, or with --require-same-env an error.
-void CheckBaselineEnvironments(const Suite& suite, const std::map<std::string, Baseline>& baselines,
-                               const GateOptions& o, const Environment& now) {
-  for (const auto& [scenario, baseline] : baselines) {
-    const std::string what = MachineDifference(baseline.environment, now);
-    if (what.empty()) continue;
-    const std::string file = BaselinePath(o.baseline_dir, suite.name, scenario);
-    if (o.require_same_env) throw InputError(file + ": recorded on a different machine: " + what);
-    log::Warning("%s: recorded on a different machine: %s; %s\n", file.c_str(), what.c_str(),
-                 o.allow_other_host ? "compared anyway (--allow-other-host)"
-                                    : "its regression checks are inconclusive (--allow-other-host compares anyway)");
-  }
-}
-
-// Baselines for the scenarios that will run, loaded before anything runs so a
-// corrupt file fails fast (exit 2) instead of after minutes of measuring.
-StoredBaselines LoadSuiteBaselines(const Suite& suite, const GateOptions& o) {
-  std::map<std::string, Baseline> out;
-  {
-    // Not while another perfgate replaces them: all of its baselines or none.
-    DirectoryLock lock(o.baseline_dir, DirectoryLock::Mode::kReadBaselines, "--baseline-dir");
-    for (const auto& s : suite.scenarios) {
-      if (!o.scenarios.empty() && std::find(o.scenarios.begin(), o.scenarios.end(), s.name) == o.scenarios.end())
-        continue;
-      if (auto b = LoadBaseline(BaselinePath(o.baseline_dir, suite.name, s.name))) out.emplace(s.name, std::move(*b));
-    }
-  }
-  const Environment now = CaptureEnvironment();
-  CheckBaselineEnvironments(suite, out, o, now);
-  return StoredBaselines::From(std::move(out), o.baseline_dir, now, o.allow_other_host);
-}
-
-// --baseline-from-history: the newest passing runs of this host's
-// fingerprint. Scenarios with none are said before anything runs; another
-// machine's run, used when there is no run of this one, decides nothing
-// unless --allow-other-host, and is an error with --require-same-env.
-StoredBaselines LoadHistoryBaselines(const Suite& suite, const GateOptions& o) {
-  const HistoryDb db = HistoryDb::OpenForReading(o.history_db);
-  HistoryBaselineQuery query{suite.name, {}, o.history_branch, CaptureEnvironment()};
-  for (const auto& s : suite.scenarios) {
-    if (o.scenarios.empty() || std::find(o.scenarios.begin(), o.scenarios.end(), s.name) != o.scenarios.end())
-      query.scenarios.push_back(s.name);
-  }
-  HistoryBaselines history = ChooseHistoryBaselines(db, db.Name(), query);
-  if (o.require_same_env && !history.foreign.empty()) {
-    const auto& [scenario, difference] = *history.foreign.begin();
-    throw InputError(db.Name() + ": no passing run of " + suite.name + "/" + scenario +
-                     " recorded on a host like this one; the newest is of a different machine: " + difference);
-  }
-  for (const std::string& warning : history.warnings) log::Warning("%s\n", warning.c_str());
-  for (const auto& [scenario, difference] : history.foreign) {
-    std::fprintf(stderr,
-                 "perfgate: warning: %s: no passing run of %s/%s on a host like this one; the newest is of "
-                 "a different machine: %s; %s\n",
-                 db.Name().c_str(), suite.name.c_str(), scenario.c_str(), difference.c_str(),
-                 o.allow_other_host ? "compared anyway (--allow-other-host)"
-                                    : "its regression checks are inconclusive (--allow-other-host compares anyway)");
-  }
-  StoredBaselines out;
-  // The reports flag a baseline of another machine by its environment: one
-  // of another machine, when a scenario has one, else the first.
-  if (!history.foreign.empty()) {
-    out.environment = history.environments.at(history.foreign.begin()->first);
-  } else if (!history.environments.empty()) {
-    out.environment = history.environments.begin()->second;
-  }
-  out.scenarios = std::move(history.scenarios);
-  if (!o.allow_other_host) out.foreign = std::move(history.foreign);
-  out.source = std::move(history.source);
-  return out;
-}
-
 size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
   size_t n = 0;
   for (const auto& s : suite.scenarios) {
@@ -390,8 +265,8 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
       ScenarioSpec candidate_spec = *spec, baseline_spec;
       candidate_spec.instrument = false;
       // An interleaved run's sides take their evidence repetitions in turns.
-      std::vector<EvidenceSide> sides = {{&candidate_spec, "candidate", MedianWallTime(scenario.repetitions),
-                                          MedianCpuTime(scenario.repetitions)}};
+      std::vector<EvidenceSide> sides = {
+          {&candidate_spec, "candidate", MedianWallTime(scenario.repetitions), MedianCpuTime(scenario.repetitions)}};
       if (baseline_suite != nullptr && baseline_results != nullptr) {
         const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
         const ScenarioResult* b_result = nullptr;
