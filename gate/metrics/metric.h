@@ -55,6 +55,7 @@ Metric HistogramMetric(const std::string& name, const std::string& unit, LogLine
 // gate/probes/*.json): the workload's wall and CPU time (run/repetition.cpp),
 // and the latencies explain and the trace treat by name.
 inline constexpr const char* kWorkloadWallTime = "workload.wall_time";
+inline constexpr const char* kWorkloadPageFaults = "workload.page_faults";
 inline constexpr const char* kWorkloadCpuTime = "workload.cpu_time";
 inline constexpr const char* kSchedRunqLatency = "sched.runq_latency";
 inline constexpr const char* kSchedOffcpuSleep = "sched.offcpu.sleep";

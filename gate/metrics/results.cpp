@@ -104,12 +104,16 @@ std::string ToString(HostSpeed::Direction direction) {
 }
 
 std::string DescribeHostSpeed(const HostSpeed& speed) {
+  const std::string share = speed.share < 1 ? ", on the " + FormatValue("%.0f", 100 * speed.share) +
+                                                  " % of the workload's time it stands for"
+                                            : "";
   const std::string canary = "(canary: " + speed.canary + " " + FormatValue("%+.1f", speed.change_pct) + " %, " +
                              FormatValue("%.0f", 100 * speed.confidence) + " % CI " +
-                             FormatValue("%+.1f", speed.low_pct) + " … " + FormatValue("%+.1f", speed.high_pct) + " %)";
+                             FormatValue("%+.1f", speed.low_pct) + " … " + FormatValue("%+.1f", speed.high_pct) + " %" +
+                             share + ")";
   switch (speed.direction) {
     case HostSpeed::Direction::kSlower:
-      return "the host ran " + FormatValue("%.0f", speed.change_pct) +
+      return "the host ran " + FormatValue("%.0f", speed.Effective(speed.change_pct)) +
              " % slower than when the baseline was recorded " + canary;
     case HostSpeed::Direction::kFaster:
       return "the host ran faster than when the baseline was recorded " + canary;

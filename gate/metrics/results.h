@@ -221,11 +221,17 @@ inline constexpr int kBusyHostRoundsFactor = 4;
 struct HostSpeed {
   enum class Direction { kSteady, kSlower, kFaster };
   Direction direction = Direction::kSteady;
-  std::string canary;  // the canary metric that decided: host.canary.cpu, .memory or .io
+  std::string canary;  // the canary metric that decided: host.canary.cpu, .memory or .fault
   // Its time's change, now against then, in percent (+: the host is slower
   // now), with the interval compare uses for checks.
   double change_pct = 0;
   double low_pct = 0, high_pct = 0;
+  // The share of the workload's time the canary's work stands for: 1 for
+  // the loop and the stream; for the faults, the baseline's page faults at
+  // its canary's cost per page over its wall time. The host's change on the
+  // workload is the canary's times this share (compare/host_speed.h).
+  double share = 1;
+  double Effective(double pct) const { return share * pct; }
   double confidence = 0.9;
   int baseline_count = 0, candidate_count = 0;  // canaries on each side
 };

@@ -172,6 +172,7 @@ json ToJson(const ScenarioResult& s) {
                        {"confidence", h.confidence},
                        {"baseline_count", h.baseline_count},
                        {"candidate_count", h.candidate_count}};
+    if (h.share < 1) j["host_speed"]["share"] = h.share;
   }
   if (s.trace) {
     j["trace"] = {{"file", s.trace->file},
@@ -228,6 +229,7 @@ ScenarioResult ScenarioFromJson(const json& j, const std::string& file, const st
     speed.confidence = h.Number("confidence", 0.5, 0.9999);
     speed.baseline_count = h.Int("baseline_count", 0);
     speed.candidate_count = h.Int("candidate_count", 0);
+    speed.share = h.Has("share") ? h.Number("share", 0, 1) : 1;
     s.host_speed = speed;
   }
   if (r.Has("trace")) {

@@ -180,6 +180,42 @@ TEST(HostSpeed, FreshMemorySlowerToFaultInIsASlowerHostWhileTheLoopStays) {
   EXPECT_NE(judged["t"].message.find("(canary: host.canary.fault"), std::string::npos) << judged["t"].message;
 }
 
+// The faults slow a workload only in the time it spends faulting memory in:
+// a loop that maps nothing, on a guest whose faults ran 3.7x slower and its
+// loop 2.5x, is judged by the loop, and a +150 % change on top still fails.
+TEST(HostSpeed, TheFaultsCountForTheShareOfTheTimeTheWorkloadSpendsFaulting) {
+  Sampler sampler(3);
+  const auto side = [&](double workload, double loop, double faults, double faults_per_rep) {
+    ScenarioResult s = Scenario(workload, loop, sampler);
+    for (Repetition& rep : s.repetitions) {
+      rep.metrics[kHostCanaryFault] = ScalarMetric(kHostCanaryFault, sampler.LogNormal(6e-4 * faults, 0.03), "s");
+      rep.metrics[kWorkloadPageFaults] = CounterMetric(kWorkloadPageFaults, "count", faults_per_rep, 0.1);
+      rep.metrics[kWorkloadWallTime] = ScalarMetric(kWorkloadWallTime, 0.1 * workload * loop, "s");
+    }
+    return s;
+  };
+  // 200 faults of 2.3 us in 0.1 s: 0.5 % of the time.
+  std::map<std::string, ScenarioResult> baseline{{"s", side(1, 1, 1, 200)}};
+  Judged judged;
+  judged.run.scenarios.push_back(side(2.5, 2.5, 3.7, 200));
+  judged.run.scenarios[0].checks.push_back(Check("t"));
+  EvaluateChecks(judged.run, baseline, {});
+  ASSERT_TRUE(judged.run.scenarios[0].host_speed);
+  EXPECT_EQ(judged.run.scenarios[0].host_speed->canary, kHostCanaryCpu);
+  EXPECT_EQ(judged["t"].verdict, Verdict::kRegression) << judged["t"].message;
+
+  // 50,000 faults of 2.3 us in 0.1 s: all of its time; the faults decide.
+  std::map<std::string, ScenarioResult> faulting{{"s", side(1, 1, 1, 50000)}};
+  Judged again;
+  again.run.scenarios.push_back(side(1.3, 1, 1.34, 50000));
+  again.run.scenarios[0].checks.push_back(Check("t"));
+  EvaluateChecks(again.run, faulting, {});
+  ASSERT_TRUE(again.run.scenarios[0].host_speed);
+  EXPECT_EQ(again.run.scenarios[0].host_speed->canary, kHostCanaryFault);
+  EXPECT_EQ(again.run.scenarios[0].host_speed->share, 1);
+  EXPECT_EQ(again["t"].verdict, Verdict::kInconclusive) << again["t"].message;
+}
+
 TEST(HostSpeed, InterleavedSidesShareTheHostsSpeedAndIgnoreIt) {
   CompareOptions interleaved;
   interleaved.interleaved = true;
