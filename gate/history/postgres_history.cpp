@@ -4,151 +4,35 @@
 // migrates while the others wait and then find the work done. A run is one
 // transaction: visible whole or not at all, and a connection that drops
 // before COMMIT leaves nothing behind (the server rolls the transaction back).
-#include <endian.h>
 #include <libpq-fe.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <set>
 
 #include "history/history_store.h"
+#include "history/postgres_connection.h"
 #include "metrics/error.h"
 
 namespace perfgate {
 namespace {
 
+using pg::AppendCopyText;
+using pg::ArrayLiteral;
+using pg::DoubleText;
+using pg::ForEachRow;
+using pg::IdArray;
+using pg::ResultPtr;
+
 // Any number, as long as it is perfgate's own: the advisory lock the
 // migrators of one database take (the ASCII of "pfgt" "hist").
 constexpr const char* kMigrationLock = "7378532794452243316";
 
-using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
-
-std::string FirstLine(const char* text) {
-  std::string line = text ? text : "";
-  if (size_t end = line.find('\n'); end != std::string::npos) line.resize(end);
-  return line;
-}
-
-// Calls fn(result, row) for every row of `result`.
-template <typename Fn>
-void ForEachRow(const ResultPtr& result, Fn fn) {
-  for (int row = 0; row < PQntuples(result.get()); ++row) fn(result.get(), row);
-}
-
-// A value for COPY's text format: backslash, tab, newline and carriage return escaped.
-void AppendCopyText(std::string& out, const std::string& text) {
-  for (char c : text) {
-    const char* escaped = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : nullptr;
-    if (escaped != nullptr)
-      out += escaped;
-    else
-      out += c;
-  }
-}
-
-std::string DoubleText(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
-// A text[] literal: every element quoted, quotes and backslashes escaped.
-std::string ArrayLiteral(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (const std::string& item : items) {
-    if (out.size() > 1) out += ',';
-    out += '"';
-    for (char c : item) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
-// A bigint[] literal.
-std::string IdArray(const std::vector<int64_t>& ids) {
-  std::string out = "{";
-  for (int64_t id : ids) {
-    if (out.size() > 1) out += ',';
-    out += std::to_string(id);
-  }
-  return out + "}";
-}
-
-class PostgresHistory final : public HistoryStore {
+class PostgresHistory final : public HistoryStore, private pg::Connection {
  public:
-  PostgresHistory(const std::string& url, PGconn* conn) : HistoryStore(DisplayLocation(url)), conn_(conn) {}
-  ~PostgresHistory() override { PQfinish(conn_); }
-
-  // Errors: a dropped connection or a server that went away is the machine
-  // (exit 3); data or a schema the server refuses is the user's (exit 2).
-  [[noreturn]] void Fail(const PGresult* result, const std::string& doing) const {
-    const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-    const std::string code = state ? state : "";
-    last_state_ = code;
-    std::string message = FirstLine(result ? PQresultErrorMessage(result) : PQerrorMessage(conn_));
-    if (message.empty()) message = FirstLine(PQerrorMessage(conn_));
-    if (message.rfind("ERROR:  ", 0) == 0) message.erase(0, 8);
-    const bool connection_lost =
-        PQstatus(conn_) == CONNECTION_BAD || code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0 || code.empty();
-    if (connection_lost) {
-      throw InfraError(Name() + ": the connection to the server was lost" + (doing.empty() ? "" : " " + doing) +
-                       (message.empty() ? "" : " (" + message + ")"));
-    }
-    const bool input = code.rfind("22", 0) == 0 || code.rfind("23", 0) == 0 || code.rfind("42", 0) == 0 ||
-                       code.rfind("28", 0) == 0 || code.rfind("3D", 0) == 0 || code.rfind("25006", 0) == 0;
-    if (input) throw InputError(Name() + ": " + message);
-    throw InfraError(Name() + ": " + message);
-  }
-
-  // `binary`: the result's values in PostgreSQL's binary format (BinaryInt, BinaryDouble).
-  ResultPtr Exec(const std::string& sql, const std::vector<std::string>& params = {}, const std::string& doing = "",
-                 bool binary = false) const {
-    std::vector<const char*> values;
-    for (const std::string& p : params) values.push_back(p.c_str());
-    // Without parameters, the simple protocol: a migration is several statements.
-    ResultPtr result(params.empty() && !binary ? PQexec(conn_, sql.c_str())
-                                               : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()),
-                                                              nullptr, values.data(), nullptr, nullptr, binary ? 1 : 0),
-                     &PQclear);
-    const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) Fail(result.get(), doing);
-    return result;
-  }
-
-  static std::string Text(const PGresult* r, int row, int column) {
-    return PQgetisnull(r, row, column) ? std::string() : std::string(PQgetvalue(r, row, column));
-  }
-  static int64_t Int(const PGresult* r, int row, int column) {
-    return std::strtoll(PQgetvalue(r, row, column), nullptr, 10);
-  }
-  static double Double(const PGresult* r, int row, int column) {
-    return std::strtod(PQgetvalue(r, row, column), nullptr);
-  }
-  // A bigint (8 bytes, network order) or a double precision of a binary result.
-  static int64_t BinaryInt(const PGresult* r, int row, int column) {
-    uint64_t bits = 0;
-    std::memcpy(&bits, PQgetvalue(r, row, column), sizeof bits);
-    return static_cast<int64_t>(be64toh(bits));
-  }
-  static double BinaryDouble(const PGresult* r, int row, int column) {
-    uint64_t bits = static_cast<uint64_t>(BinaryInt(r, row, column));
-    double value = 0;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
-  }
-  static std::string Bytes(const PGresult* r, int row, int column) {
-    size_t size = 0;
-    unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r, row, column)), &size);
-    std::string out(reinterpret_cast<const char*>(bytes), size);
-    PQfreemem(bytes);
-    return out;
-  }
+  PostgresHistory(const std::string& url, PGconn* conn)
+      : HistoryStore(DisplayLocation(url)), pg::Connection(DisplayLocation(url), conn) {}
 
   // Read once: every read asks for it, and a round trip per question adds up
   // over the scenarios of a baseline pick. 0 when perfgate_schema does not exist.
@@ -273,9 +157,10 @@ class PostgresHistory final : public HistoryStore {
         }
         rows += '\n';
       }
-      Copy("COPY check_results (run_id, scenario, name, metric, statistic, verdict, change_pct, change_low_pct, "
-           "change_high_pct) FROM STDIN",
-           rows, doing);
+      Copy(
+          "COPY check_results (run_id, scenario, name, metric, statistic, verdict, change_pct, change_low_pct, "
+          "change_high_pct) FROM STDIN",
+          rows, doing);
       for (const StoredRun::Whole& w : r.wholes) {
         const std::string bytes_text = std::to_string(w.result_bytes);
         const char* values[] = {run_id.c_str(), w.scenario.c_str(), w.result_zlib.data(), bytes_text.c_str()};
@@ -330,18 +215,6 @@ class PostgresHistory final : public HistoryStore {
     }
     if (ids.size() != keys.size()) throw InfraError(Name() + ": a series of the run is missing after adding it");
     return ids;
-  }
-
-  void Copy(const std::string& sql, const std::string& rows, const std::string& doing) {
-    if (rows.empty()) return;
-    ResultPtr start(PQexec(conn_, sql.c_str()), &PQclear);
-    if (!start || PQresultStatus(start.get()) != PGRES_COPY_IN) Fail(start.get(), doing);
-    if (PQputCopyData(conn_, rows.data(), static_cast<int>(rows.size())) != 1 || PQputCopyEnd(conn_, nullptr) != 1)
-      Fail(nullptr, doing);
-    ResultPtr end(PQgetResult(conn_), &PQclear);
-    const bool ok = end && PQresultStatus(end.get()) == PGRES_COMMAND_OK;
-    while (PGresult* more = PQgetResult(conn_)) PQclear(more);
-    if (!ok) Fail(end.get(), doing);
   }
 
   std::vector<SeriesRun> SeriesRuns(const SeriesFilter& filter) override {
@@ -407,7 +280,10 @@ class PostgresHistory final : public HistoryStore {
     std::vector<StoredPairedCheck> out;
     ForEachRow(rows, [&](const PGresult* r, int i) {
       const auto number = [&](int k) { return PQgetisnull(r, i, k) ? std::nullopt : std::optional(Double(r, i, k)); };
-      out.push_back({Int(r, i, 0), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4),
+      out.push_back({Int(r, i, 0),
+                     Text(r, i, 2),
+                     Text(r, i, 3),
+                     Text(r, i, 4),
                      {Text(r, i, 1), Text(r, i, 5), Double(r, i, 6), number(7), number(8)}});
     });
     return out;
@@ -477,9 +353,10 @@ class PostgresHistory final : public HistoryStore {
   void ForEachStoredRun(const std::function<void(const StoredRun&)>& visit) override {
     // A history of an older perfgate is read as it is (history copy does not migrate its source).
     const bool paired = SchemaVersion() >= 7;
-    ResultPtr runs = Exec(std::string("SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
-                                      "cpu_model, cpu_count, perfgate_version, verdict, kept_whole, ") +
-                          (paired ? "reference_commit" : "''") + " FROM runs ORDER BY run_timestamp, id");
+    ResultPtr runs =
+        Exec(std::string("SELECT id, suite, commit_sha, branch, run_timestamp, added_at, hostname, kernel, "
+                         "cpu_model, cpu_count, perfgate_version, verdict, kept_whole, ") +
+             (paired ? "reference_commit" : "''") + " FROM runs ORDER BY run_timestamp, id");
     const PGresult* rr = runs.get();
     for (int i = 0; i < PQntuples(rr); ++i) {
       StoredRun r;
@@ -506,19 +383,19 @@ class PostgresHistory final : public HistoryStore {
                                        Int(v, j, 5),
                                        Double(v, j, 6)});
                  });
-      ForEachRow(Exec(std::string("SELECT scenario, name, metric, statistic, verdict, change_pct, ") +
-                          (paired ? "change_low_pct, change_high_pct" : "NULL::float8, NULL::float8") +
-                          " FROM check_results WHERE run_id = $1 ORDER BY ctid",
-                      {id}),
-                 [&](const PGresult* c, int j) {
-                   const auto number = [&](int k) {
-                     return PQgetisnull(c, j, k) ? std::nullopt : std::optional(Double(c, j, k));
-                   };
-                   r.checks.push_back(
-                       {Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4), number(5)});
-                   r.checks.back().change_low_pct = number(6);
-                   r.checks.back().change_high_pct = number(7);
-                 });
+      ForEachRow(
+          Exec(std::string("SELECT scenario, name, metric, statistic, verdict, change_pct, ") +
+                   (paired ? "change_low_pct, change_high_pct" : "NULL::float8, NULL::float8") +
+                   " FROM check_results WHERE run_id = $1 ORDER BY ctid",
+               {id}),
+          [&](const PGresult* c, int j) {
+            const auto number = [&](int k) {
+              return PQgetisnull(c, j, k) ? std::nullopt : std::optional(Double(c, j, k));
+            };
+            r.checks.push_back({Text(c, j, 0), Text(c, j, 1), Text(c, j, 2), Text(c, j, 3), Text(c, j, 4), number(5)});
+            r.checks.back().change_low_pct = number(6);
+            r.checks.back().change_high_pct = number(7);
+          });
       ForEachRow(Exec("SELECT scenario, result_zlib, result_bytes FROM scenario_results WHERE run_id = $1 ORDER BY "
                       "scenario",
                       {id}),
@@ -555,26 +432,13 @@ class PostgresHistory final : public HistoryStore {
     }
   }
 
-  // Runs fn between BEGIN and COMMIT, rolling back when it throws.
-  template <typename Fn>
-  auto InTransaction(const std::string& doing, Fn fn) {
-    Exec("BEGIN", {}, doing);
-    try {
-      auto result = fn();
-      Exec("COMMIT", {}, doing);
-      return result;
-    } catch (const Error&) {
-      if (PQstatus(conn_) == CONNECTION_OK) PQclear(PQexec(conn_, "ROLLBACK"));
-      throw;
-    }
-  }
-
   void InsertChange(const std::string& id, const std::string& now, const std::string& by, AlertState state,
                     const std::string& owner, const std::string& bug, const std::string& note,
                     const std::string& doing) {
-    Exec("INSERT INTO alert_changes (alert_id, changed_at, changed_by, state, owner, bug, note) VALUES ($1, $2, $3, "
-         "$4, $5, $6, $7)",
-         {id, now, by, ToString(state), owner, bug, note}, doing);
+    Exec(
+        "INSERT INTO alert_changes (alert_id, changed_at, changed_by, state, owner, bug, note) VALUES ($1, $2, $3, "
+        "$4, $5, $6, $7)",
+        {id, now, by, ToString(state), owner, bug, note}, doing);
   }
 
   std::pair<int64_t, bool> AddAlertGroup(const AlertGroup& g, const std::string& now) override {
@@ -596,11 +460,12 @@ class PostgresHistory final : public HistoryStore {
       }
       const std::string id = Text(added.get(), 0, 0);
       for (const AlertMetric& m : g.metrics) {
-        Exec("INSERT INTO alert_metrics (alert_id, scenario, metric, statistic, unit, value_before, value_after, "
-             "change_pct, p_value, for_the_worse) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-             {id, m.scenario, m.metric, m.statistic, m.unit, DoubleText(m.before), DoubleText(m.after),
-              DoubleText(m.change_pct), DoubleText(m.p_value), m.for_the_worse ? "1" : "0"},
-             doing);
+        Exec(
+            "INSERT INTO alert_metrics (alert_id, scenario, metric, statistic, unit, value_before, value_after, "
+            "change_pct, p_value, for_the_worse) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            {id, m.scenario, m.metric, m.statistic, m.unit, DoubleText(m.before), DoubleText(m.after),
+             DoubleText(m.change_pct), DoubleText(m.p_value), m.for_the_worse ? "1" : "0"},
+            doing);
       }
       InsertChange(id, now, "perfgate", AlertState::kNew, "", "", "change point found by perfgate trend", doing);
       return {std::strtoll(id.c_str(), nullptr, 10), true};
@@ -636,8 +501,8 @@ class PostgresHistory final : public HistoryStore {
                  auto it = index.find(Int(r, i, 0));
                  if (it == index.end()) return;
                  out[it->second].metrics.push_back({Text(r, i, 1), Text(r, i, 2), Text(r, i, 3), Text(r, i, 4),
-                                                    Double(r, i, 5), Double(r, i, 6), Double(r, i, 7),
-                                                    Double(r, i, 8), Int(r, i, 9) != 0});
+                                                    Double(r, i, 5), Double(r, i, 6), Double(r, i, 7), Double(r, i, 8),
+                                                    Int(r, i, 9) != 0});
                });
     return out;
   }
@@ -649,8 +514,8 @@ class PostgresHistory final : public HistoryStore {
                     {std::to_string(id)}),
                [&](const PGresult* r, int i) {
                  out.push_back({Int(r, i, 0), Text(r, i, 1), Text(r, i, 2),
-                                ParseAlertState(Text(r, i, 3)).value_or(AlertState::kNew), Text(r, i, 4),
-                                Text(r, i, 5), Text(r, i, 6)});
+                                ParseAlertState(Text(r, i, 3)).value_or(AlertState::kNew), Text(r, i, 4), Text(r, i, 5),
+                                Text(r, i, 6)});
                });
     return out;
   }
@@ -693,7 +558,9 @@ class PostgresHistory final : public HistoryStore {
     std::vector<RegressedCheck> out;
     ForEachRow(Exec("SELECT scenario, metric FROM check_results WHERE run_id = $1 AND verdict = 'regression'",
                     {std::to_string(run_id)}),
-               [&](const PGresult* r, int i) { out.push_back({Text(r, i, 0), Text(r, i, 1)}); });
+               [&](const PGresult* r, int i) {
+                 out.push_back({Text(r, i, 0), Text(r, i, 1)});
+               });
     return out;
   }
 
@@ -720,36 +587,13 @@ class PostgresHistory final : public HistoryStore {
   mutable std::string last_state_;
 
  private:
-  PGconn* conn_;
   int version_ = -1;
 };
 
 }  // namespace
 
 std::unique_ptr<HistoryStore> OpenPostgresHistory(const std::string& url, OpenMode mode) {
-  // The URL's own settings win (they come after): without a connect_timeout
-  // an unreachable host would keep a CI job waiting for minutes.
-  const char* keywords[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-  const char* values[] = {"10", "perfgate", url.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keywords, values, 1);
-  if (conn == nullptr) throw InfraError(DisplayLocation(url) + ": out of memory connecting");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    // libpq says which host it tried and why; never the password.
-    std::string why = FirstLine(PQerrorMessage(conn));
-    PQfinish(conn);
-    const std::string message = DisplayLocation(url) + ": cannot connect: " + why;
-    // Credentials or a database that the server refuses are the user's to
-    // fix; a server that cannot be reached is the machine's.
-    if (why.find("password") != std::string::npos || why.find("does not exist") != std::string::npos ||
-        why.find("no pg_hba.conf entry") != std::string::npos || why.find("permission denied") != std::string::npos ||
-        why.find("invalid") != std::string::npos || why.find("authentication") != std::string::npos)
-      throw InputError(message);
-    throw InfraError(message);
-  }
-  PQclear(PQexec(conn, "SET client_min_messages = warning"));
-  // JIT compiling a suite's year of values costs seconds and saves less
-  // (a year's trend read measured 11.2 s with it, 8.8 s without).
-  PQclear(PQexec(conn, "SET jit = off"));
+  PGconn* conn = pg::Connect(url, DisplayLocation(url));
   auto store = std::make_unique<PostgresHistory>(url, conn);
   if (mode == OpenMode::kReadOnly || mode == OpenMode::kExisting) {
     const int version = store->SchemaVersion();
