@@ -126,6 +126,25 @@ std::string Connection::Bytes(const PGresult* r, int row, int column) {
   PQfreemem(bytes);
   return out;
 }
+int Connection::ReadSchemaVersion(bool under_lock) const {
+  ResultPtr exists =
+      under_lock ? Exec(
+                       "SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
+                       "c.relnamespace WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()")
+                 : Exec("SELECT to_regclass('perfgate_schema') IS NOT NULL");
+  if (Text(exists.get(), 0, 0) != "t") return 0;
+  ResultPtr version = Exec("SELECT max(version) FROM perfgate_schema");
+  return PQgetisnull(version.get(), 0, 0) ? 0 : static_cast<int>(Int(version.get(), 0, 0));
+}
+
+void Connection::RefuseForeignTables() const {
+  ResultPtr tables = Exec(
+      "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f')");
+  if (Int(tables.get(), 0, 0) > 0)
+    throw InputError(name_ + ": a PostgreSQL database, but not a perfgate history (it has tables of its own)");
+}
+
 PGconn* Connect(const std::string& url, const std::string& name) {
   // The URL's own settings win (they come after): without a connect_timeout
   // an unreachable host would keep a CI job waiting for minutes.

@@ -78,6 +78,15 @@ class Connection {
   static double BinaryDouble(const PGresult* r, int row, int column);
   static std::string Bytes(const PGresult* r, int row, int column);
 
+  // perfgate_schema's version, 0 without the table. `under_lock`: pg_class
+  // read as a table rather than through to_regclass, since a migrator that
+  // waited on the advisory lock must see the table the one before it made,
+  // and the name lookup's cache is only refreshed by relation locks.
+  int ReadSchemaVersion(bool under_lock) const;
+  // Without perfgate_schema: a database that holds another program's tables
+  // is not perfgate's to write into (nor to read as a history).
+  void RefuseForeignTables() const;
+
   // SQLSTATE of the last failed statement.
   mutable std::string last_state_;
 

@@ -33,27 +33,13 @@ class PostgresHistory final : public HistoryStore, private pg::Connection {
  public:
   PostgresHistory(const std::string& url, PGconn* conn)
       : HistoryStore(DisplayLocation(url)), pg::Connection(DisplayLocation(url), conn) {}
+  using pg::Connection::RefuseForeignTables;
 
   // Read once: every read asks for it, and a round trip per question adds up
   // over the scenarios of a baseline pick. 0 when perfgate_schema does not exist.
   int SchemaVersion() override {
     if (version_ < 0) version_ = ReadSchemaVersion(false);
     return version_;
-  }
-
-  // `under_lock`: pg_class read as a table rather than through to_regclass,
-  // since a migrator that waited on the advisory lock must see the table the
-  // one before it made, and the name lookup's cache is only refreshed by
-  // relation locks.
-  int ReadSchemaVersion(bool under_lock) {
-    ResultPtr exists =
-        under_lock ? Exec(
-                         "SELECT count(*) > 0 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
-                         "c.relnamespace WHERE c.relname = 'perfgate_schema' AND n.nspname = current_schema()")
-                   : Exec("SELECT to_regclass('perfgate_schema') IS NOT NULL");
-    if (Text(exists.get(), 0, 0) != "t") return 0;
-    ResultPtr version = Exec("SELECT max(version) FROM perfgate_schema");
-    return PQgetisnull(version.get(), 0, 0) ? 0 : static_cast<int>(Int(version.get(), 0, 0));
   }
 
   void Migrate() {
@@ -81,16 +67,6 @@ class PostgresHistory final : public HistoryStore, private pg::Connection {
       throw;
     }
     CheckNotNewer();
-  }
-
-  // Without perfgate_schema: a database that holds another program's tables
-  // is not perfgate's to write into (nor to read as a history).
-  void RefuseForeignTables() {
-    ResultPtr tables = Exec(
-        "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'v', 'm', 'p', 'f')");
-    if (Int(tables.get(), 0, 0) > 0)
-      throw InputError(Name() + ": a PostgreSQL database, but not a perfgate history (it has tables of its own)");
   }
 
   void CheckNotNewer() {

@@ -11,113 +11,15 @@
 #include <unordered_set>
 
 #include "history/history_store.h"
+#include "history/sqlite_statement.h"
 #include "metrics/error.h"
 
 namespace perfgate {
 namespace {
 
-// Not a database, corrupt, read-only or data the schema refuses (two
-// repetitions with one index) is the user's input; the rest is the machine.
-[[noreturn]] void ThrowSqliteError(sqlite3* db, const std::string& file, int rc) {
-  std::string message = file + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  int primary = rc & 0xff;
-  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT || primary == SQLITE_READONLY ||
-      primary == SQLITE_CANTOPEN || primary == SQLITE_CONSTRAINT) {
-    throw InputError(message);
-  }
-  throw InfraError(message);
-}
-
-// A prepared statement; errors name the database file.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& file, const std::string& sql) : db_(db), file_(file) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) Fail();
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Statement& Bind(int i, const std::string& text) {
-    Check(sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  Statement& BindBlob(int i, const std::string& bytes) {
-    Check(sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  Statement& Bind(int i, double value) {
-    Check(sqlite3_bind_double(stmt_, i, value));
-    return *this;
-  }
-  Statement& Bind(int i, int64_t value) {
-    Check(sqlite3_bind_int64(stmt_, i, value));
-    return *this;
-  }
-  Statement& BindOptional(int i, const std::optional<double>& value) {
-    Check(value && std::isfinite(*value) ? sqlite3_bind_double(stmt_, i, *value) : sqlite3_bind_null(stmt_, i));
-    return *this;
-  }
-  // True while there is a row.
-  bool Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) Fail();
-    return false;
-  }
-  // Runs an insert or update again with new bindings.
-  void Run() {
-    Step();
-    sqlite3_reset(stmt_);
-  }
-  void Reset() { sqlite3_reset(stmt_); }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(stmt_, column);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-  std::string Blob(int column) const {
-    const void* data = sqlite3_column_blob(stmt_, column);
-    return data ? std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
-                : std::string();
-  }
-  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
-  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
-
- private:
-  void Check(int rc) {
-    if (rc != SQLITE_OK) Fail();
-  }
-  [[noreturn]] void Fail() const { ThrowSqliteError(db_, file_, sqlite3_extended_errcode(db_)); }
-  sqlite3* db_;
-  const std::string& file_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// Rolls back unless committed.
-class Transaction {
- public:
-  // `begin`: BEGIN IMMEDIATE to write; BEGIN for a read that wants one snapshot.
-  Transaction(sqlite3* db, const std::string& file, const char* begin = "BEGIN IMMEDIATE") : db_(db), file_(file) {
-    Exec(begin);
-  }
-  ~Transaction() {
-    if (!committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void Commit() {
-    Exec("COMMIT");
-    committed_ = true;
-  }
-
- private:
-  void Exec(const char* sql) {
-    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) ThrowSqliteError(db_, file_, rc);
-  }
-  sqlite3* db_;
-  const std::string& file_;
-  bool committed_ = false;
-};
+using sqlite::Statement;
+using sqlite::ThrowSqliteError;
+using sqlite::Transaction;
 
 class SqliteHistory final : public HistoryStore {
  public:
@@ -270,7 +172,10 @@ class SqliteHistory final : public HistoryStore {
     std::vector<StoredPairedCheck> out;
     while (rows.Step()) {
       const auto number = [&](int k) { return rows.IsNull(k) ? std::nullopt : std::optional(rows.Double(k)); };
-      out.push_back({rows.Int(0), rows.Text(2), rows.Text(3), rows.Text(4),
+      out.push_back({rows.Int(0),
+                     rows.Text(2),
+                     rows.Text(3),
+                     rows.Text(4),
                      {rows.Text(1), rows.Text(5), rows.Double(6), number(7), number(8)}});
     }
     return out;
@@ -388,9 +293,11 @@ class SqliteHistory final : public HistoryStore {
       if (checks) {
         checks->Bind(1, id);
         while (checks->Step()) {
-          const auto number = [&](int k) { return checks->IsNull(k) ? std::nullopt : std::optional(checks->Double(k)); };
-          r.checks.push_back({checks->Text(0), checks->Text(1), checks->Text(2), checks->Text(3), checks->Text(4),
-                              number(5)});
+          const auto number = [&](int k) {
+            return checks->IsNull(k) ? std::nullopt : std::optional(checks->Double(k));
+          };
+          r.checks.push_back(
+              {checks->Text(0), checks->Text(1), checks->Text(2), checks->Text(3), checks->Text(4), number(5)});
           r.checks.back().change_low_pct = number(6);
           r.checks.back().change_high_pct = number(7);
         }
@@ -429,10 +336,11 @@ class SqliteHistory final : public HistoryStore {
 
   std::pair<int64_t, bool> AddAlertGroup(const AlertGroup& g, const std::string& now) override {
     Transaction transaction(db_, Name());
-    Statement insert(db_, Name(),
-                     "INSERT OR IGNORE INTO alert_groups (suite, branch, commit_before, commit_after, timestamp_before, "
-                     "timestamp_after, state, owner, bug, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                     "'', '', ?8, ?8)");
+    Statement insert(
+        db_, Name(),
+        "INSERT OR IGNORE INTO alert_groups (suite, branch, commit_before, commit_after, timestamp_before, "
+        "timestamp_after, state, owner, bug, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+        "'', '', ?8, ?8)");
     insert.Bind(1, g.suite).Bind(2, g.branch).Bind(3, g.commit_before).Bind(4, g.commit_after);
     insert.Bind(5, g.timestamp_before).Bind(6, g.timestamp_after).Bind(7, ToString(AlertState::kNew)).Bind(8, now);
     insert.Run();
@@ -504,9 +412,8 @@ class SqliteHistory final : public HistoryStore {
                    "ORDER BY id");
     rows.Bind(1, id);
     while (rows.Step()) {
-      out.push_back({rows.Int(0), rows.Text(1), rows.Text(2),
-                     ParseAlertState(rows.Text(3)).value_or(AlertState::kNew), rows.Text(4), rows.Text(5),
-                     rows.Text(6)});
+      out.push_back({rows.Int(0), rows.Text(1), rows.Text(2), ParseAlertState(rows.Text(3)).value_or(AlertState::kNew),
+                     rows.Text(4), rows.Text(5), rows.Text(6)});
     }
     return out;
   }

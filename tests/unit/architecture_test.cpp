@@ -199,5 +199,23 @@ TEST(Architecture, StagesIncludeOnlyTheHeadersOfStagesTheyDependOn) {
   }
 }
 
+// A file of gate/ longer than this does more than one job: split it by
+// job, as compare/ is. Data tables (declarations, a stylesheet) are the
+// exception, named here.
+constexpr size_t kMaxLines = 600;
+const Names kDataTables = {};
+
+TEST(Architecture, NoFileOfGateIsLongerThanItsJobs) {
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(PERFGATE_SOURCE_DIR) / "gate")) {
+    const std::string name = entry.path().filename();
+    if (!entry.is_regular_file() || !(name.ends_with(".cpp") || name.ends_with(".h"))) continue;
+    const std::string relative = fs::relative(entry.path(), PERFGATE_SOURCE_DIR).string();
+    if (kDataTables.count(relative)) continue;
+    const std::string text = ReadFile(entry.path());
+    const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    EXPECT_LE(lines, kMaxLines) << relative << " has " << lines << " lines: split it by job";
+  }
+}
+
 }  // namespace
 }  // namespace perfgate
