@@ -33,15 +33,17 @@ using testing::ScratchDir;
 using testing::WriteFile;
 
 constexpr const char* kResults = "results.json";
+// The stylesheet verbatim (report/html_stylesheet.cpp): not kept twice.
+constexpr const char* kStylesheet = "report/report.css";
 
-// Every regular file under `dir` but results.json, as paths relative to
-// it, sorted.
+// Every regular file under `dir` but results.json and the stylesheet, as
+// paths relative to it, sorted.
 std::vector<std::string> FilesUnder(const fs::path& dir) {
   std::vector<std::string> files;
   if (!fs::exists(dir)) return files;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     const std::string file = fs::relative(entry.path(), dir).string();
-    if (entry.is_regular_file() && file != kResults) files.push_back(file);
+    if (entry.is_regular_file() && file != kResults && file != kStylesheet) files.push_back(file);
   }
   std::sort(files.begin(), files.end());
   return files;
