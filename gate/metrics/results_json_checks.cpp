@@ -7,8 +7,6 @@
 namespace perfgate {
 
 using nlohmann::json;
-using results_json::Count;
-using results_json::StringArray;
 
 namespace {
 
