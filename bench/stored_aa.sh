@@ -3,7 +3,9 @@
 # then runs the same suite RUNS times against it (`perfgate run`), nothing
 # changed. Prints each run's verdict and the tally: how many runs failed
 # (exit 1), how many checks came out regression / inconclusive / pass, and
-# how many inconclusive checks named the host's speed (the canary). With
+# how many inconclusive checks named the host's speed (the canary), and how
+# many checks the first measurement flagged that fresh repetitions then
+# confirmed or not (compare/confirm.h). With
 # BURNER=1 a one-CPU busy loop runs beside every run (not beside the
 # recording), as a neighbour that arrived after the baseline would.
 #
@@ -50,7 +52,7 @@ done
 python3 - "$WORK" "$RUNS" << 'EOF'
 import json, os, sys
 work, runs = sys.argv[1], int(sys.argv[2])
-failed, verdicts, host = 0, {}, 0
+failed, verdicts, host, confirmed, refuted = 0, {}, 0, 0, 0
 for i in range(1, runs + 1):
     if open(os.path.join(work, f"run-{i}.rc")).read().strip() == "1":
         failed += 1
@@ -63,7 +65,13 @@ for i in range(1, runs + 1):
             verdicts[v] = verdicts.get(v, 0) + 1
             if v == "inconclusive" and "than when the baseline was recorded" in check.get("message", ""):
                 host += 1
+            if "confirmation" in check:
+                if check["confirmation"]["confirmed"]:
+                    confirmed += 1
+                else:
+                    refuted += 1
 print(f"{failed} of {runs} runs failed (exit 1); checks: " +
       ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) +
-      f"; {host} inconclusive for the host's speed")
+      f"; {host} inconclusive for the host's speed; flagged by the first measurement: " +
+      f"{confirmed} confirmed, {refuted} not confirmed")
 EOF

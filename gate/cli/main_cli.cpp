@@ -139,6 +139,10 @@ int PerfgateMain(int argc, char** argv) {
   run->add_option("--branch", run_opts.gate.history_branch,
                   "With --baseline-from-history: only runs of this branch (default: every branch)")
       ->needs(from_history);
+  bool run_no_confirm = false;
+  run->add_flag("--no-confirm", run_no_confirm,
+                "Fail on the first measurement: no fresh repetitions confirm a flagged regression (decided at 1 % at "
+                "once)");
   run->add_flag("--trace", run_opts.gate.trace,
                 "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
   run->add_option("--trace-min-us", run_opts.gate.trace_min_us,
@@ -427,6 +431,7 @@ int PerfgateMain(int argc, char** argv) {
                 overhead_opts.quiet);
   try {
     if (*run) {
+      run_opts.gate.confirm = !run_no_confirm;
       ParseAcceptOptions(run_opts);
       return RunCommand(run_opts);
     }

@@ -199,7 +199,11 @@ void DecideRegression(const CheckEvidence& evidence, double p_worse_adjusted, do
   } else if (better_significant && change.good > threshold) {
     check.verdict = Verdict::kImprovement;
     tail = " improvement beyond threshold " + FormatPct(threshold);
-  } else if (change.estimate <= threshold && change.worst && *change.worst <= threshold && hidden > threshold) {
+  } else if (change.estimate <= threshold && hidden > threshold &&
+             ((change.worst && *change.worst <= threshold) || (!worse_significant && mde_pct <= threshold))) {
+    // It would pass (its interval within the threshold, or not significant
+    // where a change of the threshold's size would have been), but without a
+    // faster host's push its interval reaches past the threshold.
     check.verdict = Verdict::kInconclusive;
     tail = " within threshold " + FormatPct(threshold) + "; inconclusive: " + host_text + ", which can hide up to " +
            FormatSignedPct(hidden) + " %";

@@ -26,8 +26,11 @@ std::map<std::string, std::vector<size_t>> ChecksToConfirm(const RunResults& run
 
 namespace {
 
-std::string Cost(int pairs, double seconds) {
-  return std::to_string(pairs) + " fresh pairs, " + FormatValue("%.1f", seconds) + " s";
+// "7 fresh pairs, 1.2 s": interleaved pairs (ab) or repetitions of the
+// candidate alone (against stored numbers).
+std::string Cost(int pairs, double seconds, bool interleaved) {
+  return std::to_string(pairs) + (interleaved ? " fresh pairs, " : " fresh repetitions, ") +
+         FormatValue("%.1f", seconds) + " s";
 }
 
 }  // namespace
@@ -108,12 +111,12 @@ void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResu
       confirmation.pairs = fresh.pairs > 0 ? fresh.pairs : static_cast<int>(fresh.candidate_values.size());
       confirmation.confirmed = fresh.verdict == Verdict::kRegression;
       if (confirmation.confirmed) {
-        check.message += "; confirmed in " + Cost(confirmation.pairs, spent) + ": " + fresh.message;
+        check.message += "; confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " + fresh.message;
       } else {
         // The fresh pairs decide; the first round's numbers stay in the message.
         const std::string first = check.message;
         check = fresh;
-        check.message = "not confirmed in " + Cost(confirmation.pairs, spent) + ": " + fresh.message +
+        check.message = "not confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " + fresh.message +
                         " (the first round had shown " + first + ")";
       }
       check.confirmation = std::move(confirmation);

@@ -73,11 +73,12 @@ struct CheckResult {
   // repetitions of one round, compared within the round); 0 when the two
   // sides were compared as independent samples.
   int pairs = 0;
-  // A regression of perfgate ab measured again, in fresh interleaved pairs of
-  // its scenario, before it may fail the run (compare/confirm.h).
+  // A regression measured again before it may fail the run
+  // (compare/confirm.h): in fresh interleaved pairs of its scenario (ab), or
+  // in fresh repetitions of it against the same stored numbers (run).
   struct Confirmation {
-    bool confirmed = false;  // the fresh pairs agreed: still a regression
-    int pairs = 0;           // fresh pairs measured
+    bool confirmed = false;  // the fresh measurement agreed: still a regression
+    int pairs = 0;           // fresh pairs (or repetitions) measured
     double seconds = 0;      // what measuring them took (the scenario's share)
     std::string first;       // the first round's message, which flagged the check
   };

@@ -19,6 +19,7 @@
 #include "metrics/log.h"
 #include "metrics/merge.h"
 #include "metrics/results_json.h"
+#include "pipeline/confirmation.h"
 #include "pipeline/dir_lock.h"
 #include "pipeline/stored_baselines.h"
 #include "pipeline/trace_step.h"
@@ -363,7 +364,9 @@ GateOutcome GateAgainstStoredBaselines(const GateOptions& o, bool update_baselin
   CompareOptions co;
   co.fdr = o.fdr;
   co.foreign_baselines = stored.foreign;
+  if (o.confirm) co.screen_alpha = kScreenAlpha;
   Evaluate(results, stored.scenarios, stored.environment, stored.source, o.strict, co);
+  if (o.confirm && !Stopped(o)) ConfirmRegressions(nullptr, suite, ro, co, results, stored.scenarios);
   TriageVerdicts(results, policy);
   CaptureEvidence(suite, o, ro, results, stored.scenarios);
   if (o.trace && !results.partial) TraceWorstScenario(suite, ro, o.trace_min_us, o.out_dir, results);
@@ -400,50 +403,6 @@ GateOutcome RecordBaselines(const GateOptions& o) {
   return outcome;
 }
 
-// Measures fresh interleaved pairs of every scenario with a flagged
-// regression (as many pairs as its first round measured, or as its suite
-// asks where a busy host extended the first round) and lets them
-// decide those checks (compare/confirm.h); then the run's verdict again.
-void ConfirmRegressions(const Suite& baseline, const Suite& candidate, const RunOptions& ro, const CompareOptions& co,
-                        RunResults& results) {
-  const std::map<std::string, std::vector<size_t>> flagged = ChecksToConfirm(results);
-  if (flagged.empty()) return;
-  size_t family_size = 0;
-  for (const auto& [name, checks] : flagged) family_size += checks.size();
-  std::map<std::string, ScenarioResult> again, again_baseline;
-  std::map<std::string, double> seconds;
-  for (const auto& [name, checks] : flagged) {
-    if (ro.stop && ro.stop->load()) break;
-    const ScenarioResult* first = nullptr;
-    for (const ScenarioResult& s : results.scenarios) {
-      if (s.name == name) first = &s;
-    }
-    RunOptions fresh = ro;
-    fresh.scenarios = {name};
-    // As many as the first round measured, or the suite's count where a busy
-    // host extended it; a busy host may extend the confirmation in turn while
-    // a flagged check could still be confirmed.
-    const bool extended = first->adaptive && first->adaptive->busy_host;
-    fresh.repetitions = extended ? first->adaptive->min : static_cast<int>(first->repetitions.size());
-    fresh.on_scenario_done = nullptr;
-    if (!ro.quiet)
-      log::Progress("%s: confirming %zu flagged regression%s in %d fresh pairs\n", name.c_str(), checks.size(),
-                    checks.size() == 1 ? "" : "s", *fresh.repetitions);
-    const double t0 = MonotonicSeconds();
-    InterleavedRun run =
-        RunInterleaved(baseline, candidate, fresh, [&](const ScenarioResult& c, const ScenarioResult& b) {
-          return ConfirmationNeedsMore(c, b, checks, results.environment, co, family_size);
-        });
-    seconds[name] = MonotonicSeconds() - t0;
-    if (run.candidate.scenarios.empty() || !run.candidate.scenarios[0].error.empty()) continue;
-    again.emplace(name, std::move(run.candidate.scenarios[0]));
-    again_baseline.emplace(name, std::move(run.baseline.scenarios[0]));
-  }
-  ApplyConfirmation(results, again, again_baseline, co, seconds);
-  results.verdict = OverallVerdict(results);
-  results.exit_code = ExitCodeFor(results, results.strict);
-}
-
 GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   TriagePolicy policy;
   Suite baseline = LoadGateSuite(o, variants.baseline_set);
@@ -474,7 +433,7 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   Evaluate(run.candidate, sides, run.baseline.environment,
            variants.baseline_label + ", run interleaved with " + variants.candidate_label + " in this job on " + host,
            o.strict, co);
-  if (o.confirm && !Stopped(o)) ConfirmRegressions(baseline, candidate, ro, co, run.candidate);
+  if (o.confirm && !Stopped(o)) ConfirmRegressions(&baseline, candidate, ro, co, run.candidate);
   TriageVerdicts(run.candidate, policy);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
   WriteExplainedReports(run.candidate, o);

@@ -57,8 +57,9 @@ struct GateOptions {
   // syscalls and off-CPU waits of at least trace_min_us as slices.
   bool trace = false;
   double trace_min_us = 1000;
-  // perfgate ab: a regression the first round of pairs flags is measured
-  // again in fresh pairs of its scenario before it fails the run (compare/confirm.h).
+  // A regression the first round flags is measured again before it fails
+  // the run (compare/confirm.h): in fresh pairs of its scenario (ab), or in
+  // fresh repetitions of it after a pause (against stored numbers).
   bool confirm = true;
   // perfgate run --baseline-from-history: each scenario's baseline is the
   // newest passing run in this history database recorded on a host with this

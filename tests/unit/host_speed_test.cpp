@@ -112,6 +112,32 @@ TEST(HostSpeed, AFasterHostDoesNotPassAWorkloadItMayHideARegressionOf) {
   EXPECT_EQ(judged["n"].verdict, Verdict::kRegression) << judged["n"].message;
 }
 
+// ... nor by the other way to pass: a change that is not significant where
+// one of the threshold's size would have been. Two of the run's seven
+// repetitions ran a third slower than the rest (the host's swing within the
+// run), so the interval reaches past the threshold while the test is not
+// significant; on a steady host that passes, under a faster one the push
+// could be hiding the +30 %.
+TEST(HostSpeed, AFasterHostDoesNotPassANotSignificantChangeItMayHideARegressionOf) {
+  Sampler sampler(7);
+  const std::map<std::string, ScenarioResult> baseline{{"s", Scenario(1, 1, sampler, 7)}};
+  for (double host : {1.0, 0.7}) {
+    RunResults run;
+    run.scenarios.push_back(Scenario(host == 1.0 ? 0.93 : 1.3, host, sampler, 7));
+    for (int r : {1, 4}) run.scenarios[0].repetitions[r].metrics["t"].value *= 1.4;
+    run.scenarios[0].checks.push_back(Check("t"));
+    EvaluateChecks(run, baseline, {});
+    const CheckResult& t = run.scenarios[0].checks[0];
+    if (host == 1.0) {
+      EXPECT_EQ(t.verdict, Verdict::kPass) << t.message;
+      EXPECT_NE(t.message.find("within threshold"), std::string::npos) << t.message;
+    } else {
+      EXPECT_EQ(t.verdict, Verdict::kInconclusive) << t.message;
+      EXPECT_NE(t.message.find("which can hide up to"), std::string::npos) << t.message;
+    }
+  }
+}
+
 TEST(HostSpeed, ASteadyHostLeavesTheVerdicts) {
   const Judged judged = Judge(1.3, 1);
   EXPECT_EQ(judged.run.scenarios[0].host_speed->direction, HostSpeed::Direction::kSteady);
