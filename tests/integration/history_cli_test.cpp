@@ -131,7 +131,8 @@ std::string SmokeSuite(const ScratchDir& dir, int count) {
 // results split by the shard rule (scenario i to shard i mod 3 + 1) and
 // merged against the same baselines give every check the same verdict and
 // p-values, and the same exit code; and real shard runs merged hold every
-// scenario once.
+// scenario once. Merging measures nothing, so it decides at once, as a run
+// with --no-confirm does: no fresh repetitions confirm a flagged regression.
 TEST(ShardCli, ThreeShardsMergedDecideAsOneUnshardedRun) {
   PERFGATE_REQUIRE_ROOT();
   ScratchDir dir;
@@ -140,7 +141,7 @@ TEST(ShardCli, ThreeShardsMergedDecideAsOneUnshardedRun) {
   std::string baselines = dir / "baselines";
   CliRun record = RunCli({"baseline", "record", suite, "--baseline-dir", baselines, "--out", dir / "rec", "--quiet"});
   ASSERT_EQ(record.exit_code, 0) << record.output;
-  CliRun whole = RunCli({"run", suite, "--quiet", "--baseline-dir", baselines, "--out", dir / "A"});
+  CliRun whole = RunCli({"run", suite, "--quiet", "--no-confirm", "--baseline-dir", baselines, "--out", dir / "A"});
   ASSERT_TRUE(whole.exit_code == 0 || whole.exit_code == 1) << whole.output;
   RunResults a = ReadResultsFile(dir / "A/results.json");
   ASSERT_EQ(a.scenarios.size(), static_cast<size_t>(kScenarios));
