@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "history/history_baseline.h"
 #include "history/history_db.h"
 #include "history/trend.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
 #include "run/process.h"

@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/probe.h"
 #include "probes/syscalls.h"
 #include "probes/trace_buffer.h"
@@ -200,8 +200,8 @@ int main(int argc, char** argv) {
       empty.emplace_back(argv[++i]);
     } else if (std::strcmp(argv[i], "--scope") == 0 && i + 1 < argc &&
                (std::strcmp(argv[i + 1], "system") == 0 || std::strcmp(argv[i + 1], "workload") == 0)) {
-      options.scope = std::strcmp(argv[++i], "system") == 0 ? perfgate::ProbeScope::kSystem
-                                                            : perfgate::ProbeScope::kWorkload;
+      options.scope =
+          std::strcmp(argv[++i], "system") == 0 ? perfgate::ProbeScope::kSystem : perfgate::ProbeScope::kWorkload;
     } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc && (trace_min_ns = std::atol(argv[i + 1])) >= 0) {
       ++i;
     } else if (std::strcmp(argv[i], "--sample") == 0 && i + 1 < argc && (sample = std::atol(argv[i + 1])) > 0) {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"
 #include "probes/ufunc_probe.h"

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

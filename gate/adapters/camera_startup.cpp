@@ -7,7 +7,7 @@
 
 #include "adapters/command.h"
 #include "adapters/tool_output.h"
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

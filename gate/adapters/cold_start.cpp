@@ -14,8 +14,8 @@
 #include "adapters/memory_limit.h"
 #include "adapters/page_cache.h"
 #include "adapters/tool_output.h"
+#include "base/error.h"
 #include "config/credentials.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 

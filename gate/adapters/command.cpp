@@ -2,11 +2,10 @@
 
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

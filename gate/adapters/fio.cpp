@@ -8,7 +8,7 @@
 #include <set>
 
 #include "adapters/tool_output.h"
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

@@ -1,6 +1,6 @@
 #include "adapters/memory_limit.h"
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

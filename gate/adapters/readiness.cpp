@@ -10,7 +10,7 @@
 #include <array>
 #include <optional>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

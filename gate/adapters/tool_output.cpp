@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "metrics/error.h"
-#include "metrics/json_text.h"
+#include "base/error.h"
+#include "base/json_text.h"
 
 namespace perfgate {
 
@@ -66,8 +66,9 @@ nlohmann::json ParseToolJson(const std::string& text, const std::string& source)
       in_string = true;
     } else if (c == '{' || c == '[') {
       if (static_cast<size_t>(++depth) > kMaxJsonDepth) {
-        const auto line = line_no + static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(start),
-                                                                   text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+        const auto line =
+            line_no + static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(start),
+                                                     text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
         throw InfraError(where + ": line " + std::to_string(line) + ": arrays and objects nested deeper than " +
                          std::to_string(kMaxJsonDepth) + " levels");
       }

@@ -7,14 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
-#include "metrics/json_reader.h"
-#include "metrics/json_text.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "base/json_text.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {

@@ -11,19 +11,19 @@
 #include <set>
 
 #include "adapters/tool_output.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/escape.h"
+#include "base/json_text.h"
+#include "base/log.h"
+#include "base/quantity.h"
 #include "bisect/search.h"
 #include "bisect/subprocess.h"
 #include "config/credentials.h"
 #include "config/suite.h"
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
-#include "metrics/json_text.h"
-#include "metrics/log.h"
 #include "metrics/metric.h"
 #include "pipeline/pipeline.h"
 #include "report/why_text.h"
-#include "report/escape.h"
-#include "report/format.h"
 
 namespace perfgate {
 
@@ -120,9 +120,8 @@ BisectSuite PrepareSuite(const BisectOptions& o) {
       // An instrumented scenario's count check, which the gate adds to it
       // (AddInstructionChecks) when the suite has none.
       const auto& checks = suite.scenarios[i].checks;
-      if (suite.scenarios[i].instrument && std::none_of(checks.begin(), checks.end(), [](const CheckSpec& c) {
-            return c.metric == kInstrTotal;
-          })) {
+      if (suite.scenarios[i].instrument &&
+          std::none_of(checks.begin(), checks.end(), [](const CheckSpec& c) { return c.metric == kInstrTotal; })) {
         kept[i];
         out.checks.push_back(suite.scenarios[i].name + "/" + kInstructionTotalCheck);
       }
@@ -468,8 +467,8 @@ BisectResult RunBisect(const BisectOptions& o) {
       if (m.verdict != StepVerdict::kSkipped || m.infra_error || Stopped(o) || used >= most) break;
       g.repetitions = std::min(most, 2 * used);
       if (!o.quiet)
-        log::Progress("bisect: %s is ambiguous after %d repetitions; again with %d\n",
-                     Short(commit.sha).c_str(), used, *g.repetitions);
+        log::Progress("bisect: %s is ambiguous after %d repetitions; again with %d\n", Short(commit.sha).c_str(), used,
+                      *g.repetitions);
     }
     step.verdict = m.verdict;
     step.reason = m.reason;

@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "metrics/atomic_file.h"
-#include "report/escape.h"
-#include "report/format.h"
+#include "base/atomic_file.h"
+#include "base/escape.h"
+#include "base/quantity.h"
 #include "report/html_reporter.h"
 
 namespace perfgate {

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "base/error.h"
 #include "bisect/subprocess.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

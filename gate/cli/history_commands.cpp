@@ -1,14 +1,14 @@
 // history add, trend, export: what the nightly job does with a run.
 #include <cstdio>
 
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "cli/commands.h"
 #include "history/alerts.h"
 #include "history/history_db.h"
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "pipeline/pipeline.h"
 

@@ -4,14 +4,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "base/did_you_mean.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/quantity.h"
+#include "base/version.h"
 #include "cli/commands.h"
 #include "history/history_db.h"
-#include "metrics/did_you_mean.h"
-#include "metrics/error.h"
-#include "metrics/log.h"
-#include "metrics/quantity.h"
 #include "metrics/results.h"
-#include "metrics/version.h"
 #include "run/process.h"
 
 namespace perfgate {
@@ -28,16 +28,21 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--scenario", o.gate.scenarios, "Run only this scenario (repeatable)");
   cmd->add_option("--out", o.gate.out_dir, "Directory for results.json, junit.xml, summary.md and report/")
       ->capture_default_str();
-  cmd->add_option("--reps", o.gate.repetitions, "Measured repetitions per scenario (overrides the suite; in ab, a busy host may extend a fixed count up "
-                  "to " + std::to_string(kBusyHostRoundsFactor) + " times)")
+  cmd->add_option(
+         "--reps", o.gate.repetitions,
+         "Measured repetitions per scenario (overrides the suite; in ab, a busy host may extend a fixed count up "
+         "to " +
+             std::to_string(kBusyHostRoundsFactor) + " times)")
       ->check(CLI::Range(2, 100000));
   cmd->add_flag("--strict", o.gate.strict, "Inconclusive checks fail the run (exit 1)");
-  cmd->add_flag("--fdr", o.gate.fdr, "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
+  cmd->add_flag("--fdr", o.gate.fdr,
+                "Control the false discovery rate (Benjamini-Hochberg) instead of family-wise error (Holm)");
   cmd->add_flag("--quiet", o.gate.quiet, "Do not print per-repetition progress");
-  cmd->add_flag("--instrument", o.gate.instrument,
-                "Run command and gbench workloads under Valgrind (Cachegrind; Callgrind for gbench) to count the instructions "
-                "they execute (instr.total, instr.<function>), and check instr.total at 0.5 %; a suite says it of its "
-                "scenarios itself with \"instrument\": true");
+  cmd->add_flag(
+      "--instrument", o.gate.instrument,
+      "Run command and gbench workloads under Valgrind (Cachegrind; Callgrind for gbench) to count the instructions "
+      "they execute (instr.total, instr.<function>), and check instr.total at 0.5 %; a suite says it of its "
+      "scenarios itself with \"instrument\": true");
   cmd->add_option("--attach-types", o.attach_types,
                   "Allow only these attach types (fentry, tp_btf, raw_tp, tracepoint, kprobe, uprobe, perf_event)")
       ->delimiter(',');
@@ -156,7 +161,8 @@ int PerfgateMain(int argc, char** argv) {
   AddMeasureOptions(ab, ab_opts.run);
   ab->add_option("--baseline-cmd", ab_opts.baseline_cmd, "Command line of the baseline side (command workloads)");
   ab->add_option("--candidate-cmd", ab_opts.candidate_cmd, "Command line of the candidate side (command workloads)");
-  ab->add_option("--baseline-set", ab_opts.baseline_set, "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
+  ab->add_option("--baseline-set", ab_opts.baseline_set,
+                 "NAME=VALUE for ${NAME} in the suite, baseline side (repeatable)");
   ab->add_option("--candidate-set", ab_opts.candidate_set,
                  "NAME=VALUE for ${NAME} in the suite, candidate side (repeatable)");
   ab->add_option("--baseline-label", ab_opts.baseline_label,
@@ -166,8 +172,9 @@ int PerfgateMain(int argc, char** argv) {
   AddTriageOptions(ab, ab_opts.run);
   AddSkipBadTrailersFlag(ab, ab_opts.run.gate.skip_bad_trailers);
   bool no_confirm = false;
-  ab->add_flag("--no-confirm", no_confirm,
-               "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
+  ab->add_flag(
+      "--no-confirm", no_confirm,
+      "Fail on the first round of pairs: no fresh pairs confirm a flagged regression (decided at 1 % at once)");
 
   BisectCommandOptions bisect_opts;
   BisectOptions& bo = bisect_opts.bisect;
@@ -197,7 +204,7 @@ int PerfgateMain(int argc, char** argv) {
   bisect
       ->add_option("--max-repetitions", bo.max_repetitions,
                    "Repetitions per side of one A/B round, at most; an ambiguous step is measured again with twice "
-                     "the repetitions up to this (default: twice the suite's maximum)")
+                   "the repetitions up to this (default: twice the suite's maximum)")
       ->check(CLI::Range(2, 100000));
   bisect->add_flag("--instrument", bo.instrument,
                    "Count instructions under Valgrind in every scenario that can (as the suite key \"instrument\"): "
@@ -382,8 +389,9 @@ int PerfgateMain(int argc, char** argv) {
   alerts_set->add_option("id", alerts_opts.id, "Alert id (alerts list shows it)")->required();
   alerts_set->add_option("--state", alerts_opts.state, "new, acknowledged, expected, invalid or fixed")
       ->each([&](const std::string&) { alerts_opts.state_given = true; });
-  alerts_set->add_option("--owner", alerts_opts.owner, "Who owns it ('' to clear)")
-      ->each([&](const std::string&) { alerts_opts.owner_given = true; });
+  alerts_set->add_option("--owner", alerts_opts.owner, "Who owns it ('' to clear)")->each([&](const std::string&) {
+    alerts_opts.owner_given = true;
+  });
   alerts_set->add_option("--bug", alerts_opts.bug, "Bug or issue link, http(s)://… ('' to clear)")
       ->each([&](const std::string&) { alerts_opts.bug_given = true; });
   alerts_set->add_option("--by", alerts_opts.by, "Who makes the change (default: the login name)");

@@ -8,14 +8,14 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "base/error.h"
+#include "base/log.h"
+#include "base/quantity.h"
 #include "bisect/bisect_report.h"
 #include "cli/commands.h"
-#include "metrics/error.h"
-#include "metrics/log.h"
 #include "metrics/results_json.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
-#include "report/format.h"
 #include "report/outcome.h"
 
 namespace perfgate {
@@ -83,7 +83,7 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
     for (const auto& c : s.checks) {
       if (c.verdict == Verdict::kRegression || c.verdict == Verdict::kError || c.verdict == Verdict::kInconclusive) {
         log::Notice("%s: %s/%s: %s\n", ToString(c.verdict).c_str(), OneLine(s.name).c_str(),
-                     OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
+                    OneLine(c.spec.name).c_str(), OneLine(c.message).c_str());
       }
       // Who let a check pass, or whose acceptance it went beyond, on the console too.
       if (c.triage) {

@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "adapters/adapter.h"
+#include "base/error.h"
+#include "base/escape.h"
+#include "base/quantity.h"
 #include "cli/commands.h"
 #include "compare/host_speed.h"
-#include "metrics/error.h"
-#include "metrics/quantity.h"
 #include "probes/cpu.h"
 #include "probes/features.h"
 #include "probes/probe.h"
-#include "report/escape.h"
 #include "run/canary.h"
 #include "run/runner.h"
 #include "stats/descriptive.h"
@@ -182,8 +182,10 @@ void HostSteadiness() {
   const double smallest = SmallestChangeTheHostLetsDecide(stats::RobustCoefficientOfVariation(loop));
   Line(smallest <= 2 * kHostSpeedFloorPct, "host steadiness",
        "the canary's spread over " + FormatValue("%.0f", kSteadinessSeconds) + " s: loop " + cv(loop) + ", stream " +
-           cv(stream) + ", faults " + cv(faults) + ", direct read " + cv(read) + "; a run against stored baselines tells a timing change from "
-           "the host's own beyond " + FormatValue("%.0f", smallest) + " %" +
+           cv(stream) + ", faults " + cv(faults) + ", direct read " + cv(read) +
+           "; a run against stored baselines tells a timing change from "
+           "the host's own beyond " +
+           FormatValue("%.0f", smallest) + " %" +
            (smallest <= 2 * kHostSpeedFloorPct ? "" : ": set timing thresholds above it, or gate with perfgate ab"));
 }
 

@@ -7,11 +7,11 @@
 #include <cstdlib>
 
 #include "adapters/tool_output.h"
+#include "base/error.h"
+#include "base/escape.h"
 #include "cli/commands.h"
 #include "history/alerts.h"
 #include "history/history_db.h"
-#include "metrics/error.h"
-#include "report/escape.h"
 #include "triage/acceptance.h"
 #include "triage/triage.h"
 
@@ -51,8 +51,8 @@ int QuarantineListCommand(const std::string& suite_file, const std::string& toda
 namespace {
 
 int64_t AlertId(const std::string& text) {
-  const bool digits = !text.empty() && text.size() <= 18 &&
-                      text.find_first_not_of("0123456789") == std::string::npos && text != "0" && text[0] != '0';
+  const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos &&
+                      text != "0" && text[0] != '0';
   if (!digits) {
     throw InputError("alert id: \"" + Abbreviate(SanitizeText(text), 100) +
                      "\" is not an alert id (a positive number, as perfgate alerts list shows)");

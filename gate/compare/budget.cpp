@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/quantity.h"
 #include "compare/check_values.h"
 #include "compare/load_allowance.h"
-#include "metrics/quantity.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 #include "stats/descriptive.h"
 #include "stats/kolmogorov_smirnov.h"
 #include "stats/mann_whitney.h"

@@ -5,9 +5,9 @@
 #include <optional>
 #include <set>
 
-#include "metrics/did_you_mean.h"
+#include "base/did_you_mean.h"
+#include "base/quantity.h"
 #include "metrics/metric.h"
-#include "metrics/quantity.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {

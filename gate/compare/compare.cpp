@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/quantity.h"
 #include "compare/adaptive.h"
 #include "compare/budget.h"
 #include "compare/busy_host.h"
@@ -19,7 +20,6 @@
 #include "compare/load_allowance.h"
 #include "compare/outliers.h"
 #include "metrics/metric.h"
-#include "metrics/quantity.h"
 #include "stats/multiple_testing.h"
 #include "stats/power.h"
 #include "stats/signed_rank.h"

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <utility>
 
+#include "base/quantity.h"
 #include "compare/adaptive.h"
 #include "compare/deterministic.h"
-#include "metrics/quantity.h"
 
 namespace perfgate {
 
@@ -111,13 +111,14 @@ void ApplyConfirmation(RunResults& run, const std::map<std::string, ScenarioResu
       confirmation.pairs = fresh.pairs > 0 ? fresh.pairs : static_cast<int>(fresh.candidate_values.size());
       confirmation.confirmed = fresh.verdict == Verdict::kRegression;
       if (confirmation.confirmed) {
-        check.message += "; confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " + fresh.message;
+        check.message +=
+            "; confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " + fresh.message;
       } else {
         // The fresh pairs decide; the first round's numbers stay in the message.
         const std::string first = check.message;
         check = fresh;
-        check.message = "not confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " + fresh.message +
-                        " (the first round had shown " + first + ")";
+        check.message = "not confirmed in " + Cost(confirmation.pairs, spent, options.interleaved) + ": " +
+                        fresh.message + " (the first round had shown " + first + ")";
       }
       check.confirmation = std::move(confirmation);
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "base/quantity.h"
 #include "metrics/metric.h"
-#include "metrics/quantity.h"
 
 namespace perfgate {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {

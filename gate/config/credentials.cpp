@@ -5,11 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

@@ -5,17 +5,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "base/did_you_mean.h"
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "base/json_text.h"
 #include "config/credentials.h"
-#include "metrics/did_you_mean.h"
-#include "metrics/error.h"
-#include "metrics/json_reader.h"
-#include "metrics/json_text.h"
 #include "metrics/metric.h"
 
 namespace perfgate {
@@ -200,8 +199,8 @@ CheckSpec ParseCheck(const json& j, const std::string& file, const std::string& 
   }
   if (o.Has("statistic")) {
     c.statistic = o.String("statistic");
-    static const std::vector<std::string> kStats = {"value", "count", "rate", "per_op", "p50", "p90",
-                                                    "p99",   "p99.9", "max", "mean"};
+    static const std::vector<std::string> kStats = {"value", "count", "rate",  "per_op", "p50",
+                                                    "p90",   "p99",   "p99.9", "max",    "mean"};
     if (std::find(kStats.begin(), kStats.end(), c.statistic) == kStats.end()) {
       o.Fail(o.At("statistic"), "unknown statistic \"" + c.statistic + "\"" + DidYouMeanHint(c.statistic, kStats));
     }
@@ -277,8 +276,9 @@ ScenarioSpec ParseScenario(const json& j, const std::string& file, const std::st
   s.name = o.String("name");
   static const std::regex kScenarioName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(s.name, kScenarioName) || s.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-                             " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"),
+           "scenario name " + json(s.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+               " is not allowed: scenario names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   // The user first: a workload key may check what that user can read.
   if (o.Has("run_as")) {
@@ -334,14 +334,18 @@ std::vector<std::string> SplitCommandLine(const std::string& line, const std::st
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\\' && i + 1 < line.size()) {
       word += line[++i];
       in_word = true;
     } else if (quote == '"') {
-      if (c == '"') quote = 0;
-      else word += c;
+      if (c == '"')
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -458,8 +462,9 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
   noting.expanded = &suite.overrides_expanded;
   static const std::regex kSuiteName("^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$");
   if (!std::regex_match(suite.name, kSuiteName) || suite.name.find("..") != std::string::npos) {
-    o.Fail(o.At("name"), "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
-                             " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
+    o.Fail(o.At("name"),
+           "suite name " + json(suite.name).dump(-1, ' ', false, json::error_handler_t::replace) +
+               " is not allowed: suite names use letters, digits, '_', '-', '.' (at most 128, no \"..\")");
   }
   const json& scenarios = o.Array("scenarios");
   if (scenarios.empty()) o.Fail(o.At("scenarios"), "a suite needs at least one scenario");
@@ -477,8 +482,8 @@ Suite ParseSuite(const std::string& text, const std::string& file, const SuiteVo
 
 std::string QuarantineFileOf(const std::string& suite_file) {
   const std::string suffix = ".json";
-  const bool json_name =
-      suite_file.size() > suffix.size() && suite_file.compare(suite_file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const bool json_name = suite_file.size() > suffix.size() &&
+                         suite_file.compare(suite_file.size() - suffix.size(), suffix.size(), suffix) == 0;
   return (json_name ? suite_file.substr(0, suite_file.size() - suffix.size()) : suite_file) + ".quarantine.json";
 }
 

@@ -5,15 +5,14 @@
 
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "metrics/did_you_mean.h"
-#include "metrics/json_reader.h"
+#include "base/did_you_mean.h"
+#include "base/json_reader.h"
 #include "metrics/results.h"
 
 namespace perfgate {

@@ -11,9 +11,10 @@
 #include <string_view>
 #include <utility>
 
+#include "base/quantity.h"
+#include "explain/frame_growth.h"
+#include "explain/host_summary.h"
 #include "metrics/metric.h"
-#include "report/format.h"
-#include "report/frame_growth.h"
 #include "stats/descriptive.h"
 #include "stats/hodges_lehmann.h"
 
@@ -468,6 +469,10 @@ void ExplainFailures(RunResults& results, const MetricVocabulary& vocabulary) {
   };
   std::vector<Failing> failing;
   for (size_t i = 0; i < results.scenarios.size(); ++i) {
+    // What grew in the evidence and the host line's figures, for every
+    // scenario: the reports render them.
+    ExplainEvidenceGrowth(results.scenarios[i]);
+    results.scenarios[i].host_summary = SummarizeHost(results.scenarios[i]);
     results.scenarios[i].explanation.reset();
     for (const CheckResult& check : results.scenarios[i].checks) {
       if (check.verdict == Verdict::kRegression) failing.push_back({i, &check});

@@ -40,7 +40,9 @@ Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vo
 
 // Sets the explanation of every scenario with a failing check (regressed or
 // over budget), most severe first, at most kMaxExplainedFailures of them;
-// clears the others'.
+// clears the others'. Sets every scenario's profile_growth from its
+// evidence (explain/frame_growth.h) and its host_summary
+// (explain/host_summary.h), which the reports render.
 void ExplainFailures(RunResults& results, const MetricVocabulary& vocabulary);
 
 }  // namespace perfgate

@@ -4,11 +4,10 @@
 #include <map>
 #include <tuple>
 
+#include "base/error.h"
+#include "base/escape.h"
+#include "base/quantity.h"
 #include "history/trend.h"
-#include "metrics/error.h"
-#include "metrics/quantity.h"
-#include "report/escape.h"
-#include "report/format.h"
 
 namespace perfgate {
 namespace {
@@ -42,11 +41,16 @@ std::string Shown(const std::string& text) {
 
 std::string ToString(AlertState state) {
   switch (state) {
-    case AlertState::kNew: return "new";
-    case AlertState::kAcknowledged: return "acknowledged";
-    case AlertState::kExpected: return "expected";
-    case AlertState::kInvalid: return "invalid";
-    case AlertState::kFixed: return "fixed";
+    case AlertState::kNew:
+      return "new";
+    case AlertState::kAcknowledged:
+      return "acknowledged";
+    case AlertState::kExpected:
+      return "expected";
+    case AlertState::kInvalid:
+      return "invalid";
+    case AlertState::kFixed:
+      return "fixed";
   }
   return "new";
 }
@@ -151,7 +155,8 @@ std::vector<AlertTransition> AutomaticAlertChanges(
     if (!AcceptedInRange(g, in_range)) continue;
     std::vector<std::string> commits;
     for (const AcceptedCheck& a : in_range) {
-      if (std::find(commits.begin(), commits.end(), Short(a.commit)) == commits.end()) commits.push_back(Short(a.commit));
+      if (std::find(commits.begin(), commits.end(), Short(a.commit)) == commits.end())
+        commits.push_back(Short(a.commit));
     }
     std::string list;
     for (const std::string& c : commits) list += (list.empty() ? "" : ", ") + c;
@@ -190,17 +195,14 @@ void CheckBugLink(const std::string& url, const std::string& option) {
   });
   const size_t host = url.find("://") + 3;
   if (!web || !clean || url.size() <= host || url.size() > 2000)
-    throw InputError(option + ": \"" + Shown(url) +
-                     "\" is not a bug link (an http:// or https:// URL without spaces)");
+    throw InputError(option + ": \"" + Shown(url) + "\" is not a bug link (an http:// or https:// URL without spaces)");
 }
 
 void CheckAlertName(const std::string& text, const std::string& option) {
-  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
-    return static_cast<unsigned char>(c) < ' ' || c == '\x7f';
-  });
+  const bool control =
+      std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < ' ' || c == '\x7f'; });
   if (text.empty() || control || text.size() > 200)
-    throw InputError(option + ": \"" + Shown(text) +
-                     "\" is not a name (1 to 200 characters, no control characters)");
+    throw InputError(option + ": \"" + Shown(text) + "\" is not a name (1 to 200 characters, no control characters)");
 }
 
 nlohmann::json AlertToJson(const AlertGroup& g) {
@@ -267,12 +269,14 @@ std::string AlertMarkdown(const AlertGroup& g, const std::string& history_name) 
   if (!g.branch.empty()) out += " on " + md(g.branch);
   out += "\n- **For the worse:** " + std::to_string(worse) + " of " + std::to_string(g.metrics.size()) + "\n";
   out += "- **History:** " + md(history_name) + "\n\n";
-  out += "| Scenario | Metric | Statistic | Before | After | Change | p |\n| --- | --- | --- | ---: | ---: | ---: | ---: |\n";
+  out +=
+      "| Scenario | Metric | Statistic | Before | After | Change | p |\n| --- | --- | --- | ---: | ---: | ---: | ---: "
+      "|\n";
   for (const AlertMetric& m : g.metrics) {
     out += "| " + md(m.scenario) + " | " + md(m.metric) + " | " + md(m.statistic) + " | " +
            md(FormatQuantity(m.before, m.unit)) + " | " + md(FormatQuantity(m.after, m.unit)) + " | " +
-           (m.for_the_worse ? "**" + md(FormatPercent(m.change_pct)) + "**" : md(FormatPercent(m.change_pct))) +
-           " | " + md(FormatPValue(m.p_value)) + " |\n";
+           (m.for_the_worse ? "**" + md(FormatPercent(m.change_pct)) + "**" : md(FormatPercent(m.change_pct))) + " | " +
+           md(FormatPValue(m.p_value)) + " |\n";
   }
   if (!g.changes.empty()) {
     out += "\n<details><summary>State changes</summary>\n\n";

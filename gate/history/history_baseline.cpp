@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 namespace {
@@ -134,13 +134,14 @@ HistoryBaselines ChooseHistoryBaselines(const HistoryDb& db, const std::string& 
   std::vector<std::string> missing, skipped;
   for (const std::string& name : query.scenarios) {
     std::vector<StoredScenarioRun>& runs = newest[name];
-    ScenarioChoice choice =
-        Choose(db, [&](StoredScenarioRun& run) { kept.Load(run, name); }, runs, query.now, alerts);
+    ScenarioChoice choice = Choose(
+        db, [&](StoredScenarioRun& run) { kept.Load(run, name); }, runs, query.now, alerts);
     if (choice.run == nullptr && runs.size() == kNewest) {
       // Older runs one scenario at a time: a scenario that has failed for
       // months would otherwise read every scenario of every run.
       runs = db.ScenarioRunHeaders(query.suite, name, query.branch);
-      choice = Choose(db, [&](StoredScenarioRun& run) { db.LoadScenario(run, name); }, runs, query.now, alerts);
+      choice = Choose(
+          db, [&](StoredScenarioRun& run) { db.LoadScenario(run, name); }, runs, query.now, alerts);
     }
     for (const std::string& s : choice.skipped) skipped.push_back(name + ": " + s);
     const StoredScenarioRun* run = choice.run ? choice.run : choice.other;

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/error.h"
 #include "history/history_store.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -185,7 +185,8 @@ void HistoryDb::ForEachStoredRun(const std::function<void(const StoredRun&)>& vi
 // run time and repetition: a year of a suite is millions of values.
 std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter) const { return Series(filter, {}); }
 
-std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter, const std::vector<std::string>& metrics) const {
+std::vector<HistorySeries> HistoryDb::Series(const SeriesFilter& filter,
+                                             const std::vector<std::string>& metrics) const {
   const std::vector<SeriesRun> runs = store_->SeriesRuns(filter);
   std::vector<StoredSeries> series = store_->SeriesOf(filter);
   if (!metrics.empty()) {
@@ -400,8 +401,8 @@ void HistoryDb::SetAlert(int64_t id, const AlertUpdate& update) {
 
 bool HistoryDb::OnlyExpectedRegressions(const StoredScenarioRun& run, const std::vector<AlertGroup>& alerts) const {
   if (run.verdict != Verdict::kRegression || alerts.empty()) return false;
-  return perfgate::OnlyExpectedRegressions(store_->RegressedChecks(run.run_id), run.environment.timestamp,
-                                           run.branch, alerts);
+  return perfgate::OnlyExpectedRegressions(store_->RegressedChecks(run.run_id), run.environment.timestamp, run.branch,
+                                           alerts);
 }
 
 }  // namespace perfgate

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "stats/descriptive.h"
 
 namespace perfgate {

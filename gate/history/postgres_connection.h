@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate::pg {
 

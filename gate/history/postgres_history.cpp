@@ -11,9 +11,9 @@
 #include <map>
 #include <set>
 
+#include "base/error.h"
 #include "history/history_store.h"
 #include "history/postgres_connection.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

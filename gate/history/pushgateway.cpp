@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 namespace {
@@ -122,8 +122,9 @@ std::string Base64Url(const std::string& bytes) {
 }
 
 std::string GroupingSegment(const std::string& name, const std::string& value) {
-  bool plain = !value.empty() && value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                         "0123456789-._~") == std::string::npos;
+  bool plain = !value.empty() && value.find_first_not_of(
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                     "0123456789-._~") == std::string::npos;
   // "." and ".." would be read as path steps; an empty value must be spelled "=" in base64 form.
   if (plain && value != "." && value != "..") return name + "/" + value;
   return name + "@base64/" + (value.empty() ? std::string("=") : Base64Url(value));

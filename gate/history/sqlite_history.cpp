@@ -10,9 +10,9 @@
 #include <set>
 #include <unordered_set>
 
+#include "base/error.h"
 #include "history/history_store.h"
 #include "history/sqlite_statement.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

@@ -1,6 +1,6 @@
 #include "history/sqlite_statement.h"
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate::sqlite {
 

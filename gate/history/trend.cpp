@@ -9,11 +9,11 @@
 #include <system_error>
 #include <thread>
 
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
-#include "metrics/version.h"
-#include "report/escape.h"
-#include "report/format.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/escape.h"
+#include "base/quantity.h"
+#include "base/version.h"
 #include "report/html_reporter.h"
 #include "report/svg_charts.h"
 #include "stats/descriptive.h"
@@ -92,8 +92,8 @@ const AlertGroup* AlertOf(const std::vector<AlertGroup>& alerts, const TrendSeri
 }
 
 std::string AlertPill(const AlertGroup& g) {
-  return "<span class=\"pill alert-" + ToString(g.state) + "\">#" + std::to_string(g.id) + " " +
-         ToString(g.state) + "</span>";
+  return "<span class=\"pill alert-" + ToString(g.state) + "\">#" + std::to_string(g.id) + " " + ToString(g.state) +
+         "</span>";
 }
 
 // A bug link as a link only when it is a web address; else as text.
@@ -128,8 +128,8 @@ std::string AlertTable(const std::vector<AlertGroup>& alerts) {
     AppendCell(html, Esc(g->suite));
     AppendCell(html, "<code>" + Esc(TrendCommit(g->commit_before) + ".." + TrendCommit(g->commit_after)) + "</code>");
     AppendCell(html, Esc(g->timestamp_after));
-    AppendCell(html, Esc(std::to_string(worse) + " of " + std::to_string(g->metrics.size()) + " for the worse: " +
-                         Abbreviate(series, 600)));
+    AppendCell(html, Esc(std::to_string(worse) + " of " + std::to_string(g->metrics.size()) +
+                         " for the worse: " + Abbreviate(series, 600)));
     AppendCell(html, Esc(g->owner.empty() ? "\u2014" : g->owner));
     AppendCell(html, BugCell(g->bug));
     html += "</tr>\n";
@@ -185,10 +185,11 @@ std::string ChangePointTable(const std::vector<TrendSeries>& trends, const std::
 // they came. The charts keep their ids (ChartId of their index in `trends`).
 std::vector<size_t> ChartOrder(const std::vector<TrendSeries>& trends, const TrendPage& page) {
   std::map<std::pair<std::string, std::string>, size_t> scenario_rank;
-  for (const TrendSeries& t : trends) scenario_rank.try_emplace({t.series.suite, t.series.scenario}, scenario_rank.size());
+  for (const TrendSeries& t : trends)
+    scenario_rank.try_emplace({t.series.suite, t.series.scenario}, scenario_rank.size());
   const auto rank = [&](const TrendSeries& t) {
     if (!t.change_points.empty()) return 0;
-    const MetricRole role = page.role_of ? page.role_of(t.series.metric)
+    const MetricRole role = page.role_of             ? page.role_of(t.series.metric)
                             : IsHostSeries(t.series) ? MetricRole::kHost
                                                      : MetricRole::kOutcome;
     return role == MetricRole::kOutcome ? 1 : role == MetricRole::kKernel ? 2 : 3;
@@ -380,7 +381,8 @@ std::string TrendChartSvg(const TrendSeries& trend) {
     if (p.paired) {
       const PairedChange& c = *p.paired;
       tooltip += "; paired with " + TrendCommit(c.reference) + ": " + FormatPercent(c.change_pct);
-      if (c.low_pct && c.high_pct) tooltip += " (" + FormatPercent(*c.low_pct) + " \u2026 " + FormatPercent(*c.high_pct) + ")";
+      if (c.low_pct && c.high_pct)
+        tooltip += " (" + FormatPercent(*c.low_pct) + " \u2026 " + FormatPercent(*c.high_pct) + ")";
       tooltip += ", " + c.verdict;
     }
     // A night whose host was off is drawn hollow, as measured, and says what the change points saw.

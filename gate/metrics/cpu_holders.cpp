@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 #include "metrics/results.h"
 
 namespace perfgate {

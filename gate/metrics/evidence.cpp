@@ -8,6 +8,12 @@ const FoldedProfile* FindProfile(const Evidence& evidence, const std::string& ki
   return nullptr;
 }
 
+const Evidence* FindEvidence(const std::vector<Evidence>& evidence, const std::string& side) {
+  for (const Evidence& e : evidence)
+    if (e.side == side) return &e;
+  return nullptr;
+}
+
 std::string FormatCount(uint64_t count) {
   const std::string digits = std::to_string(count);
   std::string out;

@@ -56,6 +56,8 @@ struct Evidence {
 
 // The profile of `kind` in `evidence`, or nullptr.
 const FoldedProfile* FindProfile(const Evidence& evidence, const std::string& kind);
+// The first evidence of `side` ("baseline" | "candidate"), or nullptr.
+const Evidence* FindEvidence(const std::vector<Evidence>& evidence, const std::string& side);
 
 // "2,400": a sample or wait count as the evidence notes and reports print it.
 std::string FormatCount(uint64_t count);

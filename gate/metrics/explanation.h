@@ -11,6 +11,7 @@
 
 #include "metrics/cpu_holders.h"
 #include "metrics/metric_declaration.h"
+#include "metrics/profile_growth.h"
 
 namespace perfgate {
 
@@ -54,18 +55,6 @@ struct HostShift {
   double candidate_median = 0;
   double change_pct = 0;
   bool moved = false;
-};
-
-// The function whose own on-CPU share grew most beyond sampling noise, when
-// it is user code and no kernel function's own share grew (the evidence's
-// sampled profiles, both sides).
-struct UserCodeGrowth {
-  std::string function;
-  double self_delta_pp = 0;  // percentage points of the profile
-  uint64_t samples = 0;      // the candidate's samples
-  double margin_pp = 0;      // half-width of the change's interval
-  // Of a counted profile (instructions per function, exact): no samples, no interval.
-  bool counted = false;
 };
 
 // Everything the why says of one scenario.

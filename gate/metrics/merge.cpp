@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/shard.h"
 
 namespace perfgate {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "metrics/json_reader.h"
+#include "base/json_reader.h"
 
 namespace perfgate {
 namespace {

@@ -2,19 +2,26 @@
 
 #include <algorithm>
 
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 
 namespace perfgate {
 
 std::string ToString(Verdict v) {
   switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kRegression: return "regression";
-    case Verdict::kImprovement: return "improvement";
-    case Verdict::kInconclusive: return "inconclusive";
-    case Verdict::kError: return "error";
-    case Verdict::kAccepted: return "accepted";
-    case Verdict::kQuarantined: return "quarantined";
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kImprovement:
+      return "improvement";
+    case Verdict::kInconclusive:
+      return "inconclusive";
+    case Verdict::kError:
+      return "error";
+    case Verdict::kAccepted:
+      return "accepted";
+    case Verdict::kQuarantined:
+      return "quarantined";
   }
   return "error";
 }
@@ -60,10 +67,14 @@ Verdict OverallVerdict(const RunResults& results) {
 
 int ExitCodeFor(const RunResults& results, bool strict) {
   switch (OverallVerdict(results)) {
-    case Verdict::kError: return 3;
-    case Verdict::kRegression: return 1;
-    case Verdict::kInconclusive: return strict ? 1 : 0;
-    default: return results.partial ? 3 : 0;
+    case Verdict::kError:
+      return 3;
+    case Verdict::kRegression:
+      return 1;
+    case Verdict::kInconclusive:
+      return strict ? 1 : 0;
+    default:
+      return results.partial ? 3 : 0;
   }
 }
 
@@ -104,9 +115,9 @@ std::string ToString(HostSpeed::Direction direction) {
 }
 
 std::string DescribeHostSpeed(const HostSpeed& speed) {
-  const std::string share = speed.share < 1 ? ", on the " + FormatValue("%.0f", 100 * speed.share) +
-                                                  " % of the workload's time it stands for"
-                                            : "";
+  const std::string share =
+      speed.share < 1 ? ", on the " + FormatValue("%.0f", 100 * speed.share) + " % of the workload's time it stands for"
+                      : "";
   const std::string canary = "(canary: " + speed.canary + " " + FormatValue("%+.1f", speed.change_pct) + " %, " +
                              FormatValue("%.0f", 100 * speed.confidence) + " % CI " +
                              FormatValue("%+.1f", speed.low_pct) + " … " + FormatValue("%+.1f", speed.high_pct) + " %" +

@@ -13,7 +13,9 @@
 #include "metrics/cpu_holders.h"
 #include "metrics/evidence.h"
 #include "metrics/explanation.h"
+#include "metrics/host_summary.h"
 #include "metrics/metric.h"
+#include "metrics/profile_growth.h"
 
 namespace perfgate {
 
@@ -39,8 +41,8 @@ struct CheckSpec {
   std::string statistic;  // "p99", "rate", "value"; empty = default of the metric's kind
   // Regression: the suite's, else DefaultMaxRegressionPct(metric) (the suite parser sets it).
   double max_regression_pct = kDefaultMaxRegressionPct;
-  std::optional<double> max;        // budget
-  std::optional<double> min;        // budget
+  std::optional<double> max;  // budget
+  std::optional<double> min;  // budget
   // Name of the testcase: "<metric>.<statistic>" unless the suite names it.
   std::string name;
 };
@@ -62,13 +64,13 @@ struct CheckResult {
   std::vector<double> candidate_values;  // one per repetition
   double baseline_median = 0;
   double candidate_median = 0;
-  double change_pct = 0;                 // candidate vs baseline, signed; positive = larger
+  double change_pct = 0;  // candidate vs baseline, signed; positive = larger
   std::optional<double> change_ci_low_pct;
   std::optional<double> change_ci_high_pct;
-  std::optional<double> p_value;         // raw p of the rank test
-  std::optional<double> p_adjusted;      // after family-wise correction
+  std::optional<double> p_value;     // raw p of the rank test
+  std::optional<double> p_adjusted;  // after family-wise correction
   std::optional<double> min_detectable_pct;
-  std::string message;                   // one line: the numbers that decided the verdict
+  std::string message;  // one line: the numbers that decided the verdict
   // The interleaved pairs the verdict rests on (perfgate ab: the two sides'
   // repetitions of one round, compared within the round); 0 when the two
   // sides were compared as independent samples.
@@ -104,9 +106,9 @@ struct CheckResult {
 std::string CheckName(const CheckResult& check);
 
 struct HookChoice {
-  std::string hook;         // "sched_switch"
-  std::string attach_type;  // "raw_tp", "tracepoint", ...
-  std::string target;       // the kernel object attached to, e.g. "sched:sched_switch"
+  std::string hook;                   // "sched_switch"
+  std::string attach_type;            // "raw_tp", "tracepoint", ...
+  std::string target;                 // the kernel object attached to, e.g. "sched:sched_switch"
   std::vector<std::string> rejected;  // "tp_btf: <reason>"
 };
 
@@ -166,8 +168,8 @@ struct WorkloadPhase {
 struct Repetition {
   int index = 0;
   bool warmup = false;
-  int exit_status = 0;      // exit code, or 128+signal
-  std::string failure;      // empty when the repetition succeeded
+  int exit_status = 0;  // exit code, or 128+signal
+  std::string failure;  // empty when the repetition succeeded
   // Why the host's load makes this repetition's numbers suspect
   // (run/host_load.h TaintOf); empty when it was clean. A tainted repetition
   // is retaken (ScenarioResult::retaken) while the scenario's budget allows.
@@ -188,8 +190,8 @@ struct Repetition {
 // The Perfetto trace of a run (`perfgate run --trace`): one extra repetition
 // of the scenario with the worst check, recorded after the measured ones.
 struct TraceSummary {
-  std::string file;      // relative to the out dir
-  std::string reason;    // why this scenario: its worst check
+  std::string file;       // relative to the out dir
+  std::string reason;     // why this scenario: its worst check
   uint64_t produced = 0;  // records the probes wrote or tried to (kernel count)
   uint64_t received = 0;  // records read from the ring buffer
   uint64_t dropped = 0;   // records the ring buffer had no room for; produced = received + dropped
@@ -250,7 +252,7 @@ struct ScenarioResult {
   // kept for the record (the report marks them), never in the statistics.
   std::vector<Repetition> retaken;
   std::optional<AdaptiveRepetitions> adaptive;  // absent: a fixed count
-  std::optional<HostSpeed> host_speed;           // against a stored baseline with canaries
+  std::optional<HostSpeed> host_speed;          // against a stored baseline with canaries
   // The baseline's repetitions this scenario was compared with, kept for the
   // reports (distributions side by side, kernel metrics that moved); never
   // stored in a baseline file.
@@ -261,6 +263,13 @@ struct ScenarioResult {
   // Stacks from the evidence repetitions (metrics/evidence.h): the candidate's,
   // and the baseline's when it was recorded with stacks or ran alongside.
   std::vector<Evidence> evidence;
+  // What grew in the evidence's profiles, one per profile kind of the shown
+  // side (metrics/profile_growth.h): derived by the explain stage each time
+  // the reports are written, not stored in results.json.
+  std::vector<ProfileGrowth> profile_growth;
+  // Who held its CPUs and the canary's medians (metrics/host_summary.h):
+  // derived by the explain stage like profile_growth, not stored.
+  HostSummary host_summary;
   // Why it regressed (gate/explain/): set when a check failed.
   std::optional<Explanation> explanation;
   std::string error;  // infrastructure failure of the scenario; empty when it ran
@@ -273,7 +282,7 @@ const CheckResult* FindCheck(const ScenarioResult& scenario, const std::string& 
 
 struct RunResults {
   int schema_version = 1;
-  std::string suite;       // suite name
+  std::string suite;  // suite name
   std::string suite_file;
   Environment environment;
   std::optional<Environment> baseline_environment;
@@ -283,8 +292,8 @@ struct RunResults {
   // nothing was compared (a baseline recording: budgets only).
   std::string baseline_source;
   std::vector<ScenarioResult> scenarios;
-  bool partial = false;   // the run was interrupted; what is here was measured
-  bool strict = false;    // inconclusive checks fail the run (--strict), in every report
+  bool partial = false;  // the run was interrupted; what is here was measured
+  bool strict = false;   // inconclusive checks fail the run (--strict), in every report
   // "K/N": the run was shard K of N (--shard); `perfgate merge` joins them
   // and fails (exit 3) when one of the N is missing. Empty: the whole suite.
   std::string shard;
@@ -302,6 +311,8 @@ void AddSkippedTrailers(RunResults& results, const std::vector<std::string>& ski
 // Overall verdict of a run and its exit code (docs/ARCHITECTURE.md): error → 3,
 // regression → 1, inconclusive → 1 only when strict.
 int ExitCodeFor(const RunResults& results, bool strict);
+// Whether the check compares against a baseline (so change_pct means something).
+inline bool HasBaseline(const CheckResult& check) { return !check.baseline_values.empty(); }
 Verdict OverallVerdict(const RunResults& results);
 
 }  // namespace perfgate

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "metrics/error.h"
-#include "metrics/json_reader.h"
+#include "base/error.h"
+#include "base/json_reader.h"
 #include "metrics/results_json_parts.h"
 
 namespace perfgate {

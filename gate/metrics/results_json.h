@@ -7,8 +7,8 @@
 #include <string>
 
 // Readers and writers of results also parse JSON text and write files whole.
-#include "metrics/atomic_file.h"
-#include "metrics/json_text.h"
+#include "base/atomic_file.h"
+#include "base/json_text.h"
 #include "metrics/results.h"
 
 namespace perfgate {

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <optional>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/results_json_parts.h"
 
 namespace perfgate {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/json_reader.h"
+#include "base/json_reader.h"
 #include "metrics/results.h"
 
 namespace perfgate {

@@ -2,7 +2,7 @@
 #include <limits>
 #include <optional>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/results_json_parts.h"
 
 namespace perfgate {

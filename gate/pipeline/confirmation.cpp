@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/log.h"
 #include "compare/confirm.h"
-#include "metrics/log.h"
 #include "run/evidence_run.h"
 #include "run/interleaved.h"
 #include "run/schedule.h"

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <utility>
 
-#include "metrics/error.h"
-#include "metrics/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 namespace perfgate {
 
@@ -86,8 +86,8 @@ DirectoryLock::DirectoryLock(const std::string& dir, Mode mode, const std::strin
     throw InfraError(option + " " + dir + ": " + who +
                      " is writing its results there; wait for it or give this run another " + option);
   }
-  log::Notice("%s %s: waiting for %s to finish %s the baselines\n", option.c_str(), dir.c_str(),
-               Holder(fd_).c_str(), mode == Mode::kReadBaselines ? "writing" : "using");
+  log::Notice("%s %s: waiting for %s to finish %s the baselines\n", option.c_str(), dir.c_str(), Holder(fd_).c_str(),
+              mode == Mode::kReadBaselines ? "writing" : "using");
   if (flock(fd_, op) != 0) {
     // EINTR: SIGINT or SIGTERM while waiting, which stops perfgate.
     const int err = errno;

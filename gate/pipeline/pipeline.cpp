@@ -7,6 +7,8 @@
 
 #include "adapters/adapter.h"
 #include "adapters/tool_output.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "baseline/store.h"
 #include "compare/adaptive.h"
 #include "compare/compare.h"
@@ -15,8 +17,6 @@
 #include "config/shard.h"
 #include "explain/explain.h"
 #include "history/history_baseline.h"
-#include "metrics/error.h"
-#include "metrics/log.h"
 #include "metrics/merge.h"
 #include "metrics/results_json.h"
 #include "pipeline/confirmation.h"

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/error.h"
+#include "base/log.h"
 #include "baseline/store.h"
 #include "history/history_baseline.h"
-#include "metrics/error.h"
-#include "metrics/log.h"
 #include "pipeline/dir_lock.h"
 #include "run/environment.h"
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "metrics/error.h"
-#include "metrics/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "report/perfetto_writer.h"
 #include "run/trace_run.h"
 
@@ -32,8 +32,7 @@ void TraceWorstScenario(const Suite& suite, const RunOptions& options, double mi
   settings.buffer_bytes = TraceBufferBytes(rate, settings.poll_interval_ms);
   const std::string name = "trace.perfetto-trace";
   const std::string file = (fs::path(out_dir) / name).string();
-  if (!options.quiet)
-    log::Progress("%s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
+  if (!options.quiet) log::Progress("%s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
   try {
     const TraceCapture capture = TraceRepetition(*spec, options, settings);
     fs::create_directories(out_dir);

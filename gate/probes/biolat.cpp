@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "biolat.skel.h"
-#include "metrics/error.h"
 #include "metrics/metric.h"
 #include "probes/biolat_devices.h"
 #include "probes/bpf_probe.h"

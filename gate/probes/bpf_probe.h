@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/bpf_stats.h"
 #include "probes/features.h"
 #include "probes/hooks.h"

@@ -1,9 +1,9 @@
 #include <functional>
 #include <map>
 
-#include "metrics/error.h"
-#include "metrics/json_reader.h"
-#include "metrics/json_text.h"
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "base/json_text.h"
 #include "probes/builtin_probes.h"
 #include "probes/probe.h"
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/builtin_probes.h"
 #include "probes/features.h"
 #include "probes/hooks.h"

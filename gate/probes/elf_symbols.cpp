@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/fd.h"
 #include "probes/features.h"
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/features.h"
 
 namespace perfgate {
@@ -92,7 +92,8 @@ std::string LoadFailureSummary(const std::string& log, const std::string& progra
   while (std::getline(lines, line)) {
     if (line.find("-- END PROG LOAD LOG --") != std::string::npos) verdict = previous;
     if (summary.empty() && line.find(tag) != std::string::npos) summary = line;
-    if (relocation.empty() && line.find(unresolved) != std::string::npos) relocation = line.substr(line.find(unresolved));
+    if (relocation.empty() && line.find(unresolved) != std::string::npos)
+      relocation = line.substr(line.find(unresolved));
     previous = line;
   }
   if (!relocation.empty()) summary += "; " + relocation + " (this kernel's BTF lacks it)";

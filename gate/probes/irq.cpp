@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/error.h"
 #include "irq.skel.h"
-#include "metrics/error.h"
 #include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "offcpu.skel.h"
 #include "probes/bpf_probe.h"

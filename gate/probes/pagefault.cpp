@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "pagefault.skel.h"
 #include "probes/bpf_probe.h"

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/features.h"
 
 namespace perfgate {

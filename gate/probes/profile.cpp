@@ -37,7 +37,7 @@
 #include <tuple>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "probes/bpf_stats.h"
 #include "probes/builtin_probes.h"

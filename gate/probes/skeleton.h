@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/features.h"
 #include "probes/hooks.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "probes/bpf_probe.h"
 #include "probes/builtin_probes.h"

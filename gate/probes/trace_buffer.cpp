@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/features.h"
 #include "probes/percpu.h"
 

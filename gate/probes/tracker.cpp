@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "filter.h"
-#include "metrics/error.h"
 #include "probes/bpf_stats.h"
 #include "probes/features.h"
 #include "probes/map_keys.h"

@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "probes/bpf_stats.h"
 #include "probes/builtin_probes.h"

@@ -19,7 +19,7 @@
 #include <set>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/features.h"
 #include "probes/process_maps.h"

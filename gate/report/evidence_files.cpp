@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "report/escape.h"
+#include "base/escape.h"
 
 namespace perfgate {
 namespace {

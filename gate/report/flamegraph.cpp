@@ -8,7 +8,7 @@
 #include <memory>
 #include <string_view>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "report/format.h"
 
 namespace perfgate {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "metrics/evidence.h"
-#include "report/frames.h"
+#include "metrics/frames.h"
 
 namespace perfgate {
 

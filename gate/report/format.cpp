@@ -7,32 +7,8 @@
 #include <vector>
 
 #include "metrics/metric.h"
-#include "stats/descriptive.h"
 
 namespace perfgate {
-
-std::string FormatPercent(double pct) {
-  if (!std::isfinite(pct)) return "n/a";
-  // Three significant digits; a change that one decimal would round to
-  // zero keeps its sign with two ("-0.029%"), and no change is "+0.0%".
-  if (pct == 0) return "+0.0%";
-  if (std::round(pct * 10) == 0) return FormatValue("%+.2g%%", pct);
-  if (std::fabs(pct) >= 1000) return FormatValue("%+.0f%%", pct);
-  return FormatValue("%+.1f%%", pct);
-}
-
-std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high) {
-  if (!low || !high) return "";
-  return "[" + FormatPercent(*low) + ", " + FormatPercent(*high) + "]";
-}
-
-std::string FormatPValue(const std::optional<double>& p) {
-  if (!p || !std::isfinite(*p)) return "";
-  if (*p < 1e-4) return "<0.0001";
-  return FormatValue("%.2g", *p);
-}
-
-bool HasBaseline(const CheckResult& check) { return !check.baseline_values.empty(); }
 
 std::string FormatThreshold(const CheckResult& check) {
   const CheckSpec& spec = check.spec;
@@ -83,51 +59,33 @@ std::string FormatTrace(const TraceSummary& trace) {
 }
 
 std::string FormatCpuHolders(const ScenarioResult& scenario) {
-  std::vector<double> behind, share, wall;
-  for (const Repetition& rep : scenario.repetitions) {
-    if (!rep.measured()) continue;
-    auto b = rep.metrics.find(kHostRunqWaitBehindOthers);
-    auto w = rep.metrics.find(kWorkloadWallTime);
-    if (b == rep.metrics.end() || w == rep.metrics.end()) continue;
-    behind.push_back(b->second.value);
-    wall.push_back(w->second.value);
-    auto s = rep.metrics.find(kHostRunqWaitBehindOthersShare);
-    if (s != rep.metrics.end()) share.push_back(s->second.value);
-  }
-  if (behind.empty()) return "";
-  const double median = stats::Median(behind);
-  if (!(median > 0) || median < kShownBehindOthersShareOfWall * stats::Median(wall)) return "";
-  std::string text =
-      "the workload waited " + FormatQuantity(median, "s") + " per repetition for CPUs running other tasks";
-  if (!share.empty()) text += " (" + FormatNumber(100 * stats::Median(share)) + " % of its run-queue wait)";
-  const std::vector<CpuHolder> holders = TopCpuHolders(scenario.repetitions, kTopCpuHolders);
-  if (!holders.empty()) text += ", held by: " + DescribeCpuHolders(holders);
+  const HostSummary& host = scenario.host_summary;
+  if (!host.waited_behind_others_s) return "";
+  std::string text = "the workload waited " + FormatQuantity(*host.waited_behind_others_s, "s") +
+                     " per repetition for CPUs running other tasks";
+  if (host.behind_others_share)
+    text += " (" + FormatNumber(100 * *host.behind_others_share) + " % of its run-queue wait)";
+  if (!host.holders.empty()) text += ", held by: " + DescribeCpuHolders(host.holders);
   return text;
 }
 
 // "host canary (medians of 7): loop 1.71 ms per 2^20 iterations, stream
 // 450 ms per GiB, faults 620 us per MiB, direct read 120 us"; "" without canaries.
 std::string CanaryMedians(const ScenarioResult& scenario) {
+  const std::map<std::string, const char*> formats = {{kHostCanaryCpu, "loop %s per 2^20 iterations"},
+                                                      {kHostCanaryMemory, "stream %s per GiB"},
+                                                      {kHostCanaryFault, "faults %s per MiB"},
+                                                      {kHostCanaryIo, "direct read %s"}};
   std::string text;
-  const std::pair<const char*, const char*> parts[] = {{kHostCanaryCpu, "loop %s per 2^20 iterations"},
-                                                       {kHostCanaryMemory, "stream %s per GiB"},
-                                                       {kHostCanaryFault, "faults %s per MiB"},
-                                                       {kHostCanaryIo, "direct read %s"}};
-  size_t count = 0;
-  for (const auto& [name, format] : parts) {
-    std::vector<double> values;
-    for (const Repetition& rep : scenario.repetitions) {
-      if (auto it = rep.metrics.find(name); it != rep.metrics.end()) values.push_back(it->second.value);
-    }
-    if (values.empty()) continue;
-    count = std::max(count, values.size());
-    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  for (const auto& [name, median] : scenario.host_summary.canary_medians) {
+    auto format = formats.find(name);
+    if (format == formats.end()) continue;
     char part[160];
-    std::snprintf(part, sizeof part, format, FormatQuantity(values[values.size() / 2], "s").c_str());
+    std::snprintf(part, sizeof part, format->second, FormatQuantity(median, "s").c_str());
     text += (text.empty() ? "" : ", ") + std::string(part);
   }
   if (text.empty()) return "";
-  return "host canary (medians of " + std::to_string(count) + "): " + text;
+  return "host canary (medians of " + std::to_string(scenario.host_summary.canary_count) + "): " + text;
 }
 
 std::vector<std::string> HostLoadParts(const ScenarioResult& scenario) {
@@ -164,10 +122,6 @@ std::string FormatHostLoad(const ScenarioResult& scenario) {
   std::string text;
   for (const std::string& part : HostLoadParts(scenario)) text += (text.empty() ? "" : "; ") + part;
   return text;
-}
-
-std::string Plural(size_t n, const std::string& singular, const std::string& plural) {
-  return std::to_string(n) + " " + (n == 1 ? singular : plural);
 }
 
 }  // namespace perfgate

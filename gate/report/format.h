@@ -1,5 +1,5 @@
 // Numbers as reports print them: quantities with a readable unit
-// (metrics/quantity.h, shared with the check messages), signed percentages,
+// (base/quantity.h, shared with the check messages), signed percentages,
 // intervals and thresholds. Output is plain text; callers escape it like any
 // other text.
 #pragma once
@@ -8,19 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "metrics/quantity.h"  // FormatQuantity, FormatNumber
+#include "base/quantity.h"  // FormatQuantity, FormatNumber, FormatPercent, FormatPValue, Plural
 #include "metrics/results.h"
 
 namespace perfgate {
 
-// Signed percentage: "+30.0%", "-2.5%".
-std::string FormatPercent(double pct);
-// "1 scenario", "3 scenarios": a count with its noun in the right number.
-std::string Plural(size_t n, const std::string& singular, const std::string& plural);
-// "[+25.1%, +35.2%]", or "" when either bound is missing.
-std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high);
-// "0.0012", "<0.0001", "" when missing.
-std::string FormatPValue(const std::optional<double>& p);
 // The limit the check enforces: "+5.0%" (larger is worse), "-5.0%", "<= 80.0k count/s".
 std::string FormatThreshold(const CheckResult& check);
 // Medians of the baseline and the candidate; "" when that side has no
@@ -29,8 +21,6 @@ std::string FormatBaseline(const CheckResult& check);
 std::string FormatCandidate(const CheckResult& check);
 // Change with its interval, "+30.0% [+25.1%, +35.2%]"; "" without a baseline.
 std::string FormatChange(const CheckResult& check);
-// Whether the check compares against a baseline (so change_pct means something).
-bool HasBaseline(const CheckResult& check);
 
 // One line on a scenario's trace (`perfgate run --trace`): the file, why this
 // scenario, and the records lost: "trace.perfetto-trace: one extra traced
@@ -49,11 +39,11 @@ std::vector<std::string> HostLoadParts(const ScenarioResult& scenario);
 std::string FormatHostLoad(const ScenarioResult& scenario);
 
 // Who held the workload's CPUs, when its waits for them took at least
-// kShownBehindOthersShareOfWall of its wall time (medians of the measured
-// repetitions), else "": "the workload waited 120 ms per repetition for CPUs
-// running other tasks (61 % of its run-queue wait), held by: stress 2.40 s,
-// cc1plus 300 ms". Reports show it beside FormatHostLoad. Comms not escaped.
-inline constexpr double kShownBehindOthersShareOfWall = 0.01;
+// kShownBehindOthersShareOfWall of its wall time (the scenario's
+// host_summary), else "": "the workload waited 120 ms per repetition for
+// CPUs running other tasks (61 % of its run-queue wait), held by: stress
+// 2.40 s, cc1plus 300 ms". Reports show it beside FormatHostLoad. Comms not
+// escaped.
 std::string FormatCpuHolders(const ScenarioResult& scenario);
 
 }  // namespace perfgate

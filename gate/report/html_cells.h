@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "report/escape.h"
+#include "base/escape.h"
 
 namespace perfgate::html {
 

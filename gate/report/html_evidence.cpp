@@ -8,8 +8,8 @@
 
 #include "report/flamegraph.h"
 #include "report/format.h"
-#include "report/frame_growth.h"
 #include "report/html_cells.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
@@ -19,7 +19,6 @@ using html::kMaxMessageBytes;
 using html::Td;
 using html::Th;
 
-constexpr size_t kGrowthRows = 15;
 constexpr double kFlameWidth = 1140;
 
 std::string SharePct(double share) { return FormatNumber(100 * share) + " %"; }
@@ -58,12 +57,12 @@ std::string FunctionCell(const FrameGrowth& row, const FoldedProfile& profile) {
 }
 
 // Per function, self and inclusive shares on both sides, most grown first
-// (report/frame_growth.h says why self growth leads).
-std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& candidate) {
-  if (!baseline) {
+// (explain/frame_growth.h says why self growth leads).
+std::string GrowthTable(const ProfileGrowth& growth, const FoldedProfile& candidate) {
+  if (!growth.against_baseline) {
     std::string html = "<table class=\"growth\">\n<thead><tr>" + Th("Function (top by self share)") +
                        Th("Self", "num") + Th("Inclusive", "num") + "</tr></thead>\n<tbody>\n";
-    for (const FrameGrowth& row : TopFramesBySelf(candidate, kGrowthRows)) {
+    for (const FrameGrowth& row : growth.frames) {
       html += "<tr>" + FunctionCell(row, candidate) + Td(SharePct(row.candidate_self), "num") +
               Td(SharePct(row.candidate_inclusive), "num") + "</tr>\n";
     }
@@ -71,18 +70,17 @@ std::string GrowthTable(const FoldedProfile* baseline, const FoldedProfile& cand
   }
   // Above the table, what grew beyond sampling noise, or that nothing did.
   std::string html;
-  const std::vector<FrameGrowth> rows = TopFrameGrowth(*baseline, candidate, kGrowthRows);
-  if (!rows.empty() && IsCountedProfile(*baseline) && IsCountedProfile(candidate)) {
-    const std::string user = UserCodeGrowthLine(*baseline, candidate);
+  const std::vector<FrameGrowth>& rows = growth.frames;
+  const std::string user = growth.user_code ? DescribeUserCode(*growth.user_code) : "";
+  if (!rows.empty() && growth.kind == "counted") {
     html += "<p class=\"sub\">" +
             (user.empty() ? std::string("No function's share of the instructions grew (counted, exact).")
                           : Esc(Abbreviate(SanitizeText(user), 600))) +
             "</p>\n";
   } else if (!rows.empty() && rows.front().HasInterval()) {
-    const std::string user = UserCodeGrowthLine(*baseline, candidate);
     if (!user.empty()) {
       html += "<p class=\"sub\">" + Esc(Abbreviate(SanitizeText(user), 600)) + "</p>\n";
-    } else if (GrownFrames(*baseline, candidate, 1).empty()) {
+    } else if (growth.grown.empty()) {
       html += "<p class=\"sub\">No function's share grew beyond sampling noise (" +
               FormatCount(rows.front().candidate_samples) + " candidate samples, " +
               FormatCount(rows.front().baseline_samples) + " baseline).</p>\n";
@@ -120,10 +118,10 @@ std::string StackCell(const StackGrowth& row, const FoldedProfile& profile) {
 }
 
 // Blocked time by the user stack that waited, most grown first
-// (report/frame_growth.h says why stacks rather than functions).
-std::string StackTable(const FoldedProfile* baseline, const FoldedProfile& candidate) {
-  const std::vector<StackGrowth> rows = TopStackGrowth(baseline, candidate, kGrowthRows);
-  if (!baseline) {
+// (explain/frame_growth.h says why stacks rather than functions).
+std::string StackTable(const ProfileGrowth& growth, const FoldedProfile& candidate) {
+  const std::vector<StackGrowth>& rows = growth.stacks;
+  if (!growth.against_baseline) {
     std::string html = "<table class=\"growth\">\n<thead><tr>" +
                        Th("Blocking stack (user frames, innermost last; top by share)") + Th("Share", "num") +
                        "</tr></thead>\n<tbody>\n";
@@ -173,13 +171,6 @@ std::string SideLine(const Evidence& evidence) {
   return line;
 }
 
-const Evidence* EvidenceSide(const ScenarioResult& scenario, const std::string& side) {
-  for (const Evidence& e : scenario.evidence) {
-    if (e.side == side) return &e;
-  }
-  return nullptr;
-}
-
 std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, const Evidence* baseline,
                          const std::string& kind) {
   const FoldedProfile* profile = FindProfile(shown, kind);
@@ -201,7 +192,8 @@ std::string ProfileBlock(const ScenarioResult& scenario, const Evidence& shown, 
   if (!links.empty()) html += "<p class=\"sub\">Folded stacks: " + links + "</p>\n";
   if (profile->stacks.empty()) return html + "<p class=\"muted\">No stacks were captured.</p>\n</div>\n";
 
-  html += IsBlockedTimeProfile(*profile) ? StackTable(base, *profile) : GrowthTable(base, *profile);
+  if (const ProfileGrowth* growth = FindProfileGrowth(scenario.profile_growth, kind))
+    html += IsBlockedTimeProfile(*profile) ? StackTable(*growth, *profile) : GrowthTable(*growth, *profile);
   FlameGraphOptions options;
   options.width = kFlameWidth;
   if (base) {
@@ -269,8 +261,8 @@ std::vector<std::string> EvidenceNotes(const std::vector<Evidence>& evidence) {
 
 std::string EvidenceSection(const ScenarioResult& scenario) {
   if (scenario.evidence.empty()) return "";
-  const Evidence* candidate = EvidenceSide(scenario, "candidate");
-  const Evidence* baseline = EvidenceSide(scenario, "baseline");
+  const Evidence* candidate = FindEvidence(scenario.evidence, "candidate");
+  const Evidence* baseline = FindEvidence(scenario.evidence, "baseline");
   const Evidence& shown = candidate ? *candidate : scenario.evidence.front();
   if (&shown == baseline) baseline = nullptr;
 

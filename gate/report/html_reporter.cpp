@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "report/flamegraph.h"
 #include "report/format.h"
-#include "report/frame_growth.h"
 #include "report/html_cells.h"
 #include "report/html_evidence.h"
 #include "report/outcome.h"

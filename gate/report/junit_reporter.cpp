@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "report/format.h"
 #include "report/outcome.h"
 #include "report/why_text.h"

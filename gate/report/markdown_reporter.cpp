@@ -4,9 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "report/format.h"
-#include "report/frame_growth.h"
 #include "report/outcome.h"
 #include "report/why_text.h"
 
@@ -204,6 +203,12 @@ std::vector<std::string> WhyItems(const std::vector<Finding>& findings) {
 // Functions named in the evidence of failing scenarios; the full table is in the HTML report.
 constexpr size_t kGrowthItems = 3;
 
+// The first n of a ranked list.
+template <typename T>
+std::vector<T> First(const std::vector<T>& ranked, size_t n) {
+  return std::vector<T>(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(std::min(n, ranked.size())));
+}
+
 std::string Pp(double pp) {
   if (std::abs(pp) < 1e-9) pp = 0;  // shares are sums of doubles: below this is rounding
   return (pp > 0 ? "+" : "") + FormatNumber(pp) + " pp";
@@ -213,12 +218,13 @@ std::string Pct(double share) { return FormatNumber(100 * share) + " %"; }
 // "- camera / off-cpu, blocking stacks vs baseline: … → load_config → read +31.0 pp (2.0 % → 33.0 %); ..."
 // The innermost frames of each stack, where the code waited. A preempted
 // stack did not block: it was runnable and waited for a CPU.
-std::string BlockingStacksItem(const std::string& scenario, const FoldedProfile* base, const FoldedProfile& profile) {
+std::string BlockingStacksItem(const std::string& scenario, const ProfileGrowth& growth) {
   constexpr size_t kShownFrames = 4;
-  const std::string stacks = profile.kind == "preempted" ? "stacks waiting for a CPU" : "blocking stacks";
-  std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) +
+  const bool base = growth.against_baseline;
+  const std::string stacks = growth.kind == "preempted" ? "stacks waiting for a CPU" : "blocking stacks";
+  std::string item = "- " + Cell(scenario) + " / " + Cell(growth.kind) +
                      (base ? ", " + stacks + " vs baseline:" : ", heaviest " + stacks + ":");
-  std::vector<StackGrowth> rows = TopStackGrowth(base, profile, kGrowthItems);
+  std::vector<StackGrowth> rows = First(growth.stacks, kGrowthItems);
   // Against a baseline, only stacks that grew by a point or more: blocked
   // time has no sampling interval, and smaller moves are a run's jitter.
   if (base) {
@@ -252,16 +258,17 @@ std::string FrameText(const FoldedProfile& profile, const FrameGrowth& r) {
 // "- camera / on-cpu vs baseline: the extra cost is on-CPU in user code: parse_header self +12.3 pp of 2,400
 // samples, ±1.1; grew beyond sampling noise: parse_header at parse.cpp:42 self +12.3 pp of 2,400 samples, ±1.1
 // (4.0 % → 16.3 %), inclusive ...": only functions whose share grew beyond sampling noise, or that none did.
-std::string GrownFramesItem(const std::string& scenario, const FoldedProfile& base, const FoldedProfile& profile) {
+std::string GrownFramesItem(const std::string& scenario, const ProfileGrowth& growth, const FoldedProfile& base,
+                            const FoldedProfile& profile) {
   std::string item = "- " + Cell(scenario) + " / " + Cell(profile.kind) + " vs baseline: ";
-  const std::vector<FrameGrowth> rows = GrownFrames(base, profile, kGrowthItems);
+  const std::vector<FrameGrowth> rows = First(growth.grown, kGrowthItems);
   const bool counted = IsCountedProfile(base) && IsCountedProfile(profile);
   if (rows.empty() && counted) return item + "no function's share of the instructions grew (counted, exact)\n";
   if (rows.empty()) {
     return item + "no function's share grew beyond sampling noise (" + FormatCount(ProfileDenominator(profile)) +
            " candidate samples, " + FormatCount(ProfileDenominator(base)) + " baseline)\n";
   }
-  if (std::string user = UserCodeGrowthLine(base, profile); !user.empty()) item += Cell(user) + "; ";
+  if (growth.user_code) item += Cell(DescribeUserCode(*growth.user_code)) + "; ";
   item += counted ? "grew (counted, exact):" : "grew beyond sampling noise:";
   for (size_t i = 0; i < rows.size(); ++i) {
     const FrameGrowth& r = rows[i];
@@ -289,20 +296,21 @@ std::vector<std::string> EvidenceItems(const RunResults& results) {
     if (!candidate || !failed) continue;
     for (const FoldedProfile& profile : candidate->profiles) {
       if (profile.stacks.empty()) continue;
+      const ProfileGrowth* growth = FindProfileGrowth(scenario.profile_growth, profile.kind);
+      if (growth == nullptr) continue;
       const FoldedProfile* base = baseline ? FindProfile(*baseline, profile.kind) : nullptr;
       if (base && base->stacks.empty()) base = nullptr;
       if (IsBlockedTimeProfile(profile)) {
-        items.push_back(BlockingStacksItem(scenario.name, base, profile));
+        items.push_back(BlockingStacksItem(scenario.name, *growth));
         continue;
       }
       if (base && !IsBlockedTimeProfile(*base)) {
-        items.push_back(GrownFramesItem(scenario.name, *base, profile));
+        items.push_back(GrownFramesItem(scenario.name, *growth, *base, profile));
         continue;
       }
       std::string item =
           "- " + Cell(scenario.name) + " / " + Cell(profile.kind) + (base ? " vs baseline:" : ", top self:");
-      std::vector<FrameGrowth> rows =
-          base ? TopFrameGrowth(*base, profile, kGrowthItems) : TopFramesBySelf(profile, kGrowthItems);
+      std::vector<FrameGrowth> rows = First(growth->frames, kGrowthItems);
       for (size_t i = 0; i < rows.size(); ++i) {
         const FrameGrowth& r = rows[i];
         item += (i ? "; " : " ") + FrameText(profile, r);

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "gate/report/perfetto_trace.pb.h"
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <optional>
 
-#include "metrics/atomic_file.h"
-#include "metrics/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "report/evidence_files.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/escape.h"
+#include "base/escape.h"
 #include "report/format.h"
 
 namespace perfgate {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/quantity.h"
+#include "metrics/evidence.h"
 #include "report/format.h"
 #include "report/outcome.h"
 
@@ -76,6 +78,21 @@ std::vector<Finding> ExplainedScenarios(const std::vector<Finding>& findings) {
     if (std::none_of(out.begin(), out.end(), [&](const Finding& o) { return o.scenario == s; })) out.push_back(f);
   }
   return out;
+}
+
+std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
+  if (std::abs(delta_pp) < 1e-9) delta_pp = 0;  // shares are sums of doubles: below this is rounding
+  std::string text = (delta_pp > 0 ? "+" : "") + FormatNumber(delta_pp) + " pp";
+  if (samples == 0) return text;
+  return text + " of " + FormatCount(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
+}
+
+std::string DescribeUserCode(const UserCodeGrowth& growth) {
+  if (growth.counted)
+    return "the extra instructions are in user code: " + growth.function + " self " +
+           FormatGrowth(growth.self_delta_pp, 0, 0) + " of the instructions (counted)";
+  return "the extra cost is on-CPU in user code: " + growth.function + " self " +
+         FormatGrowth(growth.self_delta_pp, growth.samples, growth.margin_pp);
 }
 
 }  // namespace perfgate

@@ -3,6 +3,7 @@
 // by the one-line reports (Markdown, JUnit) and bisect.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ std::string DescribeShift(const KernelShift& shift);
 // or "" when there is none of them. Host metrics that did not clearly move are left out. Comms are
 // not escaped.
 std::string DescribeHost(const Explanation& explanation, bool with_cpu_holders = true);
+
+// "+6.4 pp of 2,400 samples, ±1.1": a change of a profile's share with the
+// candidate's sample count and the interval's half-width; "+6.4 pp"
+// without an interval.
+std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp);
+// "the extra cost is on-CPU in user code: NAME self +6.4 pp of 2,400
+// samples, ±1.1", NAME not escaped.
+std::string DescribeUserCode(const UserCodeGrowth& growth);
 
 // The scenarios whose failing outcome checks the why explains, in the order
 // of `findings` (most severe first): each one's first finding.

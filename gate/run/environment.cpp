@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "metrics/version.h"
+#include "base/version.h"
 
 namespace perfgate {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "adapters/adapter.h"
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "probes/futex_contention.h"
 #include "probes/offcpu_stacks.h"
@@ -104,9 +104,7 @@ double MedianOf(const std::vector<Repetition>& repetitions, const std::string& m
 
 }  // namespace
 
-double MedianWallTime(const std::vector<Repetition>& repetitions) {
-  return MedianOf(repetitions, kWorkloadWallTime);
-}
+double MedianWallTime(const std::vector<Repetition>& repetitions) { return MedianOf(repetitions, kWorkloadWallTime); }
 
 double MedianCpuTime(const std::vector<Repetition>& repetitions) { return MedianOf(repetitions, kWorkloadCpuTime); }
 

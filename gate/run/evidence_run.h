@@ -109,7 +109,7 @@ double EvidenceChange(const ScenarioResult& scenario);
 // from one evidence repetition to the next: every side's chi-square
 // (SetRepetitionSpread of its repetitions' profiles) pooled over their
 // degrees of freedom, at least 1; 1 while no side has two repetitions. The
-// reports divide each side's samples by it (report/frame_growth.h), so the
+// reports divide each side's samples by it (explain/frame_growth.h), so the
 // evidence needs that many times the samples for the same interval.
 double RepetitionDispersion(const std::vector<std::vector<FoldedProfile>>& sides);
 

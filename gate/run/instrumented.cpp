@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 
@@ -179,8 +179,7 @@ void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, Metri
 void AddInstructionChecks(Suite& suite) {
   for (ScenarioSpec& spec : suite.scenarios) {
     if (!spec.instrument || !CanInstrument(spec.workload.kind)) continue;
-    if (std::any_of(spec.checks.begin(), spec.checks.end(),
-                    [](const CheckSpec& c) { return c.metric == kInstrTotal; }))
+    if (std::any_of(spec.checks.begin(), spec.checks.end(), [](const CheckSpec& c) { return c.metric == kInstrTotal; }))
       continue;
     CheckSpec check;
     check.type = CheckSpec::Type::kRegression;

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <vector>
 
-#include "metrics/error.h"
-#include "metrics/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "run/process.h"
 
 namespace perfgate {
@@ -312,8 +312,7 @@ MemoryAntagonist::MemoryAntagonist(const MemoryCgroup& cgroup) {
   const long long deadline = MonotonicMs() + 30000;
   while (cgroup.UsageBytes() < target) {
     if (MonotonicMs() > deadline) {
-      log::Warning("the memory antagonist did not fill %s within 30 s\n",
-                   cgroup.path().c_str());
+      log::Warning("the memory antagonist did not fill %s within 30 s\n", cgroup.path().c_str());
       break;
     }
     SleepMs(5);

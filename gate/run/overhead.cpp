@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "run/schedule.h"
 #include "stats/descriptive.h"
 #include "stats/relative_change.h"

@@ -18,7 +18,7 @@
 #include <fstream>
 #include <set>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 
@@ -71,9 +71,9 @@ enum ChildStep : int { kExec = 0, kDirectory = 1, kIdentity = 2 };
 struct ChildSetup {
   const std::vector<char*>* argv;
   const std::vector<char*>* envp;
-  const char* cwd;         // nullptr: stay
-  const Credentials* as;   // nullptr: stay root
-  int exec_fd;             // opened executable, or -1: search PATH at exec
+  const char* cwd;        // nullptr: stay
+  const Credentials* as;  // nullptr: stay root
+  int exec_fd;            // opened executable, or -1: search PATH at exec
   pid_t parent;
 };
 
@@ -378,8 +378,10 @@ ProcessOutcome HeldProcess::Wait(double timeout_s, const std::atomic<bool>* stop
       exited = true;
       reaped_ = true;
       g_live_workloads.erase(pid_);
-      if (WIFSIGNALED(st)) out.term_signal = WTERMSIG(st);
-      else out.exit_code = WEXITSTATUS(st);
+      if (WIFSIGNALED(st))
+        out.term_signal = WTERMSIG(st);
+      else
+        out.exit_code = WEXITSTATUS(st);
       if (ready != nullptr && ready->ready_at_exit() && !out.ready_s && out.term_signal == 0 && out.exit_code == 0) {
         out.ready_s = static_cast<double>(now - start_ns_) / 1e9;
       }

@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "adapters/tool_output.h"
-#include "metrics/error.h"
-#include "metrics/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "metrics/metric.h"
 #include "run/canary.h"
 #include "run/host_load.h"
@@ -266,9 +266,11 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
       HostMetric(kHostCpuPressure, "fraction", "share of the wall time some task waited for a CPU (PSI)"),
       HostMetric(kHostMemoryPressure, "fraction", "share of the wall time some task waited for memory (PSI)"),
       HostMetric(kHostIoPressure, "fraction", "share of the wall time some task waited for I/O (PSI)"),
-      HostMetric(kHostCanaryCpu, "s", "the host canary around the repetition: seconds per 2^20 iterations of a dependent integer loop"),
+      HostMetric(kHostCanaryCpu, "s",
+                 "the host canary around the repetition: seconds per 2^20 iterations of a dependent integer loop"),
       HostMetric(kHostCanaryMemory, "s", "the host canary around the repetition: seconds per GiB read through memory"),
-      HostMetric(kHostCanaryFault, "s", "the host canary around the repetition: seconds per MiB of fresh memory mapped, written and unmapped"),
+      HostMetric(kHostCanaryFault, "s",
+                 "the host canary around the repetition: seconds per MiB of fresh memory mapped, written and unmapped"),
       HostMetric(kHostCanaryIo, "s", "the host canary around the repetition: seconds per 4 KiB direct read"),
       HostMetric(kHostCanaryElapsed, "s", "the host canary's whole time, before and after the repetition (its cost)"),
       KernelCounter(kReclaimRefaultBytes, "bytes", {.pricing = Pricing::kReadBack, .within = "sched.offcpu.io"},

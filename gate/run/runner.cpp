@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "run/environment.h"
 #include "run/schedule.h"
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "adapters/adapter.h"
+#include "base/error.h"
 #include "config/suite.h"
 #include "metrics/metric_declaration.h"
-#include "metrics/error.h"
 #include "metrics/results.h"
 #include "probes/probe.h"
 

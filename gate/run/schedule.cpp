@@ -10,7 +10,7 @@
 #include <set>
 
 #include "adapters/adapter.h"
-#include "metrics/log.h"
+#include "base/log.h"
 #include "metrics/metric.h"
 #include "run/environment.h"
 #include "run/host_load.h"
@@ -79,7 +79,7 @@ Repetition RunArmRepetition(const Schedule& schedule, Arm& arm, int round, Scena
     if (!options.quiet) {
       auto wall = rep.metrics.find(kWorkloadWallTime);
       log::Progress("%s: %s: %.3f s\n", spec.name.c_str(), label.c_str(),
-                   wall == rep.metrics.end() ? 0.0 : wall->second.value);
+                    wall == rep.metrics.end() ? 0.0 : wall->second.value);
     }
   }
   return rep;
@@ -176,7 +176,7 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       ++round_retakes;
       if (!options.quiet)
         log::Progress("%s: measuring round %d again (retake %d of at most %d): %s\n",
-                     arms.back().plan.spec->name.c_str(), round + 1, retakes, schedule.max_retakes, taint.c_str());
+                      arms.back().plan.spec->name.c_str(), round + 1, retakes, schedule.max_retakes, taint.c_str());
       for (size_t a = 0; a < arms.size(); ++a) {
         if (measured[a].tainted.empty()) measured[a].tainted = "retaken with its round: " + taint;
         arms[a].result.retaken.push_back(std::move(measured[a]));
@@ -195,15 +195,16 @@ void RunSchedule(const Schedule& schedule, const RunOptions& options, std::vecto
       rounds = schedule.busy_rounds;
       for (ScenarioResult& r : results) r.adaptive = AdaptiveRepetitions{min_rounds, rounds, results.size() > 1, true};
       if (!options.quiet)
-        log::Progress("%s: the host was busy during its %d rounds: measuring up to %d while a check can still "
-                      "become a regression\n",
-                      arms.back().plan.spec->name.c_str(), min_rounds, rounds);
+        log::Progress(
+            "%s: the host was busy during its %d rounds: measuring up to %d while a check can still "
+            "become a regression\n",
+            arms.back().plan.spec->name.c_str(), min_rounds, rounds);
     }
     if (round >= 0 && adaptive && schedule.more && round + 1 >= min_rounds && round + 1 < rounds &&
         !schedule.more(results)) {
       if (!options.quiet)
         log::Progress("%s: stopped after %d of at most %d repetitions: no check can still regress\n",
-                     arms.back().plan.spec->name.c_str(), round + 1, rounds);
+                      arms.back().plan.spec->name.c_str(), round + 1, rounds);
       break;
     }
   }

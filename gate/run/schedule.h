@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "config/suite.h"
-#include "metrics/error.h"
 #include "metrics/results.h"
 #include "probes/trace_buffer.h"
 #include "run/runner.h"

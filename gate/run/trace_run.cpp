@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "adapters/adapter.h"
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/metric.h"
 #include "probes/syscalls.h"
 #include "run/repetition.h"

@@ -21,7 +21,7 @@
 #include <set>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "probes/features.h"
 
 namespace perfgate {

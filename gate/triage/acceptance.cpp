@@ -5,7 +5,7 @@
 #include <optional>
 #include <regex>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

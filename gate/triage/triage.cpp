@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "report/format.h"
 
 namespace perfgate {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.h"
 #include "baseline/store.h"
-#include "metrics/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "adapters/gbench.h"
-#include "metrics/error.h"
+#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

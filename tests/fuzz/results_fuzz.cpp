@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/results_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

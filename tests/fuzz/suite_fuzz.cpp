@@ -4,8 +4,8 @@
 #include <string>
 
 #include "adapters/adapter.h"
+#include "base/error.h"
 #include "config/suite.h"
-#include "metrics/error.h"
 
 namespace {
 

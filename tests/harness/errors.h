@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate::testing {
 

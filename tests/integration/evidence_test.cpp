@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,14 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "explain/frame_growth.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/paths.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/profile_stacks.h"
-#include "report/frame_growth.h"
+#include "report/why_text.h"
 #include "run/evidence_run.h"
 #include "symbolize/dwarf_unwind.h"
 #include "symbolize/symbolize.h"
@@ -43,7 +44,8 @@ using testing::WriteFile;
 // 100 ms of CPU and naps 5 ms; "slow" spends 300 ms, "block" sleeps 300 ms.
 std::string SuiteText(const std::string& evidence) {
   return R"({"name": "evidence", )" + evidence + R"( "scenarios": [{
-      "name": "work", "workload": {"argv": [")" + std::string(PERFGATE_EVIDENCE_WORKLOAD) + R"(", "${VARIANT:-normal}", "100"]},
+      "name": "work", "workload": {"argv": [")" +
+         std::string(PERFGATE_EVIDENCE_WORKLOAD) + R"(", "${VARIANT:-normal}", "100"]},
       "warmup": 0, "repetitions": 5, "timeout_s": 30, "probes": ["offcpu"],
       "checks": [{"metric": "workload.cpu_time", "max": 0.2},
                  {"metric": "sched.offcpu.sleep", "statistic": "max", "max": 100000000}]}]})";
@@ -67,7 +69,7 @@ const json* Profile(const json& evidence, const std::string& side, const std::st
   return nullptr;
 }
 
-// The function the report's growth table puts first (report/frame_growth.h).
+// The function the report's growth table puts first (explain/frame_growth.h).
 std::string TopGrowingFrame(const ScenarioResult& scenario) {
   const FoldedProfile* candidate = Profile(scenario, "candidate", "on-cpu");
   const FoldedProfile* baseline = Profile(scenario, "baseline", "on-cpu");
@@ -484,8 +486,8 @@ class EvidenceWithoutFramePointers : public ::testing::Test {
     if (geteuid() != 0) return;
     dir_ = new ScratchDir();
     const std::string source = std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fixtures/nofp_workload.c";
-    for (const auto& [name, flags] :
-         std::map<std::string, std::string>{{"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=" + std::to_string(ExtraPercent())}}) {
+    for (const auto& [name, flags] : std::map<std::string, std::string>{
+             {"a", ""}, {"b", " -DPG_HASH_EXTRA_PERCENT=" + std::to_string(ExtraPercent())}}) {
       const std::string command =
           std::string(PERFGATE_C_COMPILER) + " -O2 -g" + flags + " -o " + std::string(*dir_ / name) + " " + source;
       build_ok_ = build_ok_ && std::system(command.c_str()) == 0;

@@ -6,6 +6,8 @@
 // side, decided by the interval of a near-deterministic count, and the
 // counted profile names the function; the comment passes; the counts of
 // one program repeat to far better than 0.01 %.
+#include "run/instrumented.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,12 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "explain/frame_growth.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/paths.h"
 #include "metrics/results_json.h"
-#include "report/frame_growth.h"
-#include "run/instrumented.h"
 
 namespace perfgate {
 namespace {
@@ -39,8 +40,8 @@ class InstrumentedAb : public ::testing::Test {
     dir_ = new ScratchDir();
     const std::string source = std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fixtures/nofp_workload.c";
     const std::string commented = *dir_ / "commented.c";
-    const std::string copy = "sed 's|^int main|/* The entry point; a comment-only change. */\\nint main|' " + source +
-                             " > " + commented;
+    const std::string copy =
+        "sed 's|^int main|/* The entry point; a comment-only change. */\\nint main|' " + source + " > " + commented;
     build_ok_ = std::system(copy.c_str()) == 0;
     for (const auto& [name, flags] : std::map<std::string, std::string>{
              {"a", " " + source}, {"hash2", " -DPG_HASH_EXTRA_PERCENT=2 " + source}, {"comment", " " + commented}}) {
@@ -48,15 +49,18 @@ class InstrumentedAb : public ::testing::Test {
       build_ok_ = build_ok_ && std::system(command.c_str()) == 0;
     }
     WriteFile(*dir_ / "suite.json", R"({"name": "instr", "scenarios": [{
-        "name": "encode", "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+        "name": "encode", "workload": {"argv": [")" +
+                                        dir_->path().string() + R"(/${BUILD}"]},
         "warmup": 0, "repetitions": 3, "timeout_s": 120,
         "probes": [{"name": "syscalls", "scope": "workload"}],
         "checks": []}]})");
     // The same program said instrumented by the suite, beside a timed scenario of it.
     WriteFile(*dir_ / "keyed.json", R"({"name": "instr-keyed", "instrument": true, "scenarios": [
-        {"name": "encode", "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+        {"name": "encode", "workload": {"argv": [")" +
+                                        dir_->path().string() + R"(/${BUILD}"]},
          "warmup": 0, "repetitions": 3, "timeout_s": 120},
-        {"name": "encode-timed", "instrument": false, "workload": {"argv": [")" + dir_->path().string() + R"(/${BUILD}"]},
+        {"name": "encode-timed", "instrument": false, "workload": {"argv": [")" +
+                                        dir_->path().string() + R"(/${BUILD}"]},
          "warmup": 0, "repetitions": 3, "timeout_s": 120}]})");
   }
   static void TearDownTestSuite() {
@@ -177,7 +181,8 @@ TEST(InstrumentedGbench, RunsOneIterationOfEachBenchmarkAndItsCountsRepeat) {
   WriteFile(dir / "suite.json", R"({"name": "micro-instr", "scenarios": [{
       "name": "ops", "workload": {"kind": "gbench", "binary": "${perfgate_dir}/pg-micro",
         "filter": "BM_SyscallGetppid|BM_MmapMunmap",
-        "args": ["--benchmark_min_time=0.05", "--scratch-dir", ")" + dir.path().string() + R"("]},
+        "args": ["--benchmark_min_time=0.05", "--scratch-dir", ")" +
+                                    dir.path().string() + R"("]},
       "warmup": 0, "repetitions": 3, "timeout_s": 120, "probes": [], "checks": []}]})");
   const testing::CliRun run = RunCli({"baseline", "record", dir / "suite.json", "--instrument", "--baseline-dir",
                                       dir / "baselines", "--out", dir / "out", "--quiet"});

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/files.h"
 #include "harness/paths.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/cpu.h"
 #include "probes/features.h"

@@ -26,10 +26,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "probes/biolat_devices.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"

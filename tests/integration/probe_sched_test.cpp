@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/environment.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "probes/offcpu_stacks.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"

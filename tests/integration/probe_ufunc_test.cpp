@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/paths.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/probe.h"
 #include "probes/tracker.h"

@@ -18,9 +18,9 @@
 #include <string>
 #include <thread>
 
+#include "base/error.h"
 #include "harness/environment.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "probes/features.h"
 #include "probes/probe.h"
 #include "probes/syscalls.h"

@@ -12,11 +12,11 @@
 #include <set>
 #include <string>
 
+#include "base/error.h"
 #include "harness/cli.h"
 #include "harness/environment.h"
 #include "harness/perfetto_trace.h"
 #include "harness/probe.h"
-#include "metrics/error.h"
 #include "probes/probe.h"
 #include "probes/trace_buffer.h"
 #include "probes/tracker.h"

@@ -8,8 +8,8 @@
 
 #include "adapters/adapter.h"
 #include "adapters/camera_startup.h"
+#include "base/error.h"
 #include "harness/files.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

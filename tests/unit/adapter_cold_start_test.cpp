@@ -14,9 +14,9 @@
 #include "adapters/cold_start.h"
 #include "adapters/page_cache.h"
 #include "adapters/readiness.h"
+#include "base/error.h"
 #include "config/suite.h"
 #include "harness/errors.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "adapters/fio.h"
+#include "base/error.h"
 #include "harness/errors.h"
 #include "harness/files.h"
 #include "harness/paths.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "adapters/gbench.h"
 #include "adapters/tool_output.h"
+#include "base/error.h"
 #include "harness/errors.h"
 #include "harness/files.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "adapters/adapter.h"
 #include "adapters/command.h"
-#include "metrics/error.h"
+#include "base/error.h"
 #include "run/repetition.h"
 
 namespace perfgate {

@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "adapters/adapter.h"
+#include "base/error.h"
 #include "config/suite.h"
 #include "harness/errors.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -59,7 +59,8 @@ TEST(WorkloadKeys, CameraKeysAreTypedAndKept) {
 // kinds; a bad value is one error naming its JSON path.
 TEST(WorkloadKeys, MemoryLimitKeysOfAColdStartAreCheckedWithTheirPath) {
   const std::string app = R"("kind": "cold-start", "argv": ["/bin/true"], )";
-  const WorkloadSpec w = ParseWorkload("{" + app + R"("memory_limit_mb": 64, "antagonist": true})").scenarios[0].workload;
+  const WorkloadSpec w =
+      ParseWorkload("{" + app + R"("memory_limit_mb": 64, "antagonist": true})").scenarios[0].workload;
   EXPECT_EQ(w.options.at("memory_limit_mb"), "64");
   EXPECT_EQ(w.options.at("antagonist"), "true");
   for (const char* kind : {"cold-start", "camera-startup"}) {

@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "adapters/unixbench.h"
+#include "base/error.h"
 #include "harness/errors.h"
 #include "harness/files.h"
 #include "harness/paths.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

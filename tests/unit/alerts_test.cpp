@@ -1,14 +1,15 @@
 // The rules of the nightly alerts (history/alerts.h): grouping change points
 // per commit range, the states perfgate sets by itself, and what a baseline
 // from the history counts as passing.
+#include "history/alerts.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "history/alerts.h"
+#include "base/error.h"
 #include "history/trend.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -74,12 +75,14 @@ TEST(Alerts, ExpectedOnlyWhenEverySeriesForTheWorseWasAccepted) {
                                          "main")[0];
   EXPECT_FALSE(AcceptedInRange(g, {}));
   EXPECT_FALSE(AcceptedInRange(g, {{"camera", "workload.wall_time", "value", "c10"}}));
-  EXPECT_FALSE(AcceptedInRange(g, {{"other", "workload.wall_time", "value", "c10"}, {"camera", "sched.runq_latency", "p99", "c10"}}));
+  EXPECT_FALSE(AcceptedInRange(
+      g, {{"other", "workload.wall_time", "value", "c10"}, {"camera", "sched.runq_latency", "p99", "c10"}}));
   // Any statistic of the metric: the check accepted the metric's change.
-  EXPECT_TRUE(AcceptedInRange(g, {{"camera", "workload.wall_time", "value", "c10"},
-                                  {"camera", "sched.runq_latency", "p99", "c10"}}));
+  EXPECT_TRUE(AcceptedInRange(
+      g, {{"camera", "workload.wall_time", "value", "c10"}, {"camera", "sched.runq_latency", "p99", "c10"}}));
   // A group that only improved needs no acceptance and is not expected.
-  const AlertGroup better = GroupChangePoints({Series("camera", "workload.wall_time", Better::kLower, {{10, 0.8}})}, "")[0];
+  const AlertGroup better =
+      GroupChangePoints({Series("camera", "workload.wall_time", Better::kLower, {{10, 0.8}})}, "")[0];
   EXPECT_FALSE(AcceptedInRange(better, {{"camera", "workload.wall_time", "value", "c10"}}));
 }
 
@@ -127,14 +130,14 @@ TEST(Alerts, PerfgateSetsExpectedAndFixedButNeverOverrulesAPerson) {
   EXPECT_EQ(changes[1].update.by, "perfgate");
   EXPECT_EQ(changes[1].update.only_from, std::vector<AlertState>{AlertState::kNew});
   // Acknowledged still becomes fixed; invalid and expected stay what a person made them.
-  changes = AutomaticAlertChanges({WithId(found[0], 1, AlertState::kAcknowledged), WithId(found[1], 2, AlertState::kInvalid),
-                                   WithId(found[2], 3)},
-                                  accepted);
+  changes = AutomaticAlertChanges(
+      {WithId(found[0], 1, AlertState::kAcknowledged), WithId(found[1], 2, AlertState::kInvalid), WithId(found[2], 3)},
+      accepted);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].update.state, AlertState::kFixed);
-  changes = AutomaticAlertChanges({WithId(found[0], 1, AlertState::kInvalid), WithId(found[1], 2, AlertState::kFixed),
-                                   WithId(found[2], 3)},
-                                  accepted);
+  changes = AutomaticAlertChanges(
+      {WithId(found[0], 1, AlertState::kInvalid), WithId(found[1], 2, AlertState::kFixed), WithId(found[2], 3)},
+      accepted);
   EXPECT_TRUE(changes.empty());
 }
 
@@ -155,8 +158,7 @@ TEST(Alerts, ANightIsPassingOnlyWhenTheNewestGroupOfEachRegressedMetricIsExpecte
   groups[1].state = AlertState::kExpected;
   EXPECT_TRUE(OnlyExpectedRegressions({{"camera", "workload.wall_time"}, {"fio", "fio.read.clat"}},
                                       "2026-11-18T02:00:00Z", "main", groups));
-  EXPECT_FALSE(OnlyExpectedRegressions({{"camera", "workload.wall_time"}}, "2026-11-18T02:00:00Z", "release",
-                                       groups));
+  EXPECT_FALSE(OnlyExpectedRegressions({{"camera", "workload.wall_time"}}, "2026-11-18T02:00:00Z", "release", groups));
   EXPECT_FALSE(OnlyExpectedRegressions({}, "2026-11-18T02:00:00Z", "main", groups));
 }
 
@@ -170,8 +172,8 @@ TEST(Alerts, StatesParseByNameAndBadOnesAreRefused) {
 
 TEST(Alerts, BugLinksAreWebAddressesAndNamesHaveNoControlCharacters) {
   EXPECT_NO_THROW(CheckBugLink("https://bugs.example.org/show_bug.cgi?id=12", "--bug"));
-  for (const char* bad : {"javascript:alert(1)", "https://", "https://a b", "ftp://x", "https://x\"onclick=1",
-                          "https://x\n"}) {
+  for (const char* bad :
+       {"javascript:alert(1)", "https://", "https://a b", "ftp://x", "https://x\"onclick=1", "https://x\n"}) {
     try {
       CheckBugLink(bad, "--bug");
       ADD_FAILURE() << bad;
@@ -186,9 +188,9 @@ TEST(Alerts, BugLinksAreWebAddressesAndNamesHaveNoControlCharacters) {
 }
 
 TEST(Alerts, MarkdownEscapesEverythingStored) {
-  AlertGroup g = WithId(GroupChangePoints({Series("camera", "workload.wall_time", Better::kLower, {{10, 1.2}})},
-                                          "main")[0],
-                        7, AlertState::kAcknowledged);
+  AlertGroup g =
+      WithId(GroupChangePoints({Series("camera", "workload.wall_time", Better::kLower, {{10, 1.2}})}, "main")[0], 7,
+             AlertState::kAcknowledged);
   g.suite = "<script>alert(1)</script>";
   g.owner = "a|b";
   g.metrics[0].scenario = "cam*era";

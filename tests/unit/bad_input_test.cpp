@@ -8,10 +8,10 @@
 #include "adapters/fio.h"
 #include "adapters/gbench.h"
 #include "adapters/unixbench.h"
+#include "base/error.h"
 #include "baseline/store.h"
 #include "config/suite.h"
 #include "harness/errors.h"
-#include "metrics/error.h"
 #include "metrics/metric.h"
 #include "metrics/results_json.h"
 
@@ -33,8 +33,8 @@ TEST(MetricName, AcceptsWhatTheSuiteFormatAllows) {
                          "unixbench.2copy.index", "a.b", "x_1.<lambda>*+-"}) {
     EXPECT_TRUE(IsMetricName(ok)) << ok;
   }
-  for (const char* bad : {"", "workload", "workload.", ".wall_time", "Workload.wall_time", "a..b", "a.b c", "a.b\n",
-                          "a.é"}) {
+  for (const char* bad :
+       {"", "workload", "workload.", ".wall_time", "Workload.wall_time", "a..b", "a.b c", "a.b\n", "a.é"}) {
     EXPECT_FALSE(IsMetricName(bad)) << bad;
   }
 }
@@ -63,9 +63,7 @@ TEST(JsonText, NumberBeyondDoubleIsAnInputErrorWithItsLine) {
 
 TEST(ResultsJson, SchemaVersionIsComparedBeforeNarrowing) {
   const std::string what = ErrorOf(
-      [] {
-        ResultsFromJson(nlohmann::json::parse(R"({"schema_version": 4294967297, "suite": "s"})"), "r.json");
-      },
+      [] { ResultsFromJson(nlohmann::json::parse(R"({"schema_version": 4294967297, "suite": "s"})"), "r.json"); },
       ExitCode::kBadInput);
   EXPECT_NE(what.find("r.json: $.schema_version: unsupported schema version 4294967297"), std::string::npos) << what;
 }
@@ -73,16 +71,17 @@ TEST(ResultsJson, SchemaVersionIsComparedBeforeNarrowing) {
 TEST(ResultsJson, IntegersBeyondIntAreErrorsNotWrapped) {
   const std::string what = ErrorOf(
       [] {
-        ResultsFromJson(nlohmann::json::parse(R"({"schema_version": 1, "suite": "s", "exit_code": 18446744073709551615})"),
-                        "r.json");
+        ResultsFromJson(
+            nlohmann::json::parse(R"({"schema_version": 1, "suite": "s", "exit_code": 18446744073709551615})"),
+            "r.json");
       },
       ExitCode::kBadInput);
   EXPECT_NE(what.find("r.json: $.exit_code: integer 18446744073709551615 out of range"), std::string::npos) << what;
 }
 
 TEST(ToolJson, DeepNestingAndHugeNumbersAreInfraErrors) {
-  std::string what = ErrorOf([] { ParseFioJson("note\n{\"jobs\": " + Nested(100000) + "}", "fio output"); },
-                             ExitCode::kInfra);
+  std::string what =
+      ErrorOf([] { ParseFioJson("note\n{\"jobs\": " + Nested(100000) + "}", "fio output"); }, ExitCode::kInfra);
   EXPECT_NE(what.find("fio output: JSON document starting at line 2: line 2: arrays and objects nested deeper"),
             std::string::npos)
       << what;
@@ -130,7 +129,9 @@ TEST(UnixBenchText, VeryLongLineIsNotMatched) {
 
 TEST(CommandJsonLines, LongMetricNameIsAnInfraErrorNamingTheLine) {
   const std::string what = ErrorOf(
-      [] { ParseCommandJsonLines("x\n{\"metric\": \"app." + std::string(300000, 'x') + "!\", \"value\": 1}\n", "out"); },
+      [] {
+        ParseCommandJsonLines("x\n{\"metric\": \"app." + std::string(300000, 'x') + "!\", \"value\": 1}\n", "out");
+      },
       ExitCode::kInfra);
   EXPECT_NE(what.find("out: line 2: \"metric\" must be a name"), std::string::npos) << what;
 }
@@ -139,9 +140,9 @@ TEST(SuiteText, LongMetricNameInACheckIsAnInputError) {
   SuiteVocabulary vocabulary;
   vocabulary.workload_kinds = {"command"};
   const std::string text = R"({"name": "s", "scenarios": [{"name": "a", "workload": {"argv": ["true"]},
-      "checks": [{"metric": "workload.)" + std::string(300000, 'w') + R"(!", "max_regression_pct": 5}]}]})";
-  const std::string what =
-      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
+      "checks": [{"metric": "workload.)" +
+                           std::string(300000, 'w') + R"(!", "max_regression_pct": 5}]}]})";
+  const std::string what = ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
   EXPECT_NE(what.find("s.json: $.scenarios[0].checks[0].metric: \"workload."), std::string::npos)
       << what.substr(0, 200);
 }
@@ -151,8 +152,7 @@ TEST(SuiteText, UnsignedBeyondInt64IsOutOfRangeNotNegative) {
   vocabulary.workload_kinds = {"command"};
   const std::string text = R"({"name": "s", "scenarios": [{"name": "a", "workload": {"argv": ["true"]},
       "repetitions": 18446744073709551615}]})";
-  const std::string what =
-      ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
+  const std::string what = ErrorOf([&] { ParseSuite(text, "s.json", vocabulary, Variables()); }, ExitCode::kBadInput);
   EXPECT_EQ(what, "s.json: $.scenarios[0].repetitions: value 18446744073709551615 out of range [2, 10000]");
 }
 

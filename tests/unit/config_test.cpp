@@ -2,9 +2,9 @@
 
 #include <set>
 
+#include "base/error.h"
 #include "config/suite.h"
 #include "harness/errors.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -98,14 +98,18 @@ TEST(Suite, InstrumentIsSaidPerScenarioOrForTheSuiteOfKindsThatCanRunUnderValgri
 }
 
 TEST(Suite, UnknownKeyNamesPathAndSuggestsTheKnownOne) {
-  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitons": 3}]})");
+  std::string e =
+      ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitons": 3}]})");
   EXPECT_NE(e.find("s.json: $.scenarios[0].repetitons: unknown key"), std::string::npos) << e;
   EXPECT_NE(e.find("did you mean \"repetitions\""), std::string::npos) << e;
 }
 
 TEST(Suite, UnknownProbeSuggestsCatalogName) {
-  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "probes": ["syscals"]}]})");
-  EXPECT_NE(e.find("$.scenarios[0].probes[0]: unknown probe \"syscals\" (did you mean \"syscalls\"?)"), std::string::npos) << e;
+  std::string e =
+      ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "probes": ["syscals"]}]})");
+  EXPECT_NE(e.find("$.scenarios[0].probes[0]: unknown probe \"syscals\" (did you mean \"syscalls\"?)"),
+            std::string::npos)
+      << e;
 }
 
 TEST(Suite, WrongTypesAndRangesNameThePath) {
@@ -115,7 +119,8 @@ TEST(Suite, WrongTypesAndRangesNameThePath) {
   EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}, "repetitions": 1}]})")
                 .find("$.scenarios[0].repetitions: value 1 out of range"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": []}}]})").find("$.scenarios[0].workload.argv"),
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": []}}]})")
+                .find("$.scenarios[0].workload.argv"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["t"]},
               "checks": [{"metric": "mm.page_alloc", "type": "budget"}]}]})")
@@ -146,8 +151,8 @@ TEST(Suite, ProbeParametersAreTypedAndExpanded) {
 }
 
 TEST(Suite, BadProbeParametersNameThePath) {
-  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "ufunc", "functons": ["a"]})")).find(
-                "$.scenarios[0].probes[0].functons: unknown key \"functons\" (did you mean \"functions\"?)"),
+  EXPECT_NE(ErrorOf(WithProbe(R"({"name": "ufunc", "functons": ["a"]})"))
+                .find("$.scenarios[0].probes[0].functons: unknown key \"functons\" (did you mean \"functions\"?)"),
             std::string::npos);
   EXPECT_NE(ErrorOf(WithProbe(R"({"name": "ufunc", "functions": ["a", 3]})"))
                 .find("$.scenarios[0].probes[0].functions[1]: expected a string"),
@@ -159,12 +164,14 @@ TEST(Suite, BadProbeParametersNameThePath) {
                 .find("$.scenarios[0].probes[0].optional: expected true or false"),
             std::string::npos);
   EXPECT_NE(ErrorOf(WithProbe(R"({"name": "kmem", "top": 3})")).find("unknown key \"top\""), std::string::npos);
-  EXPECT_NE(ErrorOf(WithProbe(R"({"scope": "system"})")).find("$.scenarios[0].probes[0]: missing required key \"name\""),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(WithProbe(R"({"scope": "system"})")).find("$.scenarios[0].probes[0]: missing required key \"name\""),
+      std::string::npos);
 }
 
 TEST(Suite, ScenarioNamesThatEscapeTheBaselineDirAreRefused) {
-  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "../etc", "workload": {"argv": ["t"]}}]})").find("$.scenarios[0].name"),
+  EXPECT_NE(ErrorOf(R"({"name": "x", "scenarios": [{"name": "../etc", "workload": {"argv": ["t"]}}]})")
+                .find("$.scenarios[0].name"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"name": "a/b", "scenarios": [{"name": "a", "workload": {"argv": ["t"]}}]})").find("$.name"),
             std::string::npos);
@@ -179,8 +186,10 @@ TEST(Suite, DuplicateScenarioAndTruncatedJsonAreErrors) {
 }
 
 TEST(Suite, UnsetVariableWithoutDefaultIsAnError) {
-  std::string e = ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["${PG_TEST_SURELY_UNSET}"]}}]})");
-  EXPECT_NE(e.find("$.scenarios[0].workload.argv[0]: variable \"PG_TEST_SURELY_UNSET\" is not set"), std::string::npos) << e;
+  std::string e =
+      ErrorOf(R"({"name": "x", "scenarios": [{"name": "a", "workload": {"argv": ["${PG_TEST_SURELY_UNSET}"]}}]})");
+  EXPECT_NE(e.find("$.scenarios[0].workload.argv[0]: variable \"PG_TEST_SURELY_UNSET\" is not set"), std::string::npos)
+      << e;
 }
 
 TEST(ClosestMatch, OnlySuggestsPlausibleTypos) {
@@ -222,11 +231,13 @@ TEST(Suite, OverridesComeBeforeTheEnvironment) {
           "checks": []}]})",
       "s.json", kVocab, vars);
   EXPECT_EQ(suite.scenarios[0].workload.argv[1], "override");
-  EXPECT_EQ(Parse(R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": ["x", "${PG_TEST_SIDE}"]},
+  EXPECT_EQ(
+      Parse(
+          R"({"name": "t", "scenarios": [{"name": "s", "workload": {"kind": "command", "argv": ["x", "${PG_TEST_SIDE}"]},
           "checks": []}]})")
-                .scenarios[0]
-                .workload.argv[1],
-            "from-env");
+          .scenarios[0]
+          .workload.argv[1],
+      "from-env");
   unsetenv("PG_TEST_SIDE");
 }
 

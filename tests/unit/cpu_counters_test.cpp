@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 #include "metrics/results.h"
 #include "probes/cpu.h"
 #include "probes/features.h"

@@ -2,7 +2,6 @@
 // symbolization, folding, truncated-stack detection, the suite's `evidence`
 // key and when a scenario gets an evidence repetition.
 #include <gtest/gtest.h>
-
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
@@ -10,10 +9,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/error.h"
 #include "config/suite.h"
 #include "harness/files.h"
 #include "harness/paths.h"
-#include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/process_maps.h"
 #include "run/evidence_run.h"
@@ -60,7 +59,7 @@ TEST(ProcessMaps, KeepsExecutableMappingsSortedWithTheirFileOffsets) {
   const MappedRange* libc = maps.Find(0x7f0000001800);
   ASSERT_NE(libc, nullptr);
   EXPECT_EQ(libc->path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-  EXPECT_EQ(maps.Find(0x55550800), nullptr);  // not executable
+  EXPECT_EQ(maps.Find(0x55550800), nullptr);      // not executable
   EXPECT_EQ(maps.Find(0x7f0000002000), nullptr);  // end is exclusive
 }
 
@@ -239,7 +238,7 @@ TEST(StackSymbolizer, GivesTheSourceLineFromTheLineTable) {
     EXPECT_GE(line, 15) << source;
     EXPECT_LE(line, 18) << source;
   }
-  EXPECT_EQ(symbolizer.UserSource(7, 0x30000000), "");  // no mapping
+  EXPECT_EQ(symbolizer.UserSource(7, 0x30000000), "");                      // no mapping
   EXPECT_EQ(symbolizer.UserSource(8, 0x10000000 + work->file_offset), "");  // no map for the process
   // The line table of a file that does not exist is none; the frame is still named.
   std::map<uint32_t, ProcessMaps> maps;
@@ -265,7 +264,8 @@ TEST(FoldProfile, KeepsEachFramesHeaviestSourceLine) {
   ASSERT_EQ(p.sources.count(work_frame), 1u);
   EXPECT_EQ(p.sources.at(work_frame), symbolizer.UserSource(7, in_work));
   ASSERT_EQ(p.sources.count("main"), 1u);
-  EXPECT_EQ(p.sources.at("main"), symbolizer.UserSource(7, in_main - 1)) << "the call's line, before the return address";
+  EXPECT_EQ(p.sources.at("main"), symbolizer.UserSource(7, in_main - 1))
+      << "the call's line, before the return address";
 }
 
 TEST(StackSymbolizer, NamesAnOffsetWithoutSymbolByModuleAndOffset) {
@@ -338,8 +338,9 @@ TEST(FoldProfile, SumsWeightsAndCountsTruncatedStacks) {
   on_cpu.kind = "on-cpu";
   on_cpu.samples = 300;
   on_cpu.truncated_user_stacks = 12;
-  EXPECT_EQ(TruncationNote({on_cpu, p}), "user stacks truncated in 12 of 300 on-cpu samples, 4 of 8 off-cpu waits: "
-                                         "rebuild with -fno-omit-frame-pointer for full stacks");
+  EXPECT_EQ(TruncationNote({on_cpu, p}),
+            "user stacks truncated in 12 of 300 on-cpu samples, 4 of 8 off-cpu waits: "
+            "rebuild with -fno-omit-frame-pointer for full stacks");
   p.truncated_user_stacks = on_cpu.truncated_user_stacks = 0;
   EXPECT_EQ(TruncationNote({on_cpu, p}), "");
 }
@@ -348,7 +349,8 @@ const SuiteVocabulary kVocab{{"runqlat"}, {"command"}};
 
 Suite ParseEvidenceSuite(const std::string& suite_level, const std::string& scenario_level) {
   return ParseSuite(R"({"name": "s", )" + suite_level + R"( "scenarios": [
-      {"name": "a", "workload": {"argv": ["true"]})" + scenario_level + R"(},
+      {"name": "a", "workload": {"argv": ["true"]})" +
+                        scenario_level + R"(},
       {"name": "b", "workload": {"argv": ["true"]}}]})",
                     "s.json", kVocab, {"/suites", "/opt"});
 }
@@ -367,8 +369,8 @@ TEST(RepetitionSpread, IsTheChiSquareOfTheRepetitionsLeafCountsAgainstThePooledS
     return p;
   };
   FoldedProfile pooled;
-  SetRepetitionSpread(pooled, {profile({{"main;hash", 60}, {"main;sum", 40}}),
-                               profile({{"main;hash", 120}, {"main;sum", 80}})});
+  SetRepetitionSpread(
+      pooled, {profile({{"main;hash", 60}, {"main;sum", 40}}), profile({{"main;hash", 120}, {"main;sum", 80}})});
   EXPECT_EQ(pooled.spread_df, 1u);
   EXPECT_NEAR(pooled.spread_chi_square, 0, 1e-9);
   // hash 50 of 100 and 70 of 100 against 60 %: (10² / 60 + 10² / 40) * 2 = 8.33.

@@ -1,8 +1,6 @@
 // Evidence in the reports: flame graphs (plain and differential) of folded
 // stacks, the table of frames by growth, the folded files next to the
 // reports, all over synthetic profiles with hostile frame and scenario names.
-#include "explain/explain.h"
-#include "pipeline/pipeline.h"
 #include "report/flamegraph.h"
 
 #include <gtest/gtest.h>
@@ -19,24 +17,40 @@
 #include <string>
 #include <vector>
 
+#include "base/quantity.h"
+#include "explain/explain.h"
+#include "explain/frame_growth.h"
 #include "harness/environment.h"
 #include "harness/files.h"
 #include "harness/results.h"
 #include "metrics/evidence.h"
-#include "metrics/quantity.h"
+#include "metrics/frames.h"
 #include "metrics/results.h"
 #include "metrics/results_json.h"
+#include "pipeline/pipeline.h"
 #include "report/evidence_files.h"
-#include "report/frame_growth.h"
-#include "report/frames.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"
 #include "report/junit_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report/reporter.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
+
+// `results` with what the explain stage derives from the evidence for the
+// reports to render (explain/frame_growth.h), as every flow has it.
+RunResults WithGrowth(RunResults results) {
+  for (ScenarioResult& scenario : results.scenarios) ExplainEvidenceGrowth(scenario);
+  return results;
+}
+
+// The why's line for the user function whose own code grew, or "".
+std::string UserCodeLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  const std::optional<UserCodeGrowth> growth = UserCodeGrowthOf(baseline, candidate);
+  return growth ? DescribeUserCode(*growth) : "";
+}
 
 namespace fs = std::filesystem;
 
@@ -141,12 +155,12 @@ TEST(GrownFrames, NamesOnlyGrowthBeyondTheIntervalOfTwoProportions) {
   EXPECT_NEAR(grown[0].self_margin_pp, 100 * 2.5758 * se, 0.01);
   EXPECT_EQ(FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp),
             "+6.42 pp of 2,400 samples, \u00b1" + FormatNumber(grown[0].self_margin_pp));
-  EXPECT_EQ(UserCodeGrowthLine(base, cand), "the extra cost is on-CPU in user code: hash self " +
-                                                FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp));
+  EXPECT_EQ(UserCodeLine(base, cand), "the extra cost is on-CPU in user code: hash self " +
+                                          FormatGrowth(grown[0].SelfDeltaPp(), 2400, grown[0].self_margin_pp));
   // The same change in 240 samples a side is within noise: nothing is named.
   auto [small_base, small_cand] = HashProfiles(240, 96, 111);
   EXPECT_TRUE(GrownFrames(small_base, small_cand, 5).empty());
-  EXPECT_EQ(UserCodeGrowthLine(small_base, small_cand), "");
+  EXPECT_EQ(UserCodeLine(small_base, small_cand), "");
   const std::vector<FrameGrowth> rows = TopFrameGrowth(small_base, small_cand, 5);
   ASSERT_FALSE(rows.empty());
   EXPECT_TRUE(rows[0].HasInterval());
@@ -199,7 +213,8 @@ TEST(GrownFrames, CountedProfilesNameTheFunctionWhoseInstructionsGrewWithoutAnIn
   const std::optional<UserCodeGrowth> user = UserCodeGrowthOf(base, cand);
   ASSERT_TRUE(user.has_value());
   EXPECT_TRUE(user->counted);
-  EXPECT_EQ(DescribeUserCode(*user), "the extra instructions are in user code: hash self +0.4 pp of the instructions (counted)");
+  EXPECT_EQ(DescribeUserCode(*user),
+            "the extra instructions are in user code: hash self +0.4 pp of the instructions (counted)");
   // Identical counts name nothing; so does a change below a hundredth of a point.
   auto [same_base, same_cand] = HashProfiles(10'000'000, 4'000'000, 4'000'500);
   same_base.kind = same_cand.kind = "counted";
@@ -221,7 +236,7 @@ TEST(GrownFrames, KernelGrowthMeansNoUserCodeLine) {
   ASSERT_EQ(grown.size(), 2u);
   EXPECT_EQ(grown[0].frame, "hash");
   EXPECT_EQ(grown[1].frame, "read_[k]");
-  EXPECT_EQ(UserCodeGrowthLine(base, cand), "");
+  EXPECT_EQ(UserCodeLine(base, cand), "");
 }
 
 TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
@@ -258,8 +273,8 @@ TEST(GrownFrames, AKernelFunctionGrowsOnlyByItsSharesOutsideInterrupts) {
   ASSERT_FALSE(grown.empty());
   EXPECT_EQ(grown[0].frame, "hash");
   for (const FrameGrowth& r : grown) EXPECT_FALSE(r.frame == "irqentry_exit_to_user_mode_[k]" && r.self_grew);
-  EXPECT_EQ(UserCodeGrowthLine(base, cand).rfind("the extra cost is on-CPU in user code: hash self +", 0), 0u)
-      << UserCodeGrowthLine(base, cand);
+  EXPECT_EQ(UserCodeLine(base, cand).rfind("the extra cost is on-CPU in user code: hash self +", 0), 0u)
+      << UserCodeLine(base, cand);
 }
 
 TEST(GrownFrames, BlockedTimeHasNoInterval) {
@@ -590,7 +605,7 @@ RunResults EvidenceResults() {
 TEST(EvidenceReports, WritesFoldedFilesInsideTheOutDirAndLinksThem) {
   fs::path dir = testing::MakeTempDir("perfgate-flame");
   fs::path out = dir / "out";
-  WriteReports(EvidenceResults(), out.string());
+  WriteReports(WithGrowth(EvidenceResults()), out.string());
   std::vector<fs::path> folded;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().extension() == ".folded") folded.push_back(entry.path());
@@ -626,7 +641,7 @@ TEST(EvidenceReports, HtmlSaysEachNoteOnceWithBothSidesFigures) {
                candidate ? "on-cpu: 15 of 310 user stacks end early: rebuild with -fno-omit-frame-pointer" : truncated,
                candidate ? "on-cpu: 15 of 310 user stacks end early: rebuild with -fno-omit-frame-pointer" : truncated};
   }
-  const std::string html = HtmlReporter().Render(r);
+  const std::string html = HtmlReporter().Render(WithGrowth(r));
   size_t said = 0;
   for (size_t at = html.find("-fno-omit-frame-pointer"); at != std::string::npos;
        at = html.find("-fno-omit-frame-pointer", at + 1))
@@ -643,7 +658,7 @@ TEST(EvidenceReports, HtmlSaysEachNoteOnceWithBothSidesFigures) {
 TEST(EvidenceReports, HtmlShowsGraphsTableNotesAndRepetitionCost) {
   RunResults r = EvidenceResults();
   AssignFoldedFiles(r);
-  std::string html = HtmlReporter().Render(r);
+  std::string html = HtmlReporter().Render(WithGrowth(r));
   EXPECT_NE(html.find("Evidence: which code"), std::string::npos);
   EXPECT_NE(html.find("rebuild with -fno-omit-frame-pointer"), std::string::npos);
   EXPECT_EQ(html.find("samples <b>"), std::string::npos);
@@ -670,14 +685,14 @@ TEST(EvidenceReports, HtmlShowsGraphsTableNotesAndRepetitionCost) {
   EXPECT_EQ(html.find("<code>schedule</code>", stacks), std::string::npos) << "kernel frames stay in the graph";
   // Without a baseline side: top frames by self share.
   r.scenarios[0].evidence.pop_back();
-  html = HtmlReporter().Render(r);
+  html = HtmlReporter().Render(WithGrowth(r));
   EXPECT_NE(html.find("top by self share"), std::string::npos);
   EXPECT_EQ(html.find("differential"), std::string::npos);
 }
 
 TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   RunResults r = EvidenceResults();
-  std::string md = MarkdownReporter().Render(r);
+  std::string md = MarkdownReporter().Render(WithGrowth(r));
   size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_NE(md.find("on-cpu vs baseline: the extra cost is on-CPU in user code: hash self +", at), std::string::npos)
@@ -695,7 +710,7 @@ TEST(EvidenceReports, MarkdownNamesTheGrownFunctionsEscaped) {
   EXPECT_EQ(md.find("e-1"), std::string::npos) << "rounding noise shows as 0: " << md;
   EXPECT_EQ(md.find("<script"), std::string::npos);
   // Bounded like the rest of the summary.
-  std::string small = MarkdownReporter(2000).Render(r);
+  std::string small = MarkdownReporter(2000).Render(WithGrowth(r));
   EXPECT_LE(small.size(), 2000u);
 }
 
@@ -711,16 +726,16 @@ std::string WhyLine(const std::string& md) {
 TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   RunResults r = EvidenceResults();
   ExplainFailures(r, GateMetricVocabulary());
-  const std::string growth = UserCodeGrowthLine(GrowthBaseline(), GrowthCandidate());
+  const std::string growth = UserCodeLine(GrowthBaseline(), GrowthCandidate());
   ASSERT_EQ(growth.rfind("the extra cost is on-CPU in user code: hash self +26.8 pp of 460 samples, \u00b1", 0), 0u)
       << growth;
-  const std::string line = WhyLine(MarkdownReporter().Render(r));
+  const std::string line = WhyLine(MarkdownReporter().Render(WithGrowth(r)));
   EXPECT_NE(line.find(": no kernel-side metric clearly grew; the extra cost is on-CPU in user code: hash self +26.8 pp "
                       "of 460 samples, \u00b1"),
             std::string::npos)
       << line;
   EXPECT_EQ(line.find("<script"), std::string::npos) << line;
-  const std::string html = HtmlReporter().Render(r);
+  const std::string html = HtmlReporter().Render(WithGrowth(r));
   const size_t why = html.find("id=\"why\"");
   ASSERT_NE(why, std::string::npos);
   const std::string section = html.substr(why, html.find("</section>", why) - why);
@@ -741,12 +756,12 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   RunResults one_side = r;
   one_side.scenarios[0].evidence.pop_back();
   ExplainFailures(one_side, GateMetricVocabulary());
-  EXPECT_EQ(WhyLine(MarkdownReporter().Render(one_side)).find("user code"), std::string::npos);
+  EXPECT_EQ(WhyLine(MarkdownReporter().Render(WithGrowth(one_side))).find("user code"), std::string::npos);
   // Nor when the growth is within sampling noise.
   RunResults noise = r;
   noise.scenarios[0].evidence[0].profiles[0] = GrowthBaseline();
   ExplainFailures(noise, GateMetricVocabulary());
-  EXPECT_EQ(WhyLine(MarkdownReporter().Render(noise)).find("user code"), std::string::npos);
+  EXPECT_EQ(WhyLine(MarkdownReporter().Render(WithGrowth(noise))).find("user code"), std::string::npos);
   // Nor when a kernel-side metric grew: that leads the why.
   RunResults kernel = r;
   CheckResult syscalls = testing::CheckWithValues("syscalls.count", "per_op", Verdict::kRegression,
@@ -757,7 +772,7 @@ TEST(EvidenceReports, TheWhyNamesTheGrowingUserFunctionWhenNoKernelMetricGrew) {
   syscalls.change_pct = 200;
   kernel.scenarios[0].checks.push_back(syscalls);
   ExplainFailures(kernel, GateMetricVocabulary());
-  const std::string kernel_line = WhyLine(MarkdownReporter().Render(kernel));
+  const std::string kernel_line = WhyLine(MarkdownReporter().Render(WithGrowth(kernel)));
   EXPECT_NE(kernel_line.find("syscalls.count"), std::string::npos) << kernel_line;
   EXPECT_EQ(kernel_line.find("user code"), std::string::npos) << kernel_line;
 }
@@ -774,7 +789,7 @@ RunResults PreemptedEvidence() {
 }
 
 TEST(EvidenceReports, MarkdownSaysPreemptedStacksWaitedForACpu) {
-  const std::string md = MarkdownReporter().Render(PreemptedEvidence());
+  const std::string md = MarkdownReporter().Render(WithGrowth(PreemptedEvidence()));
   const size_t at = md.find("**Where the time went**");
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_NE(md.find("/ preempted, stacks waiting for a CPU vs baseline: main \u2192 work \u2192 hash +40.0 pp (50.0 % "

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/history_backends.h"
 #include "history/alerts.h"
 #include "history/history_db.h"
 #include "history/history_store.h"
 #include "history/trend.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -112,9 +112,12 @@ TEST_P(HistoryAlerts, EachGroupIsStoredOnceAndAcceptedRangesBecomeExpected) {
 TEST_P(HistoryAlerts, SetKeepsEveryChangeWithWhoAndWhenAndRefusesAMissingGroup) {
   HistoryDb db = HistoryDb::Open(location());
   const int64_t id = db.RecordAlerts({Group(10, 11, 20)}).added.at(0);
-  db.SetAlert(id, {.state = AlertState::kAcknowledged, .owner = "ana", .bug = {}, .by = "ana", .note = "", .only_from = {}});
-  db.SetAlert(id, {.state = {}, .owner = {}, .bug = "https://bugs.example.org/12", .by = "bo", .note = "", .only_from = {}});
-  db.SetAlert(id, {.state = AlertState::kInvalid, .owner = {}, .bug = {}, .by = "ana", .note = "noise", .only_from = {}});
+  db.SetAlert(
+      id, {.state = AlertState::kAcknowledged, .owner = "ana", .bug = {}, .by = "ana", .note = "", .only_from = {}});
+  db.SetAlert(
+      id, {.state = {}, .owner = {}, .bug = "https://bugs.example.org/12", .by = "bo", .note = "", .only_from = {}});
+  db.SetAlert(id,
+              {.state = AlertState::kInvalid, .owner = {}, .bug = {}, .by = "ana", .note = "noise", .only_from = {}});
   const AlertGroup g = db.Alert(id);
   EXPECT_EQ(g.state, AlertState::kInvalid);
   EXPECT_EQ(g.owner, "ana");
@@ -129,14 +132,17 @@ TEST_P(HistoryAlerts, SetKeepsEveryChangeWithWhoAndWhenAndRefusesAMissingGroup) 
   // perfgate does not overrule a person: an invalid group stays invalid.
   EXPECT_TRUE(db.RecordAlerts({Group(10, 11, 20), Group(15, 16, -20)}).changed.empty());
   try {
-    db.SetAlert(id + 100, {.state = AlertState::kFixed, .owner = {}, .bug = {}, .by = "ana", .note = "", .only_from = {}});
+    db.SetAlert(id + 100,
+                {.state = AlertState::kFixed, .owner = {}, .bug = {}, .by = "ana", .note = "", .only_from = {}});
     ADD_FAILURE() << "no error for a missing alert";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::kBadInput);
     EXPECT_NE(std::string(e.what()).find("no alert " + std::to_string(id + 100)), std::string::npos) << e.what();
   }
-  EXPECT_THROW(db.SetAlert(id, {.state = {}, .owner = {}, .bug = "javascript:alert(1)", .by = "ana", .note = "", .only_from = {}}),
-               Error);
+  EXPECT_THROW(
+      db.SetAlert(id,
+                  {.state = {}, .owner = {}, .bug = "javascript:alert(1)", .by = "ana", .note = "", .only_from = {}}),
+      Error);
   EXPECT_THROW(db.SetAlert(id, {.state = {}, .owner = {}, .bug = {}, .by = "ana", .note = "", .only_from = {}}), Error);
   // The group's four changes and the found row of the group added above.
   EXPECT_EQ(h().Count("alert_changes"), 5);

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <string>
 
+#include "base/error.h"
 #include "compare/compare.h"
 #include "harness/files.h"
 #include "harness/history_backends.h"
 #include "history/history_db.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -234,16 +234,17 @@ TEST_P(HistoryBaselineTest, RunsStoredBeforeRepetitionsWereKeptWholeAreSkippedAn
     db.AddRun(HostRun(kThisHost, "2026-11-20T02:00:00Z", 1.0), {"c1", "main"});
   }
   // What schema 2 left: statistics only. Read as it is, without migrating.
-  old.Sql(old.postgres() ? "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
-                           "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
-                           "ALTER TABLE runs DROP COLUMN kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; "
-                           "ALTER TABLE check_results DROP COLUMN change_low_pct; "
-                           "ALTER TABLE check_results DROP COLUMN change_high_pct; UPDATE perfgate_schema SET version = 2;"
-                         : "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
-                           "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
-                           "kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; ALTER TABLE check_results DROP "
-                           "COLUMN change_low_pct; ALTER TABLE check_results DROP COLUMN change_high_pct; PRAGMA "
-                           "user_version = 2;");
+  old.Sql(old.postgres()
+              ? "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
+                "DROP TABLE change_points; DROP TABLE scenario_results; DROP INDEX runs_suite_time; "
+                "ALTER TABLE runs DROP COLUMN kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; "
+                "ALTER TABLE check_results DROP COLUMN change_low_pct; "
+                "ALTER TABLE check_results DROP COLUMN change_high_pct; UPDATE perfgate_schema SET version = 2;"
+              : "DROP TABLE alert_changes; DROP TABLE alert_metrics; DROP TABLE alert_groups; "
+                "DROP TABLE change_points; DROP TABLE scenario_results; ALTER TABLE runs DROP COLUMN "
+                "kept_whole; ALTER TABLE runs DROP COLUMN reference_commit; ALTER TABLE check_results DROP "
+                "COLUMN change_low_pct; ALTER TABLE check_results DROP COLUMN change_high_pct; PRAGMA "
+                "user_version = 2;");
   {
     HistoryDb db = HistoryDb::OpenForReading(file);
     EXPECT_EQ(db.SchemaVersion(), 2);

@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/environment.h"
 #include "harness/history_backends.h"
 #include "history/history_db.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {

@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "base/error.h"
 #include "harness/environment.h"
 #include "harness/files.h"
 #include "harness/history_backends.h"
@@ -22,7 +23,6 @@
 #include "history/openmetrics.h"
 #include "history/pushgateway.h"
 #include "history/trend.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -434,7 +434,8 @@ TEST(Trend, DashboardIsEscapedScriptFreeAndStyleFree) {
 // numbers, the kernel's, and the host's noise last; not alphabetically.
 TEST(Trend, ChartsGoWhatMovedFirstThenWorkloadKernelHost) {
   std::vector<HistorySeries> series;
-  for (const char* metric : {"host.cpu_pressure", "sched.runq_latency", "workload.wall_time", "mm.page_alloc", "zz.moved"}) {
+  for (const char* metric :
+       {"host.cpu_pressure", "sched.runq_latency", "workload.wall_time", "mm.page_alloc", "zz.moved"}) {
     HistorySeries s;
     s.suite = "suite";
     s.scenario = "cam";
@@ -442,7 +443,8 @@ TEST(Trend, ChartsGoWhatMovedFirstThenWorkloadKernelHost) {
     s.statistic = "value";
     for (size_t i = 0; i < 30; ++i) {
       const double level = std::string(metric) == "zz.moved" && i >= 15 ? 2.0 : 1.0;
-      s.points.push_back({static_cast<int64_t>(i), "c" + std::to_string(i), "main", "t", {level, level * 1.001, level * 0.999}});
+      s.points.push_back(
+          {static_cast<int64_t>(i), "c" + std::to_string(i), "main", "t", {level, level * 1.001, level * 0.999}});
     }
     series.push_back(std::move(s));
   }
@@ -454,7 +456,8 @@ TEST(Trend, ChartsGoWhatMovedFirstThenWorkloadKernelHost) {
   };
   const std::string html = RenderTrendDashboard(AnalyzeTrends(series, {}), page);
   std::vector<size_t> at;
-  for (const char* metric : {"zz.moved", "workload.wall_time", "sched.runq_latency", "mm.page_alloc", "host.cpu_pressure"})
+  for (const char* metric :
+       {"zz.moved", "workload.wall_time", "sched.runq_latency", "mm.page_alloc", "host.cpu_pressure"})
     at.push_back(html.find("<figcaption>" + std::string(metric)));
   for (size_t i = 0; i < at.size(); ++i) ASSERT_NE(at[i], std::string::npos) << i;
   // sched before mm: kernel series keep the order they came in.

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <optional>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 namespace {

@@ -1,14 +1,14 @@
 // The one JSON object reader of suites, baselines and results: messages name
 // the file and JSON path; closed objects reject unknown keys and null, open
 // ones ignore other keys and read null as "no value".
-#include "metrics/json_reader.h"
+#include "base/json_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "metrics/error.h"
-#include "metrics/quantity.h"
+#include "base/error.h"
+#include "base/quantity.h"
 
 namespace perfgate {
 namespace {

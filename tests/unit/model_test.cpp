@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "adapters/command.h"
+#include "base/error.h"
 #include "baseline/store.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 
 namespace perfgate {
@@ -256,7 +256,8 @@ TEST(Baseline, AtomicSaveLeavesNoTemporaryFiles) {
 
 TEST(CommandOutput, ReadsMetricsAndOpsAndIgnoresOtherLines) {
   WorkloadOutput out = ParseCommandJsonLines(
-      "hello\n{\"ops\": 250}\n{not json\n{\"metric\": \"app.latency\", \"value\": 1.5, \"unit\": \"ms\", \"better\": \"lower\"}\n",
+      "hello\n{\"ops\": 250}\n{not json\n{\"metric\": \"app.latency\", \"value\": 1.5, \"unit\": \"ms\", \"better\": "
+      "\"lower\"}\n",
       "cmd");
   EXPECT_EQ(out.ops, 250);
   ASSERT_EQ(out.metrics.count("app.latency"), 1u);

@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "explain/explain.h"
 #include "harness/files.h"
 #include "harness/paths.h"
 #include "metrics/results_json.h"
+#include "pipeline/pipeline.h"
 #include "report/reporter.h"
 
 namespace perfgate {
@@ -66,8 +68,11 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
 TEST(ReportGolden, EveryReportOfTheFixtureIsTheOneKept) {
   const fs::path fixture = fs::path(PERFGATE_FIXTURES) / "report";
   const fs::path expected = fixture / "expected";
-  const RunResults results = ReadResultsFile((fixture / kResults).string());
+  RunResults results = ReadResultsFile((fixture / kResults).string());
   ScratchDir out("perfgate-golden");
+  // As `perfgate report` renders a results.json: the why and what grew in
+  // the evidence derived again (explain), then every report.
+  ExplainFailures(results, GateMetricVocabulary());
   WriteReports(results, out.path().string());
   const std::vector<std::string> rendered = FilesUnder(out.path());
   ASSERT_FALSE(rendered.empty());

@@ -16,18 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/escape.h"
+#include "explain/explain.h"
 #include "harness/environment.h"
 #include "harness/files.h"
 #include "harness/paths.h"
 #include "harness/results.h"
 #include "harness/text.h"
-#include "metrics/error.h"
 #include "metrics/results.h"
 #include "metrics/results_json.h"
-#include "explain/explain.h"
 #include "pipeline/pipeline.h"
-#include "report/why_text.h"
-#include "report/escape.h"
 #include "report/format.h"
 #include "report/html_reporter.h"
 #include "report/json_reporter.h"
@@ -36,6 +35,7 @@
 #include "report/outcome.h"
 #include "report/reporter.h"
 #include "report/svg_charts.h"
+#include "report/why_text.h"
 
 namespace perfgate {
 namespace {
@@ -601,8 +601,7 @@ TEST(Attribution, WaitsThatOnlyStretchWithTheRunAreNotCauses) {
   EXPECT_EQ(a.causes[0].metric, "mm.page_faults");
   ASSERT_EQ(a.cpu_waits.size(), 1u);
   EXPECT_EQ(a.cpu_waits[0].metric, "sched.runq_latency");
-  EXPECT_NE(DescribeHost(a, false).find("waits for a CPU on the busy host: sched.runq_latency +"),
-            std::string::npos);
+  EXPECT_NE(DescribeHost(a, false).find("waits for a CPU on the busy host: sched.runq_latency +"), std::string::npos);
   // On a quiet host the same growth is a cause.
   for (auto* reps : {&busy.repetitions, &busy.baseline_repetitions}) {
     for (Repetition& rep : *reps) rep.metrics["host.other_cpus"].value = 0.1;
@@ -688,13 +687,14 @@ RunResults InstrumentedRegression() {
   r.scenarios.push_back(Sides([](MetricSet& m, bool candidate, int i) {
     m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.110 : 0.100) * Jitter(i), "s");
     m[kInstrTotal] = CounterMetric(kInstrTotal, "instructions", candidate ? 1.01e9 : 1e9, 0.1);
-    m["syscalls.count.gettid"] = CounterMetric("syscalls.count.gettid", "count", (candidate ? 2090 : 2000) * Jitter(i), 0.1);
+    m["syscalls.count.gettid"] =
+        CounterMetric("syscalls.count.gettid", "count", (candidate ? 2090 : 2000) * Jitter(i), 0.1);
     m["syscalls.count.getppid"] =
         CounterMetric("syscalls.count.getppid", "count", (candidate ? 24 : 16) * 1000 * Jitter(i), 0.1);
     m["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", Latencies({{1000, 1000}}), 0.1);
   }));
-  r.scenarios[0].checks.push_back(MakeCheck(kInstrTotal, "count", Verdict::kRegression, {1e9, 1e9, 1e9},
-                                            {1.01e9, 1.01e9, 1.01e9}, 0.5));
+  r.scenarios[0].checks.push_back(
+      MakeCheck(kInstrTotal, "count", Verdict::kRegression, {1e9, 1e9, 1e9}, {1.01e9, 1.01e9, 1.01e9}, 0.5));
   r.verdict = OverallVerdict(r);
   r.exit_code = ExitCodeFor(r, false);
   return r;
@@ -1333,8 +1333,8 @@ TEST_F(WrittenReports, AcceptedAndQuarantinedChecksArePassedTestcasesSayingWhoAn
             triaged.scenarios[0].checks.size());
 
   if (ToolAvailable("command -v xmllint")) {
-    std::string command = "xmllint --noout --schema '" + std::string(PERFGATE_FIXTURES) + "/junit/perfgate-junit.xsd' '" +
-                          (out / "junit.xml").string() + "'";
+    std::string command = "xmllint --noout --schema '" + std::string(PERFGATE_FIXTURES) +
+                          "/junit/perfgate-junit.xsd' '" + (out / "junit.xml").string() + "'";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
   }
   if (!ToolAvailable("/usr/bin/python3 -c 'import junitparser'")) GTEST_SKIP() << "junitparser not installed";

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "config/shard.h"
-#include "metrics/error.h"
 #include "metrics/merge.h"
 
 namespace perfgate {

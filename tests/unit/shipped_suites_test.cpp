@@ -8,11 +8,11 @@
 #include <set>
 #include <string>
 
+#include "base/error.h"
 #include "baseline/store.h"
+#include "config/suite.h"
 #include "harness/paths.h"
 #include "pipeline/pipeline.h"
-#include "config/suite.h"
-#include "metrics/error.h"
 
 namespace perfgate {
 namespace {
@@ -33,8 +33,8 @@ TEST(ShippedSuites, EverySuiteInWorkloadsLoadsAndEveryBaselineMatchesOne) {
   size_t suites = 0;
   for (const fs::path& file : JsonFilesUnder(source / "workloads")) {
     try {
-      Suite suite = LoadSuite(file.string(), GateVocabulary(), {.suite_dir = file.parent_path().string(),
-                                                               .perfgate_dir = "/nonexistent"});
+      Suite suite = LoadSuite(file.string(), GateVocabulary(),
+                              {.suite_dir = file.parent_path().string(), .perfgate_dir = "/nonexistent"});
       ++suites;
       for (const auto& scenario : suite.scenarios) {
         auto& metrics = checked[suite.name][scenario.name];

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "adapters/command.h"
+#include "base/error.h"
 #include "gate/report/perfetto_trace.pb.h"
 #include "harness/perfetto_trace.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "probes/trace_buffer.h"
 #include "report/html_reporter.h"

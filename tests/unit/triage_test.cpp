@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/error.h"
 #include "config/suite.h"
 #include "harness/errors.h"
-#include "metrics/error.h"
 #include "metrics/results_json.h"
 #include "triage/acceptance.h"
 
@@ -326,7 +326,8 @@ TEST(QuarantineList, TheFileBesideTheSuiteJoinsItsEntries) {
   EXPECT_EQ(s.quarantine[1].scenario, "io");
   EXPECT_EQ(s.quarantine[1].owner, "bob");
   EXPECT_EQ(s.quarantine[1].where, beside + ": $.quarantine[0]");
-  std::ofstream(beside) << R"({"quarantine": [{"check": "io/nope", "owner": "b", "reason": "r", "until": "2027-01-31"}]})";
+  std::ofstream(beside)
+      << R"({"quarantine": [{"check": "io/nope", "owner": "b", "reason": "r", "until": "2027-01-31"}]})";
   const std::string e = testing::ErrorOf([&] { LoadSuite(suite, kVocab, kVars); }, ExitCode::kBadInput, "beside");
   EXPECT_NE(e.find(beside + ": $.quarantine[0].check"), std::string::npos) << e;
   std::remove(beside.c_str());

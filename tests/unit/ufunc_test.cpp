@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "harness/paths.h"
-#include "metrics/error.h"
 #include "probes/elf_symbols.h"
 #include "probes/ufunc_targets.h"
 

@@ -29,49 +29,10 @@
 #include <vector>
 
 #include "metrics/evidence.h"
-#include "metrics/explanation.h"
-#include "report/frames.h"
+#include "metrics/profile_growth.h"
+#include "metrics/results.h"
 
 namespace perfgate {
-
-struct FrameGrowth {
-  std::string frame;  // as in the folded stacks, "_[k]" suffix included
-  FrameKind kind = FrameKind::kUser;
-  // Shares of each side's total, 0..1. A function on a stack twice
-  // (recursion) counts once for inclusive.
-  double baseline_inclusive = 0;
-  double baseline_self = 0;
-  double candidate_inclusive = 0;
-  double candidate_self = 0;
-  // Samples behind each side's shares (the profiles' denominators); 0 for
-  // profiles that weigh time rather than count samples.
-  uint64_t baseline_samples = 0;
-  uint64_t candidate_samples = 0;
-  // Half-widths of the intervals of the two changes, in percentage points;
-  // 0 when the profiles do not count samples (no interval).
-  double self_margin_pp = 0;
-  double inclusive_margin_pp = 0;
-  // Whether the share grew beyond its interval (false without one).
-  bool self_grew = false;
-  bool inclusive_grew = false;
-  // Only ever seen in interrupt context (at or inside an interrupt or
-  // softirq entry on every stack it is on, on both sides).
-  bool interrupt = false;
-  // Changes in percentage points (candidate share - baseline share) * 100.
-  double SelfDeltaPp() const { return 100 * (candidate_self - baseline_self); }
-  double InclusiveDeltaPp() const { return 100 * (candidate_inclusive - baseline_inclusive); }
-  bool HasInterval() const { return baseline_samples > 0 && candidate_samples > 0; }
-};
-
-inline constexpr double kMinGrowthPp = 1.0;
-
-// The least growth of a share of a counted profile (instructions per
-// function, exact) that is named: counts repeat within a hundredth of a
-// percent, so a share moves by less than this between identical runs.
-inline constexpr double kMinCountedGrowthPp = 0.01;
-
-// Whether the profile counts instructions per function (Valgrind) rather than sampling.
-bool IsCountedProfile(const FoldedProfile& profile);
 
 // How many times the binomial variance the shares of the two profiles
 // spread by: their repetitions' chi-squares pooled over their degrees of
@@ -118,31 +79,10 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
 // the CPU, and comes in bursts; nor is "[unknown]", which names no code.
 std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
 
-// "+6.4 pp of 2,400 samples, ±1.1": a change with the candidate's sample
-// count and the interval's half-width; "+6.4 pp" without an interval.
-std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp);
-
 // When the on-CPU growth is in user code: the function whose own code grew
 // most beyond noise is user code and no kernel function's own share grew
-// beyond noise. Then "the extra cost is on-CPU in user code: NAME self
-// +6.4 pp of 2,400 samples, ±1.1", NAME not escaped; else empty.
-std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate);
-// The same as data (the why keeps it in the results); nullopt for "".
+// beyond noise; else nullopt.
 std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, const FoldedProfile& candidate);
-// "the extra cost is on-CPU in user code: NAME self +6.4 pp of 2,400 samples, ±1.1", NAME not escaped.
-std::string DescribeUserCode(const UserCodeGrowth& growth);
-
-// One stack of a blocked-time profile (off-CPU, futex waits) with its
-// share of each side's total, 0..1.
-struct StackGrowth {
-  // User frames, outermost first: where the workload's code waited. Kernel
-  // frames are left out: every wait ends in the scheduler, and the flame
-  // graph shows how. Empty: a wait with no user stack (a kernel thread).
-  std::vector<std::string> frames;
-  double baseline_share = 0;
-  double candidate_share = 0;
-  double DeltaPp() const { return 100 * (candidate_share - baseline_share); }
-};
 
 // Blocked-time profiles are ranked by stack, not by function: every stack's
 // own (self) time is the kernel's schedule(), and every function on the way
@@ -153,12 +93,18 @@ struct StackGrowth {
 // candidate's n heaviest. Ties go by the stack's text, for a stable order.
 std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const FoldedProfile& candidate, size_t n);
 
-// Whether `profile` weighs blocked time (off-CPU, futex waits), which the
-// report ranks by stack (TopStackGrowth), rather than samples of running code.
-bool IsBlockedTimeProfile(const FoldedProfile& profile);
-
 // Without a baseline: the candidate's n functions with the largest self
 // share (then inclusive share, then name); baseline shares are 0.
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n);
+
+// The growth of `shown` (the candidate's profile, else the only side's)
+// against `baseline` (nullptr, or a profile without stacks: none), its
+// lists cut to kProfileGrowthRows.
+ProfileGrowth ProfileGrowthOf(const FoldedProfile* baseline, const FoldedProfile& shown);
+
+// Every profile of the scenario's shown evidence (the candidate side's, else
+// the first) against the baseline side's of its kind, into
+// scenario.profile_growth; empty without evidence.
+void ExplainEvidenceGrowth(ScenarioResult& scenario);
 
 }  // namespace perfgate

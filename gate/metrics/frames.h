@@ -32,4 +32,11 @@ std::vector<std::string_view> SplitStack(std::string_view stack);
 // stacks when that is larger (a hand-made profile without a total).
 uint64_t ProfileDenominator(const FoldedProfile& profile);
 
+// Whether `profile` weighs blocked time (off-CPU, futex waits), which is
+// ranked by stack rather than by function, rather than samples of running code.
+bool IsBlockedTimeProfile(const FoldedProfile& profile);
+
+// Whether the profile counts instructions per function (Valgrind) rather than sampling.
+bool IsCountedProfile(const FoldedProfile& profile);
+
 }  // namespace perfgate

@@ -1,6 +1,6 @@
 // The only file compiled with the version and commit defined, so a new
 // commit rebuilds this file and not every object that includes a header.
-#include "metrics/version.h"
+#include "base/version.h"
 
 namespace perfgate {
 

@@ -1,4 +1,4 @@
-#include "metrics/quantity.h"
+#include "base/quantity.h"
 
 #include <cmath>
 #include <cstdio>
@@ -80,6 +80,31 @@ std::string FormatValue(const char* printf_format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, printf_format, value);
   return buffer;
+}
+
+std::string FormatPercent(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  // Three significant digits; a change that one decimal would round to
+  // zero keeps its sign with two ("-0.029%"), and no change is "+0.0%".
+  if (pct == 0) return "+0.0%";
+  if (std::round(pct * 10) == 0) return FormatValue("%+.2g%%", pct);
+  if (std::fabs(pct) >= 1000) return FormatValue("%+.0f%%", pct);
+  return FormatValue("%+.1f%%", pct);
+}
+
+std::string FormatInterval(const std::optional<double>& low, const std::optional<double>& high) {
+  if (!low || !high) return "";
+  return "[" + FormatPercent(*low) + ", " + FormatPercent(*high) + "]";
+}
+
+std::string FormatPValue(const std::optional<double>& p) {
+  if (!p || !std::isfinite(*p)) return "";
+  if (*p < 1e-4) return "<0.0001";
+  return FormatValue("%.2g", *p);
+}
+
+std::string Plural(size_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
 }
 
 }  // namespace perfgate

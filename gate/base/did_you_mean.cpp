@@ -1,4 +1,4 @@
-#include "metrics/did_you_mean.h"
+#include "base/did_you_mean.h"
 
 #include <algorithm>
 #include <utility>

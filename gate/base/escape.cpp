@@ -1,4 +1,4 @@
-#include "report/escape.h"
+#include "base/escape.h"
 
 #include <cstdint>
 

@@ -1,12 +1,12 @@
-#include "metrics/json_reader.h"
+#include "base/json_reader.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
-#include "metrics/did_you_mean.h"
-#include "metrics/error.h"
+#include "base/did_you_mean.h"
+#include "base/error.h"
 
 namespace perfgate {
 

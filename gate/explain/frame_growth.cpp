@@ -1,4 +1,4 @@
-#include "report/frame_growth.h"
+#include "explain/frame_growth.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,6 @@
 #include <set>
 #include <string_view>
 
-#include "metrics/quantity.h"
 #include "stats/distributions.h"
 
 namespace perfgate {
@@ -133,17 +132,6 @@ bool ShareGrew(double x1, double n1, double x2, double n2, double z) {
   const double plain = x2 / n2 - x1 / n1;
   return a.difference > margin && plain > margin && 100 * plain >= kMinGrowthPp - 1e-9;
 }
-
-std::string FormatGrowth(double delta_pp, uint64_t samples, double margin_pp) {
-  if (std::abs(delta_pp) < 1e-9) delta_pp = 0;  // shares are sums of doubles: below this is rounding
-  std::string text = (delta_pp > 0 ? "+" : "") + FormatNumber(delta_pp) + " pp";
-  if (samples == 0) return text;
-  return text + " of " + FormatCount(samples) + " samples, \u00b1" + FormatNumber(margin_pp);
-}
-
-bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
-
-bool IsCountedProfile(const FoldedProfile& profile) { return profile.kind == "counted"; }
 
 std::vector<StackGrowth> TopStackGrowth(const FoldedProfile* baseline, const FoldedProfile& candidate, size_t n) {
   std::map<std::string, StackGrowth> rows;
@@ -277,19 +265,6 @@ std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, co
                         IsCountedProfile(baseline) && IsCountedProfile(candidate)};
 }
 
-std::string DescribeUserCode(const UserCodeGrowth& growth) {
-  if (growth.counted)
-    return "the extra instructions are in user code: " + growth.function + " self " +
-           FormatGrowth(growth.self_delta_pp, 0, 0) + " of the instructions (counted)";
-  return "the extra cost is on-CPU in user code: " + growth.function + " self " +
-         FormatGrowth(growth.self_delta_pp, growth.samples, growth.margin_pp);
-}
-
-std::string UserCodeGrowthLine(const FoldedProfile& baseline, const FoldedProfile& candidate) {
-  const std::optional<UserCodeGrowth> growth = UserCodeGrowthOf(baseline, candidate);
-  return growth ? DescribeUserCode(*growth) : "";
-}
-
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n) {
   std::vector<FrameGrowth> out;
   for (const auto& [frame, s] : SharesOf(candidate)) {
@@ -307,6 +282,38 @@ std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t 
   });
   if (out.size() > n) out.resize(n);
   return out;
+}
+
+ProfileGrowth ProfileGrowthOf(const FoldedProfile* baseline, const FoldedProfile& shown) {
+  if (baseline != nullptr && baseline->stacks.empty()) baseline = nullptr;
+  ProfileGrowth growth;
+  growth.kind = shown.kind;
+  growth.against_baseline = baseline != nullptr;
+  if (IsBlockedTimeProfile(shown)) {
+    growth.stacks = TopStackGrowth(baseline, shown, kProfileGrowthRows);
+    return growth;
+  }
+  if (baseline == nullptr) {
+    growth.frames = TopFramesBySelf(shown, kProfileGrowthRows);
+    return growth;
+  }
+  growth.frames = TopFrameGrowth(*baseline, shown, kProfileGrowthRows);
+  growth.grown = GrownFrames(*baseline, shown, kProfileGrowthRows);
+  growth.user_code = UserCodeGrowthOf(*baseline, shown);
+  return growth;
+}
+
+void ExplainEvidenceGrowth(ScenarioResult& scenario) {
+  scenario.profile_growth.clear();
+  if (scenario.evidence.empty()) return;
+  const Evidence* shown = FindEvidence(scenario.evidence, "candidate");
+  if (shown == nullptr) shown = &scenario.evidence.front();
+  const Evidence* baseline = FindEvidence(scenario.evidence, "baseline");
+  if (baseline == shown) baseline = nullptr;
+  for (const FoldedProfile& profile : shown->profiles) {
+    scenario.profile_growth.push_back(
+        ProfileGrowthOf(baseline != nullptr ? FindProfile(*baseline, profile.kind) : nullptr, profile));
+  }
 }
 
 }  // namespace perfgate

@@ -1,4 +1,4 @@
-#include "metrics/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 

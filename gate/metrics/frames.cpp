@@ -1,4 +1,4 @@
-#include "report/frames.h"
+#include "metrics/frames.h"
 
 #include <algorithm>
 #include <cctype>
@@ -70,5 +70,9 @@ uint64_t ProfileDenominator(const FoldedProfile& profile) {
   for (const auto& [stack, weight] : profile.stacks) sum += weight;
   return std::max(sum, profile.total);
 }
+
+bool IsBlockedTimeProfile(const FoldedProfile& profile) { return profile.unit == "ns"; }
+
+bool IsCountedProfile(const FoldedProfile& profile) { return profile.kind == "counted"; }
 
 }  // namespace perfgate

@@ -1,4 +1,4 @@
-#include "metrics/json_text.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "metrics/error.h"
+#include "base/error.h"
 
 namespace perfgate {
 
