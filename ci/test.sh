@@ -64,15 +64,15 @@ longest_tests() {
   echo "ci: the longest tests of the $2:"
   # sed, not head: head leaves early, and under pipefail sort's SIGPIPE
   # would become the script's exit status (141).
-  awk '/^---/ { exit } { printf "  %7.1f s  %s\n", $3, $1 }' "$cost" | sort -rn | sed -n '1,10p'
+  # A line is "NAME RUNS SECONDS"; a name may hold spaces.
+  sed -E '/^---/,$d; s/^(.*) [0-9]+ ([0-9.]+)$/\2 \1/' "$cost" | sort -rn | sed -n '1,10p' |
+    while read -r seconds name; do printf '  %7.1f s  %s\n' "$seconds" "$name"; done
 }
 
-# Each test runs once, in one of two builds:
-# - the ASan+UBSan build runs the unit tests and nearly every integration
-#   test: perfgate's own code, end to end, under the sanitizers;
-# - the normal build (the code that ships) runs the tests in NORMAL_ONLY:
-#   those whose time goes to repeated runs, other programs or the probes'
-#   attach variants, none of which the sanitizers would check more of.
+# Each test runs once, in one of two builds: the normal build (the code that
+# ships) runs the tests labelled normal_build, the ASan+UBSan build all the
+# others; tests/CMakeLists.txt says which and why, beside each group of tests
+# ("Which build runs a test").
 # ctest -j: the unit and integration tests run side by side, two at a time,
 # but for the integration tests tests/CMakeLists.txt keeps alone (those that
 # measure the probes' cost or rest on a small timing change), beside unit
@@ -83,32 +83,6 @@ longest_tests() {
 # with the fuzz targets beside them, then the VM tests of ctest (label vm)
 # alone, the sanitizer build's ctest last, so a
 # CI log ends with the account of what most of the tests did.
-#
-# NORMAL_ONLY:
-# - the probes' tests on the raw_tp and tracepoint attach types: the same
-#   user-space code as their tp_btf runs, which run under the sanitizers;
-# - repeated-run acceptance and simulation: the verdict simulations (thousands
-#   of simulated suites through the statistics code), the 20-run A/A smoke
-#   suite, the why's planted causes, the PR gate's end-to-end runs (its
-#   stage's code runs under the sanitizers in its unit and malformed-input
-#   tests), the nightly alerts' script (histories and alerts run under the
-#   sanitizers in their unit and CLI tests);
-# - the longer of two or more tests that take one path through perfgate:
-#   the smoke suite's 30 % slowdown read by junitparser (the JUnit writer
-#   runs under the sanitizers in every gate test), the evidence runs of a
-#   slower function, a blocking place and a green run (the evidence of an
-#   `ab` run, of a recorded baseline and of DWARF-unwound stacks stays
-#   there), three shards merged (two stay);
-# - tests whose time goes to programs other than perfgate: the browser's
-#   rendering of the report, Prometheus' queries of the dashboard, the
-#   package's build and install, git's commits of the bisect test repository,
-#   the memory antagonists' and cold starts' A/B runs (the cold-start
-#   adapter's own tests run under the sanitizers), Valgrind's instrumented runs.
-NORMAL_ONLY='^AttachTypes/.*/(raw_tp|tracepoint)|^VerdictSimulation\.|^SmokeAa\.|^WhyTest\.'
-NORMAL_ONLY+='|^ReportInBrowser\.|^GrafanaDashboardTest\.|^package\.|^e2e\.bisect\.|^e2e\.pr_gate_triage$'
-NORMAL_ONLY+='|^ColdStartTest\.(Antagonist|PlantedDelay)|^AdaptersTest\.CameraWithMemoryAntagonist|^Instrumented(Ab|Gbench|Locks)\.'
-NORMAL_ONLY+='|^e2e\.pr_gate(_sharded)?$|^ci\.nightly_alerts$|^GateTest\.JunitIsReadByJunitparser|^ShardCli\.ThreeShards'
-NORMAL_ONLY+='|^EvidenceRun\.(BlockingPlace|SlowerFunctionFails|GreenRunOnFailure)'
 # Line tables only (-g1): stack traces and symbols stay, and the build takes
 # about a third less time than with full debug info.
 # Tests and benchmarks on, whatever an earlier configure of the same build
@@ -122,7 +96,7 @@ phase "build"
 
 # --no-tests=error: a build that found no test fails rather than passing empty.
 status=0
-(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -R "$NORMAL_ONLY" "$@") ||
+(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -L normal_build "$@") ||
   status=$?
 phase "normal build's ctest"
 longest_tests "$BUILD_DIR" "normal build"
@@ -182,7 +156,7 @@ asan_status=0
 (cd "$ASAN_BUILD_DIR" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -E "$NORMAL_ONLY" "$@") ||
+  ctest --output-on-failure --no-tests=error --timeout 900 -j"$(nproc)" -LE normal_build "$@") ||
   asan_status=$?
 phase "ASan+UBSan ctest"
 longest_tests "$ASAN_BUILD_DIR" "ASan+UBSan build"

@@ -96,7 +96,7 @@ std::optional<double> SyscallPrice(const ScenarioResult& scenario) {
   std::vector<double> medians;
   for (const auto* reps : {&scenario.baseline_repetitions, &scenario.repetitions}) {
     for (const Repetition& rep : *reps) {
-      auto latency = rep.metrics.find("syscalls.latency");
+      auto latency = rep.metrics.find(kSyscallsLatency);
       if (!rep.measured() || latency == rep.metrics.end() || latency->second.hist.empty()) continue;
       medians.push_back(latency->second.hist.Quantile(0.5) * SecondsPer(latency->second.unit));
     }
@@ -158,7 +158,7 @@ class Collector {
     // its waits less the preempted threads', sched.offcpu.preempted's), so a
     // sleep is not charged with a busy host's waits for a CPU.
     if (cost.count(kSchedRunqLatency) && cost.count(kSchedOffcpuSleep)) {
-      const double preempted = cost.count("sched.offcpu.preempted") ? cost.at("sched.offcpu.preempted") : 0;
+      const double preempted = cost.count(kSchedOffcpuPreempted) ? cost.at(kSchedOffcpuPreempted) : 0;
       const double wakeup_waits = cost.at(kSchedRunqLatency) - preempted;
       if (wakeup_waits > 0) {
         MetricSamples& sleep = metrics_[kSchedOffcpuSleep];
@@ -216,7 +216,7 @@ class Collector {
         return metric.value * SecondsPer(metric.unit) / ops;
       case Pricing::kEvents: {
         if (metric.kind != MetricKind::kCounter) return std::nullopt;
-        event_cost = name.rfind("syscalls.count", 0) == 0 && syscall_price_ ? *syscall_price_ : rule.event_s;
+        event_cost = name.rfind(kSyscallsCount, 0) == 0 && syscall_price_ ? *syscall_price_ : rule.event_s;
         return metric.value * *event_cost / ops;
       }
       case Pricing::kLatencySum:
@@ -418,7 +418,7 @@ bool Instrumented(const ScenarioResult& scenario) {
 bool IsValgrindsOwn(const std::string& metric) {
   static const std::set<std::string, std::less<>> kOwn = {"gettid", "getpid", "rt_sigprocmask", "rt_sigtimedwait"};
   if (!metric.starts_with("syscalls.")) return false;
-  if (metric == "syscalls.count") return true;
+  if (metric == kSyscallsCount) return true;
   return kOwn.count(std::string_view(metric).substr(metric.rfind('.') + 1)) != 0;
 }
 

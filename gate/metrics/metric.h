@@ -57,9 +57,18 @@ Metric HistogramMetric(const std::string& name, const std::string& unit, LogLine
 inline constexpr const char* kWorkloadWallTime = "workload.wall_time";
 inline constexpr const char* kWorkloadPageFaults = "workload.page_faults";
 inline constexpr const char* kWorkloadCpuTime = "workload.cpu_time";
+inline constexpr const char* kWorkloadMaxRss = "workload.max_rss";
+inline constexpr const char* kWorkloadContextSwitches = "workload.context_switches";
 inline constexpr const char* kSchedRunqLatency = "sched.runq_latency";
+inline constexpr const char* kSchedOffcpu = "sched.offcpu";
 inline constexpr const char* kSchedOffcpuSleep = "sched.offcpu.sleep";
+inline constexpr const char* kSchedOffcpuPreempted = "sched.offcpu.preempted";
 inline constexpr const char* kBlockIoLatency = "block.io_latency";
+inline constexpr const char* kSyscallsCount = "syscalls.count";
+inline constexpr const char* kSyscallsLatency = "syscalls.latency";
+inline constexpr const char* kMmPageAlloc = "mm.page_alloc";
+inline constexpr const char* kMmReclaim = "mm.reclaim";
+inline constexpr const char* kMmMemcgReclaim = "mm.memcg_reclaim";
 // The instructions an instrumented repetition executed (run/instrumented.h),
 // and the name of the check the gate adds on them when a suite has none.
 inline constexpr const char* kInstrTotal = "instr.total";

@@ -28,7 +28,7 @@ class KernelMemoryProbe final : public BpfProbe<kmem_bpf> {
 
   void Collect(double duration_s, MetricSet& out) override {
     const auto total = ReadPerCpuTotal<pg_kmem_stats>(StatsFd(), "probe kmem");
-    out["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", static_cast<double>(total.pages), duration_s);
+    out[kMmPageAlloc] = CounterMetric(kMmPageAlloc, "pages", static_cast<double>(total.pages), duration_s);
     out["mm.kmalloc"] =
         CounterMetric("mm.kmalloc", "count", static_cast<double>(total.kmalloc + total.kmem_cache_alloc), duration_s);
     if (!frees_) return;

@@ -53,7 +53,7 @@ struct Reason {
 };
 constexpr Reason kReasons[] = {{PG_OFFCPU_SLEEP, kSchedOffcpuSleep},
                                {PG_OFFCPU_IO, "sched.offcpu.io"},
-                               {PG_OFFCPU_PREEMPTED, "sched.offcpu.preempted"}};
+                               {PG_OFFCPU_PREEMPTED, kSchedOffcpuPreempted}};
 
 // Every CPU's copy of one slot of a per-CPU array whose value is T (percpu.h
 // reads slot 0; the stats here have one slot per reason).
@@ -116,7 +116,7 @@ class OffCpuProbe final : public BpfProbe<offcpu_bpf>, public OffCpuStackSource 
         if (reason.key == key) out[reason.metric] = HistogramMetric(reason.metric, "ns", hist, duration_s);
       }
     }
-    out["sched.offcpu"] = HistogramMetric("sched.offcpu", "ns", std::move(all), duration_s);
+    out[kSchedOffcpu] = HistogramMetric(kSchedOffcpu, "ns", std::move(all), duration_s);
     out["sched.offcpu_time"] = CounterMetric("sched.offcpu_time", "ns", time_ns, duration_s);
     for (const auto& cpu : ReadPerCpu<pg_offcpu_drops>(bpf_map__fd(skel().maps.offcpu_drops), kOffcpuWhat))
       CountDrops(cpu.starts + cpu.stacks + cpu.stack_sums);

@@ -41,9 +41,9 @@ class ReclaimProbe final : public BpfProbe<reclaim_bpf> {
         HistogramMetric("mm.reclaim_latency", "ns", HistogramOfBuckets(total.direct_hist), duration_s);
     out["mm.memcg_reclaim_latency"] =
         HistogramMetric("mm.memcg_reclaim_latency", "ns", HistogramOfBuckets(total.memcg_hist), duration_s);
-    out["mm.reclaim"] = CounterMetric("mm.reclaim", "count", static_cast<double>(total.direct), duration_s);
-    out["mm.memcg_reclaim"] =
-        CounterMetric("mm.memcg_reclaim", "count", static_cast<double>(total.memcg + total.softlimit), duration_s);
+    out[kMmReclaim] = CounterMetric(kMmReclaim, "count", static_cast<double>(total.direct), duration_s);
+    out[kMmMemcgReclaim] =
+        CounterMetric(kMmMemcgReclaim, "count", static_cast<double>(total.memcg + total.softlimit), duration_s);
     // Soft-limit reclaim runs inside direct reclaim (or kswapd), whose
     // nr_reclaimed already includes its pages: counting them again would
     // count them twice.

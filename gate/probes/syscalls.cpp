@@ -215,7 +215,7 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
       count += static_cast<double>(cpu.count);
       for (size_t nr = 0; nr < PG_SYSCALL_SLOTS; ++nr) by_nr[nr] += cpu.by_nr[nr];
     }
-    out["syscalls.count"] = CounterMetric("syscalls.count", "count", count, duration_s);
+    out[kSyscallsCount] = CounterMetric(kSyscallsCount, "count", count, duration_s);
     for (const auto& top : TopSyscalls(by_nr, top_)) {
       std::string name = "syscalls.count." + SyscallName(top.nr);
       out[name] = CounterMetric(name, "count", static_cast<double>(top.count), duration_s);
@@ -223,7 +223,7 @@ class SyscallsProbe final : public BpfProbe<syscalls_bpf> {
     if (!latency_) return;
     // Sampled: about 1 in latency_sample_every syscalls per CPU, so its
     // count is of sampled calls; its shape and quantiles are what matter.
-    out["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", MergeCpuHistograms(per_cpu), duration_s);
+    out[kSyscallsLatency] = HistogramMetric(kSyscallsLatency, "ns", MergeCpuHistograms(per_cpu), duration_s);
   }
 
  protected:

@@ -159,17 +159,17 @@ std::vector<MetricDeclaration> InstructionMetricDeclarations() {
   const auto counter = [](const char* name, const char* help) {
     return MetricDeclaration{.name = name, .kind = MetricKind::kCounter, .unit = "instructions", .help = help};
   };
-  return {counter("instr.total", "instructions the workload executed, counted under Valgrind (--instrument)"),
+  return {counter(kInstrTotal, "instructions the workload executed, counted under Valgrind (--instrument)"),
           counter("instr.<function>", "instructions executed in one function's own code, counted likewise")};
 }
 
 void AddInstructionMetrics(const InstructionCounts& counts, double wall_s, MetricSet& out) {
-  out["instr.total"] = CounterMetric("instr.total", "instructions", static_cast<double>(counts.total), wall_s);
+  out[kInstrTotal] = CounterMetric(kInstrTotal, "instructions", static_cast<double>(counts.total), wall_s);
   const double floor = kFunctionMetricShare * static_cast<double>(counts.total);
   for (const auto& [function, ir] : counts.by_function) {
     if (static_cast<double>(ir) < floor) continue;
     const std::string name = FunctionMetricName(function);
-    if (name.empty() || name == "instr.total") continue;
+    if (name.empty() || name == kInstrTotal) continue;
     // Two functions that read alike once sanitized ("f(int)", "f(long)") add up.
     auto [it, fresh] = out.try_emplace(name, CounterMetric(name, "instructions", 0, wall_s));
     it->second.value += static_cast<double>(ir);
@@ -205,7 +205,7 @@ std::optional<FoldedProfile> CountedProfile(const std::vector<Repetition>& repet
   std::map<std::string, std::vector<double>> values;
   size_t measured = 0;
   for (const Repetition& rep : repetitions) {
-    if (!rep.measured() || rep.metrics.count("instr.total") == 0) continue;
+    if (!rep.measured() || rep.metrics.count(kInstrTotal) == 0) continue;
     ++measured;
     for (const auto& [name, metric] : rep.metrics) {
       if (name.starts_with("instr.")) values[name].push_back(metric.value);
@@ -216,10 +216,10 @@ std::optional<FoldedProfile> CountedProfile(const std::vector<Repetition>& repet
   profile.kind = kCountedProfileKind;
   profile.unit = "instructions";
   profile.samples = measured;
-  profile.total = static_cast<uint64_t>(Median(values["instr.total"]) + 0.5);
+  profile.total = static_cast<uint64_t>(Median(values[kInstrTotal]) + 0.5);
   uint64_t named = 0;
   for (auto& [name, counts] : values) {
-    if (name == "instr.total") continue;
+    if (name == kInstrTotal) continue;
     // A function below the floor in some repetitions counts 0 there.
     counts.resize(measured, 0);
     const auto count = static_cast<uint64_t>(Median(counts) + 0.5);

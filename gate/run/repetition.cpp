@@ -255,11 +255,11 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
   return {
       OutcomeScalar(kWorkloadWallTime, "s", Better::kLower, "exec to exit (or readiness)"),
       OutcomeScalar(kWorkloadCpuTime, "s", Better::kLower, "user and system CPU time of the process tree (rusage)"),
-      OutcomeScalar("workload.max_rss", "bytes", Better::kLower,
+      OutcomeScalar(kWorkloadMaxRss, "bytes", Better::kLower,
                     "the largest resident set of a process of the tree (rusage)"),
       KernelCounter(kWorkloadPageFaults, "count", PerEvent(1e-6, {}, "mm.page_faults"),
                     "page faults of the process tree (rusage)"),
-      KernelCounter("workload.context_switches", "count", PerEvent(2e-6, {}, "sched.switches"),
+      KernelCounter(kWorkloadContextSwitches, "count", PerEvent(2e-6, {}, "sched.switches"),
                     "context switches of the process tree (rusage)"),
       HostMetric(kHostOtherCpus, "cpus", "CPUs' worth of other work on the host during the repetition"),
       HostMetric(kHostStealCpus, "cpus", "CPUs' worth of time the hypervisor stole"),
@@ -282,11 +282,11 @@ std::vector<MetricDeclaration> RepetitionMetricDeclarations() {
 void AddRusageMetrics(const ::rusage& u, double wall_s, MetricSet& out) {
   out[kWorkloadWallTime] = ScalarMetric(kWorkloadWallTime, wall_s, "s");
   out[kWorkloadCpuTime] = ScalarMetric(kWorkloadCpuTime, Seconds(u.ru_utime) + Seconds(u.ru_stime), "s");
-  out["workload.max_rss"] = ScalarMetric("workload.max_rss", static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
+  out[kWorkloadMaxRss] = ScalarMetric(kWorkloadMaxRss, static_cast<double>(u.ru_maxrss) * 1024.0, "bytes");
   out[kWorkloadPageFaults] =
       CounterMetric(kWorkloadPageFaults, "count", static_cast<double>(u.ru_minflt + u.ru_majflt), wall_s);
-  out["workload.context_switches"] =
-      CounterMetric("workload.context_switches", "count", static_cast<double>(u.ru_nvcsw + u.ru_nivcsw), wall_s);
+  out[kWorkloadContextSwitches] =
+      CounterMetric(kWorkloadContextSwitches, "count", static_cast<double>(u.ru_nvcsw + u.ru_nivcsw), wall_s);
 }
 
 }  // namespace perfgate

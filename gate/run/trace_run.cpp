@@ -78,17 +78,17 @@ double ExpectedTraceRate(const ScenarioResult& measured, const TraceSettings& se
   for (const Repetition& rep : measured.repetitions) {
     double rate = 0;
     for (const auto& [name, m] : rep.metrics) {
-      if (name == "syscalls.latency") {
+      if (name == kSyscallsLatency) {
         // Sampled: the share of slow calls among the sampled ones, times all calls.
-        auto count = rep.metrics.find("syscalls.count");
+        auto count = rep.metrics.find(kSyscallsCount);
         if (count != rep.metrics.end() && m.hist.count() > 0)
           rate += CounterRate(count->second) * RateAtLeast(m, settings.slow_syscall_ns) * m.duration_s /
                   static_cast<double>(m.hist.count());
-      } else if (name == "sched.offcpu") {
+      } else if (name == kSchedOffcpu) {
         rate += RateAtLeast(m, settings.long_offcpu_ns);
       } else if (name == kSchedRunqLatency || name == kBlockIoLatency) {
         rate += m.duration_s > 0 ? static_cast<double>(m.hist.count()) / m.duration_s : 0;
-      } else if (name == "mm.page_alloc" || name == "mm.reclaim" || name == "mm.memcg_reclaim") {
+      } else if (name == kMmPageAlloc || name == kMmReclaim || name == kMmMemcgReclaim) {
         rate += CounterRate(m);  // pages: at least as many as allocations
       }
     }
