@@ -89,6 +89,15 @@ void AddSkipBadTrailersFlag(CLI::App* cmd, bool& skip) {
                 "gate already judged it, and one bad commit message must not fail every later night)");
 }
 
+// --trace and --trace-min-us of the commands that measure and judge (run, ab).
+void AddTraceOptions(CLI::App* cmd, GateOptions& gate, const std::string& what) {
+  cmd->add_flag("--trace", gate.trace, what);
+  cmd->add_option("--trace-min-us", gate.trace_min_us,
+                  "Shortest syscall or off-CPU wait shown as a slice in the trace, in microseconds")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+}
+
 // "perfgate 0.1.0 (commit 1a2b3c4d5e6f, libbpf v1.1)": what a bug report needs.
 std::string VersionText() {
   std::string commit = PerfgateGitCommit();
@@ -148,12 +157,8 @@ int PerfgateMain(int argc, char** argv) {
   run->add_flag("--no-confirm", run_no_confirm,
                 "Fail on the first measurement: no fresh repetitions confirm a flagged regression (decided at 1 % at "
                 "once)");
-  run->add_flag("--trace", run_opts.gate.trace,
-                "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
-  run->add_option("--trace-min-us", run_opts.gate.trace_min_us,
-                  "Shortest syscall or off-CPU wait shown as a slice in the trace, in microseconds")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
+  AddTraceOptions(run, run_opts.gate,
+                  "Write OUT/trace.perfetto-trace: one extra traced repetition of the scenario with the worst check");
 
   AbCommandOptions ab_opts;
   auto* ab = app.add_subcommand(
@@ -171,6 +176,9 @@ int PerfgateMain(int argc, char** argv) {
                  "What the candidate side is, for the reports (e.g. \"head 4d5e6f\")");
   AddTriageOptions(ab, ab_opts.run);
   AddSkipBadTrailersFlag(ab, ab_opts.run.gate.skip_bad_trailers);
+  AddTraceOptions(ab, ab_opts.run.gate,
+                  "Write OUT/trace.perfetto-trace: one extra traced repetition of each side of the scenario with the "
+                  "worst check, the baseline's first, both in the one file (each process named after its side)");
   bool no_confirm = false;
   ab->add_flag(
       "--no-confirm", no_confirm,

@@ -516,6 +516,13 @@ bool SuiteVocabulary::Instrumentable(const std::string& kind) const {
   return std::find(instrumentable_kinds.begin(), instrumentable_kinds.end(), kind) != instrumentable_kinds.end();
 }
 
+const ScenarioSpec* FindScenario(const Suite& suite, const std::string& name) {
+  for (const ScenarioSpec& s : suite.scenarios) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 void InstrumentEveryScenarioThatCan(Suite& suite, const SuiteVocabulary& vocabulary) {
   for (ScenarioSpec& s : suite.scenarios) s.instrument = s.instrument || vocabulary.Instrumentable(s.workload.kind);
 }

@@ -162,6 +162,9 @@ Suite LoadSuite(const std::string& file, const SuiteVocabulary& vocabulary, cons
 // --instrument: every scenario whose kind can run under Valgrind counts
 // instructions, whatever the suite says (as its suite-level key would).
 void InstrumentEveryScenarioThatCan(Suite& suite, const SuiteVocabulary& vocabulary);
+
+// The scenario of `suite` named `name`, or nullptr.
+const ScenarioSpec* FindScenario(const Suite& suite, const std::string& name);
 // The quarantine file beside a suite: perf/suite.json -> perf/suite.quarantine.json,
 // {"quarantine": [...]} with the entries the suite's own list takes. Kept
 // apart so that quarantining a check touches no suite; read, like the suite,

@@ -19,12 +19,21 @@ struct TraceThread {
   std::string name;  // comm, read from /proc while the thread was alive
 };
 
+// A workload the capture traced: its first process (where its phases go)
+// and what it reported of itself.
+struct TracedWorkload {
+  uint32_t pid = 0;
+  std::vector<WorkloadPhase> phases;
+};
+
 struct TraceCapture {
-  std::vector<pg_trace_event> events;             // as read from the ring buffer
-  std::map<uint32_t, TraceThread> threads;        // by thread id
-  std::map<uint32_t, std::string> processes;      // name by process id
-  uint32_t workload_pid = 0;                      // the workload's first process (its phases go there)
-  std::vector<WorkloadPhase> phases;              // what the workload reported of itself
+  std::vector<pg_trace_event> events;         // as read from the ring buffer
+  std::map<uint32_t, TraceThread> threads;    // by thread id
+  std::map<uint32_t, std::string> processes;  // name by process id
+  // The workloads traced, in the order they ran: one for `run --trace`; for
+  // `ab --trace` the baseline's, then the candidate's, their processes named
+  // after their side ("baseline: pg-smoke").
+  std::vector<TracedWorkload> workloads;
   std::map<uint32_t, std::string> syscall_names;  // of the syscall numbers in the records
   uint64_t produced = 0;                          // records the probes wrote or tried to (kernel count)
   uint64_t dropped = 0;                           // records the ring buffer had no room for (kernel count)

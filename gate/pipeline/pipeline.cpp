@@ -237,13 +237,6 @@ void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
   results.exit_code = ExitCodeFor(results, results.strict);
 }
 
-const ScenarioSpec* SpecOf(const Suite& suite, const std::string& name) {
-  for (const auto& s : suite.scenarios) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
-}
-
 // The evidence repetitions, once the verdicts are known: of every scenario
 // whose check failed (`evidence: on-failure`) or of every scenario
 // (`always`). With `baseline_suite` (an interleaved run), the baseline
@@ -255,7 +248,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
                      const RunResults* baseline_results = nullptr) {
   if (results.partial) return;
   for (ScenarioResult& scenario : results.scenarios) {
-    const ScenarioSpec* spec = SpecOf(suite, scenario.name);
+    const ScenarioSpec* spec = FindScenario(suite, scenario.name);
     if (spec == nullptr || Stopped(o)) continue;
     const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario);
     if (!reason) continue;
@@ -269,7 +262,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
       std::vector<EvidenceSide> sides = {
           {&candidate_spec, "candidate", MedianWallTime(scenario.repetitions), MedianCpuTime(scenario.repetitions)}};
       if (baseline_suite != nullptr && baseline_results != nullptr) {
-        const ScenarioSpec* b_spec = SpecOf(*baseline_suite, scenario.name);
+        const ScenarioSpec* b_spec = FindScenario(*baseline_suite, scenario.name);
         const ScenarioResult* b_result = nullptr;
         for (const auto& b : baseline_results->scenarios) {
           if (b.name == scenario.name) b_result = &b;
@@ -292,7 +285,7 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
   AddBaselineEvidence(results, stored);
   // Instrumented scenarios: the exact per-function counts beside the samples.
   for (ScenarioResult& scenario : results.scenarios) {
-    const ScenarioSpec* spec = SpecOf(suite, scenario.name);
+    const ScenarioSpec* spec = FindScenario(suite, scenario.name);
     if (spec == nullptr || !spec->instrument) continue;
     if (const std::optional<std::string> reason = EvidenceReason(spec->evidence, scenario))
       AddCountedEvidence(scenario, *reason);
@@ -436,6 +429,8 @@ GateOutcome GateInterleaved(const GateOptions& o, const AbVariants& variants) {
   if (o.confirm && !Stopped(o)) ConfirmRegressions(&baseline, candidate, ro, co, run.candidate);
   TriageVerdicts(run.candidate, policy);
   CaptureEvidence(candidate, o, ro, run.candidate, sides, &baseline, &run.baseline);
+  if (o.trace && !run.candidate.partial)
+    TraceWorstScenario(candidate, ro, o.trace_min_us, o.out_dir, run.candidate, &baseline);
   WriteExplainedReports(run.candidate, o);
   // The baseline side as a results file of its own, for `perfgate compare`.
   WriteFileAtomic((fs::path(o.out_dir) / "baseline-results.json").string(), ResultsText(run.baseline));

@@ -13,17 +13,15 @@ namespace perfgate {
 namespace fs = std::filesystem;
 
 void TraceWorstScenario(const Suite& suite, const RunOptions& options, double min_us, const std::string& out_dir,
-                        RunResults& results) {
+                        RunResults& results, const Suite* baseline) {
   const std::optional<TraceTarget> target = WorstScenario(results);
   if (!target) {
     log::Warning("--trace: no scenario ran, so there is nothing to trace\n");
     return;
   }
   ScenarioResult& scenario = results.scenarios[target->scenario];
-  const ScenarioSpec* spec = nullptr;
-  for (const auto& s : suite.scenarios) {
-    if (s.name == scenario.name) spec = &s;
-  }
+  const ScenarioSpec* spec = FindScenario(suite, scenario.name);
+  const ScenarioSpec* baseline_spec = baseline != nullptr ? FindScenario(*baseline, scenario.name) : nullptr;
   if (spec == nullptr) return;  // results come from this suite: cannot happen
 
   TraceSettings settings;
@@ -34,7 +32,11 @@ void TraceWorstScenario(const Suite& suite, const RunOptions& options, double mi
   const std::string file = (fs::path(out_dir) / name).string();
   if (!options.quiet) log::Progress("%s: traced repetition (%s)\n", scenario.name.c_str(), target->reason.c_str());
   try {
-    const TraceCapture capture = TraceRepetition(*spec, options, settings);
+    // Both sides of an interleaved run, the baseline's first as in its pairs.
+    const TraceCapture capture =
+        baseline_spec != nullptr ? MergeTraceSides({{"baseline", TraceRepetition(*baseline_spec, options, settings)},
+                                                    {"candidate", TraceRepetition(*spec, options, settings)}})
+                                 : TraceRepetition(*spec, options, settings);
     fs::create_directories(out_dir);
     WritePerfettoTrace(capture, file);
     TraceSummary summary;

@@ -144,27 +144,35 @@ class TraceBuilder {
     ++stats.records;
   }
 
-  // The workload's phases are its main thread's: a track of their own under
+  // A workload's phases are its main thread's: a track of their own under
   // that thread (trace_processor gives a child track its parent's thread), so
   // that they never have to be cut to nest with the probes' slices.
   void AddPhases() {
-    if (capture_.phases.empty()) return;
-    const uint32_t pid = capture_.workload_pid;
-    threads_.emplace(pid, pid);
-    processes_.insert(pid);
-    auto& phases = slices_[Uuid(TrackKind::kPhases, pid)];
-    for (const auto& p : capture_.phases) phases.push_back({p.begin_ns, p.end_ns, Intern(p.name)});
+    for (const TracedWorkload& workload : capture_.workloads) {
+      if (workload.phases.empty()) continue;
+      const uint32_t pid = workload.pid;
+      threads_.emplace(pid, pid);
+      processes_.insert(pid);
+      auto& phases = slices_[Uuid(TrackKind::kPhases, pid)];
+      for (const auto& p : workload.phases) phases.push_back({p.begin_ns, p.end_ns, Intern(p.name)});
+    }
   }
+
+  // The process block requests go under: the workload's first process, when
+  // one workload was traced (with two sides, a request's completion does not
+  // say whose it was: the lanes then stand on their own).
+  uint32_t BlockIoProcess() const { return capture_.workloads.size() == 1 ? capture_.workloads.front().pid : 0; }
 
   // Block requests overlap (a disk has a queue), so they are laid out on
   // lanes, each a track where they follow one another: a request takes the
   // first lane free when it is issued. The lanes share a name, which
   // Perfetto's UI shows as one track of stacked slices. They go under the
-  // workload's first process: in workload scope a thread of its process tree
-  // started them, but completion (where they are recorded) does not say which.
+  // workload's first process (BlockIoProcess): in workload scope a thread of
+  // its process tree started them, but completion (where they are recorded)
+  // does not say which.
   void AddBlockIo() {
     if (block_io_.empty()) return;
-    if (capture_.workload_pid != 0) processes_.insert(capture_.workload_pid);
+    if (BlockIoProcess() != 0) processes_.insert(BlockIoProcess());
     std::sort(block_io_.begin(), block_io_.end(),
               [](const Slice& a, const Slice& b) { return a.begin != b.begin ? a.begin < b.begin : a.end > b.end; });
     std::vector<uint64_t> lane_ends;
@@ -339,12 +347,13 @@ class TraceBuilder {
                   stats);
     for (uint32_t lane = 0; lane < block_io_lanes_; ++lane) {
       AppendTrack(Uuid(TrackKind::kBlockIo, lane),
-                  capture_.workload_pid != 0 ? Uuid(TrackKind::kProcess, capture_.workload_pid) : 0, "block I/O",
-                  nullptr, stats);
+                  BlockIoProcess() != 0 ? Uuid(TrackKind::kProcess, BlockIoProcess()) : 0, "block I/O", nullptr, stats);
     }
-    if (!capture_.phases.empty())
-      AppendTrack(Uuid(TrackKind::kPhases, capture_.workload_pid), Uuid(TrackKind::kThread, capture_.workload_pid),
-                  "phases", nullptr, stats);
+    for (const TracedWorkload& workload : capture_.workloads) {
+      if (!workload.phases.empty())
+        AppendTrack(Uuid(TrackKind::kPhases, workload.pid), Uuid(TrackKind::kThread, workload.pid), "phases", nullptr,
+                    stats);
+    }
   }
 
   // A main thread known only from its phases is named after its process.

@@ -116,15 +116,15 @@ TraceCapture TraceRepetition(const ScenarioSpec& spec, const RunOptions& options
   TraceCapture capture = buffer.Finish();
   Repetition& rep = ran[0].repetitions.at(0);
   const std::vector<std::string> argv = LaunchArgv(spec);
-  capture.workload_pid = static_cast<uint32_t>(pid);
-  capture.phases = std::move(rep.phases);
+  const uint32_t workload_pid = static_cast<uint32_t>(pid);
+  capture.workloads = {{workload_pid, std::move(rep.phases)}};
   // Records from before exec carry perfgate's own name for the workload.
   if (!argv.empty()) {
     const std::string comm = std::filesystem::path(argv[0]).filename().string().substr(0, 15);
     const std::string own = OwnComm();
-    auto process = capture.processes.find(capture.workload_pid);
-    if (process == capture.processes.end() || process->second == own) capture.processes[capture.workload_pid] = comm;
-    auto thread = capture.threads.find(capture.workload_pid);
+    auto process = capture.processes.find(workload_pid);
+    if (process == capture.processes.end() || process->second == own) capture.processes[workload_pid] = comm;
+    auto thread = capture.threads.find(workload_pid);
     if (thread != capture.threads.end() && thread->second.name == own) thread->second.name = comm;
   }
   for (const pg_trace_event& e : capture.events) {
@@ -132,6 +132,29 @@ TraceCapture TraceRepetition(const ScenarioSpec& spec, const RunOptions& options
       capture.syscall_names[e.arg] = SyscallName(e.arg);
   }
   return capture;
+}
+
+TraceCapture MergeTraceSides(std::vector<std::pair<std::string, TraceCapture>> sides) {
+  TraceCapture merged;
+  for (auto& [side, capture] : sides) {
+    if (merged.workloads.empty() && merged.events.empty()) {
+      merged.monotonic_ns = capture.monotonic_ns;
+      merged.boottime_ns = capture.boottime_ns;
+    }
+    merged.events.insert(merged.events.end(), capture.events.begin(), capture.events.end());
+    for (auto& [tid, thread] : capture.threads) merged.threads[tid] = std::move(thread);
+    for (auto& [tgid, name] : capture.processes) merged.processes[tgid] = side + ": " + name;
+    for (auto& workload : capture.workloads) {
+      // A process known only as a workload still gets its side in its name.
+      if (!merged.processes.count(workload.pid)) merged.processes[workload.pid] = side + ": workload";
+      merged.workloads.push_back(std::move(workload));
+    }
+    merged.syscall_names.insert(capture.syscall_names.begin(), capture.syscall_names.end());
+    merged.produced += capture.produced;
+    merged.dropped += capture.dropped;
+    merged.buffer_bytes = std::max(merged.buffer_bytes, capture.buffer_bytes);
+  }
+  return merged;
 }
 
 }  // namespace perfgate

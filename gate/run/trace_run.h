@@ -13,6 +13,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/suite.h"
 #include "metrics/results.h"
@@ -40,5 +42,11 @@ double ExpectedTraceRate(const ScenarioResult& measured, const TraceSettings& se
 // Runs the traced repetition of `spec`. Throws InfraError when the probes
 // cannot attach or the workload fails.
 TraceCapture TraceRepetition(const ScenarioSpec& spec, const RunOptions& options, const TraceSettings& settings);
+
+// The traced repetitions of both sides of `perfgate ab --trace` (side name,
+// capture; in the order they ran) as one capture: every record, each
+// process named after its side ("baseline: pg-smoke"), both workloads and
+// their phases; the loss counts summed.
+TraceCapture MergeTraceSides(std::vector<std::pair<std::string, TraceCapture>> sides);
 
 }  // namespace perfgate

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -201,6 +202,46 @@ TEST(TraceRun, AnyWorkloadsPhasesLineUpWithItsThreadsWaits) {
   }
   EXPECT_TRUE(sleep_inside) << "no 50 ms off-CPU sleep of the main thread inside its \"wait\" phase [" << wait.begin
                             << ", " << wait.end << "]; its waits:" << waits << "; " << ReadFile(dir / "o/summary.md");
+}
+
+// `perfgate ab --trace`: both sides of the scenario traced into one file,
+// the baseline's repetition first; each side's processes named after it,
+// each with the syscalls it made, and results.json's counts both sides'.
+TEST(TraceRun, AbTracesBothSidesInOneFileNamedAfterTheirSide) {
+  PERFGATE_REQUIRE_ROOT();
+  ScratchDir dir;
+  const std::string suite = dir / "suite.json";
+  WriteFile(suite, R"({"name": "trace", "scenarios": [{
+      "name": "app", "workload": {"kind": "command", "argv": ["/bin/sh", "-c", "sleep 0.0${DELAY}"]},
+      "warmup": 0, "repetitions": 2, "timeout_s": 60, "probes": ["syscalls", "offcpu"],
+      "checks": [{"metric": "workload.wall_time", "type": "budget", "max": 1000000}]}]})");
+  const testing::CliRun ab = RunCli({"ab", suite, "--baseline-set", "DELAY=2", "--candidate-set", "DELAY=5", "--out",
+                                     dir / "o", "--quiet", "--trace", "--trace-min-us", "0"});
+  ASSERT_EQ(ab.exit_code, 0) << ab.output;
+  const testing::DecodedTrace d = DecodedTraceOf(dir);
+  std::map<std::string, int> processes;  // process name -> its slices
+  std::map<int32_t, std::string> names;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_process()) names[t.process().pid()] = t.process().process_name();
+  }
+  for (const auto& slice : d.slices) {
+    const std::optional<int32_t> pid = d.ProcessOf(slice.track);
+    if (pid && names.count(*pid)) ++processes[names[*pid]];
+  }
+  int baseline = 0, candidate = 0;
+  std::string seen;
+  for (const auto& [name, slices] : processes) {
+    seen += " \"" + name + "\" (" + std::to_string(slices) + " slices)";
+    if (name.rfind("baseline: ", 0) == 0) baseline += slices;
+    if (name.rfind("candidate: ", 0) == 0) candidate += slices;
+    EXPECT_TRUE(name.rfind("baseline: ", 0) == 0 || name.rfind("candidate: ", 0) == 0) << name;
+  }
+  EXPECT_GT(baseline, 0) << seen;
+  EXPECT_GT(candidate, 0) << seen;
+  const nlohmann::json results = nlohmann::json::parse(ReadFile(dir / "o/results.json"));
+  const nlohmann::json& trace = results["scenarios"][0]["trace"];
+  EXPECT_EQ(trace["file"], "trace.perfetto-trace");
+  EXPECT_EQ(trace["produced"].get<uint64_t>(), trace["received"].get<uint64_t>() + trace["dropped"].get<uint64_t>());
 }
 
 // A probe's trace paths are verified only when a trace is on, so each probe

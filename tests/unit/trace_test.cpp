@@ -68,7 +68,6 @@ int MaxDepth(const testing::DecodedTrace& d, uint64_t track) {
 
 TraceCapture SampleCapture() {
   TraceCapture c;
-  c.workload_pid = 100;
   c.monotonic_ns = 1'000'000'000;
   c.boottime_ns = 1'500'000'000;
   c.processes = {{100, "pg-camera"}, {200, "antagonist <x>"}};
@@ -91,7 +90,8 @@ TraceCapture SampleCapture() {
       Record(PG_TRACE_RUNQ_LATENCY, 0, 0, 101, t0 + 7'000'000, 42'000),
       Record(99, 0, 100, 100, t0, 1),  // unknown type: left out
   };
-  c.phases = {{"load_libraries", t0 - 3'000'000, t0 - 1'000'000}, {"first_frame", t0 - 1'000'000, t0 + 9'000'000}};
+  c.workloads = {
+      {100, {{"load_libraries", t0 - 3'000'000, t0 - 1'000'000}, {"first_frame", t0 - 1'000'000, t0 + 9'000'000}}}};
   c.produced = c.events.size();
   return c;
 }
@@ -152,6 +152,50 @@ TEST(PerfettoWriter, SlicesNestOnTheirThreadAndPhasesAreTheMainThreads) {
   EXPECT_EQ(begins[1].second, "first_frame");
 }
 
+// perfgate ab --trace: the baseline's traced repetition and the candidate's
+// in one trace, each process named after its side, each workload's phases
+// under its own main thread, the loss counts of both summed, and block
+// requests (whose completion names no process) on lanes of their own.
+TEST(PerfettoWriter, BothSidesOfAnAbRunInOneTraceNamedAfterTheirSide) {
+  TraceCapture baseline;
+  baseline.workloads = {{100, {{"work", 1'000, 9'000}}}};
+  baseline.processes = {{100, "pg-smoke"}};
+  baseline.threads = {{100, {100, "pg-smoke"}}};
+  baseline.events = {Record(PG_TRACE_SYSCALL, 35, 100, 100, 2'000, 1'000),
+                     Record(PG_TRACE_BLOCK_IO, 4096, 0, 0, 3'000, 500)};
+  baseline.produced = 3;
+  baseline.dropped = 1;
+  TraceCapture candidate;
+  candidate.workloads = {{300, {{"work", 20'000, 39'000}}}};
+  candidate.processes = {{300, "pg-smoke"}};
+  candidate.threads = {{300, {300, "pg-smoke"}}};
+  candidate.events = {Record(PG_TRACE_SYSCALL, 35, 300, 300, 21'000, 3'000)};
+  candidate.produced = 1;
+  const TraceCapture merged = MergeTraceSides({{"baseline", baseline}, {"candidate", candidate}});
+  EXPECT_EQ(merged.produced, 4u);
+  EXPECT_EQ(merged.dropped, 1u);
+  ASSERT_EQ(merged.workloads.size(), 2u);
+
+  const testing::DecodedTrace d = Decode(PerfettoTrace(merged));
+  std::map<int32_t, std::string> processes;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.has_process()) processes[t.process().pid()] = t.process().process_name();
+  }
+  EXPECT_EQ(processes, (std::map<int32_t, std::string>{{100, "baseline: pg-smoke"}, {300, "candidate: pg-smoke"}}));
+  for (uint32_t pid : {100u, 300u}) {
+    const uint64_t phases = TrackNamed(d, "phases", ThreadTrack(d, pid));
+    ASSERT_NE(phases, 0u) << pid;
+    EXPECT_EQ(Begins(d, phases).size(), 1u) << pid;
+  }
+  int lanes = 0;
+  for (const auto& [uuid, t] : d.tracks) {
+    if (t.name() != "block I/O") continue;
+    ++lanes;
+    EXPECT_FALSE(d.ProcessOf(uuid).has_value()) << "a lane of neither side's process";
+  }
+  EXPECT_EQ(lanes, 1);
+}
+
 // What trace_processor would otherwise get wrong: the thread declared last on
 // a sequence becomes the thread of that sequence's process-level events.
 TEST(PerfettoWriter, EachThreadHasASequenceOfItsOwnAndProcessTracksNone) {
@@ -171,9 +215,8 @@ TEST(PerfettoWriter, EachThreadHasASequenceOfItsOwnAndProcessTracksNone) {
 
 TEST(PerfettoWriter, MainThreadKnownOnlyFromItsPhasesIsNamedAfterItsProcess) {
   TraceCapture c;
-  c.workload_pid = 300;
+  c.workloads = {{300, {{"ready", 10, 20}}}};
   c.processes = {{300, "app"}};
-  c.phases = {{"ready", 10, 20}};
   const testing::DecodedTrace d = Decode(PerfettoTrace(c));
   const uint64_t main_thread = ThreadTrack(d, 300);
   ASSERT_NE(main_thread, 0u);
@@ -185,7 +228,7 @@ TEST(PerfettoWriter, MainThreadKnownOnlyFromItsPhasesIsNamedAfterItsProcess) {
 // every lane is a "block I/O" track of the workload's process.
 TEST(PerfettoWriter, BlockRequestsOnLanesOfTheWorkloadsProcess) {
   TraceCapture c;
-  c.workload_pid = 100;
+  c.workloads = {{100, {}}};
   c.processes = {{100, "app"}};
   c.events = {Record(PG_TRACE_BLOCK_IO, 4096, 0, 0, 1'000, 500), Record(PG_TRACE_BLOCK_IO, 65536, 0, 0, 1'200, 100),
               Record(PG_TRACE_BLOCK_IO, 3 << 20, 0, 0, 1'400, 300), Record(PG_TRACE_BLOCK_IO, 100, 0, 0, 1'500, 10)};
