@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the arm64 job (ci/arm64.sh) needs besides ci/install-deps.sh: Debian's
+# What the arm64 job (ci/project/arm64.sh) needs besides ci/install-deps.sh: Debian's
 # arm64 cross toolchain, the :arm64 libraries perfgate and its tests link
 # (GoogleTest; libpq5 only: libpq-dev is not multi-arch, the host's headers
 # serve, see packaging/arm64/toolchain.cmake), the libraries of iproute2's

@@ -12,7 +12,7 @@ PACKAGES=(
   # perfgate(1) from --help, and the Debian package (CPack, dpkg-shlibdeps).
   help2man dpkg-dev file
   clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev
-  # libFuzzer and the sanitizer runtimes for clang (ci/fuzz.sh).
+  # libFuzzer and the sanitizer runtimes for clang (ci/project/fuzz.sh).
   libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev prometheus-pushgateway prometheus

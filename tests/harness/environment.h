@@ -11,7 +11,7 @@
 
 namespace perfgate::testing {
 
-// Built with AddressSanitizer (ci/test.sh's second build): memory numbers
+// Built with AddressSanitizer (ci/project/test.sh's second build): memory numbers
 // then include its shadow memory and quarantine.
 #ifdef __SANITIZE_ADDRESS__
 inline constexpr bool kAddressSanitizer = true;

@@ -68,7 +68,7 @@ class GateTest : public ::testing::Test {
 };
 
 // Not a GateTest: it counts no programs (a neighbour's load must leave an
-// A/A run passing or inconclusive, never failing, ci/under-load.sh). Every
+// A/A run passing or inconclusive, never failing, ci/project/under-load.sh). Every
 // A/A run counts, with no second try: the statistics keep false alarms
 // rare, and the host canary (run/canary.h, compare/host_speed.h) keeps a
 // host that runs slower than when the baseline was recorded — which on the

@@ -19,7 +19,7 @@ using testing::RunningInCi;
 const char* kCheck = R"py(
 import glob, sys, yaml
 workflows = {}
-for path in sorted(glob.glob(sys.argv[1] + '/ci/github/*.yml')):
+for path in sorted(glob.glob(sys.argv[1] + '/ci/github/*.yml') + glob.glob(sys.argv[1] + '/ci/project/github/*.yml')):
     with open(path) as f:
         doc = yaml.safe_load(f)
     # YAML 1.1 reads the key "on" as true.
@@ -42,7 +42,7 @@ for path in sorted(glob.glob(sys.argv[1] + '/ci/github/*/action.yml')):
     used = set(re.findall(r'inputs\.([a-z0-9-]+)', open(path).read()))
     assert used <= set(action['inputs']), path + ': undeclared inputs ' + str(used - set(action['inputs']))
 # perfgate's own presubmit gates itself with that action.
-steps = [s for job in yaml.safe_load(open(sys.argv[1] + '/ci/github/presubmit.yml'))['jobs'].values() for s in job['steps']]
+steps = [s for job in yaml.safe_load(open(sys.argv[1] + '/ci/project/github/presubmit.yml'))['jobs'].values() for s in job['steps']]
 assert any(s.get('uses') == './ci/github/pr-gate' for s in steps), 'presubmit does not use the pull-request gate'
 print(len(workflows))
 )py";

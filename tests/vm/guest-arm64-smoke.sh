@@ -1,5 +1,5 @@
 # Runs inside tests/vm/run.sh's arm64 virtual machine (busybox sh), from the
-# source checkout's path: what ci/arm64.sh checks. $1: the arm64 build
+# source checkout's path: what ci/project/arm64.sh checks. $1: the arm64 build
 # directory, $2: the arm64 .deb (or empty). The first failure ends it.
 set -eu
 build="$1"

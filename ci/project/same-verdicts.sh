@@ -6,7 +6,7 @@
 # the same verdict per check and exit alike; byte-for-byte equality of each
 # file is reported too (check messages may differ in wording).
 #
-#   ci/same-verdicts.sh OLD_PERFGATE NEW_PERFGATE BASELINE_DIR RESULTS.json...
+#   ci/project/same-verdicts.sh OLD_PERFGATE NEW_PERFGATE BASELINE_DIR RESULTS.json...
 #
 # NEW_COMPARE_ARGS (environment): more arguments for the new build's merge
 # and compare, for a flag the old build did not have (--allow-other-host).

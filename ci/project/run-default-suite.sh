@@ -11,7 +11,7 @@
 # Exit code is perfgate's (0 pass, 1 regression, 2 bad input,
 # 3 infrastructure). Installs what it needs first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 bash ci/install-deps.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The arm64 job (a job of its own: ci/github/arm64.yml): cross-builds
+# The arm64 job (a job of its own: ci/project/github/arm64.yml): cross-builds
 # perfgate, its workload programs, its .deb and the integration tests for
 # arm64 (packaging/arm64/build.sh --deb --tests); boots Debian's arm64
 # kernels in qemu-system-aarch64 through tests/vm/run.sh: on each, the probe
@@ -8,7 +8,7 @@
 # --version, doctor, probes, the smoke suite and the .deb installed
 # (tests/vm/guest-arm64-smoke.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 start=$SECONDS
 bash ci/install-deps.sh
 bash ci/install-deps-arm64.sh

@@ -4,7 +4,7 @@
 # ASan+UBSan; under CI=true also the parsers' fuzz targets for a bounded
 # time. Installs what it needs first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 # Each phase's end, printed as it ends to keep CI's duration in view: the
 # seconds since the start and how busy the phase kept the CPUs (/proc/stat:
@@ -123,13 +123,13 @@ phase "ASan+UBSan build"
 # Debian's own kernels (6.1 cloud, 6.12) booted in QEMU, side by side: the
 # probes' fentry and kprobe variants, which this host cannot load, tested
 # where they work (tests/vm/, docs/kernels.md). Under CI, the parsers' fuzz
-# targets (ci/fuzz.sh: their clang build, then a bounded time each) run
+# targets (ci/project/fuzz.sh: their clang build, then a bounded time each) run
 # beside them one at a time: the guests leave about a third of the CPUs'
 # time idle (240 of 352 CPU-seconds), and with a fuzz target beside them
 # they took 218 s instead of 176 s while fuzzing's 98 s disappeared.
 fuzz_pid=
 if [ "${CI:-}" = true ] || [ "${PERFGATE_FUZZ:-0}" = 1 ]; then
-  FUZZ_JOBS="${FUZZ_JOBS:-1}" bash ci/fuzz.sh > "$BUILD_DIR/fuzz.log" 2>&1 &
+  FUZZ_JOBS="${FUZZ_JOBS:-1}" bash ci/project/fuzz.sh > "$BUILD_DIR/fuzz.log" 2>&1 &
   fuzz_pid=$!
 fi
 vm_status=0

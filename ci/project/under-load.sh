@@ -4,21 +4,21 @@
 # host may cost the gate repetitions, never its verdicts. Use it before
 # calling any change to verdicts or timing done.
 #
-#   ci/under-load.sh [BUILD_DIR] [ctest arguments...]   # default: build, -L integration
-#   ROUNDS=20 ci/under-load.sh build -R '^EvidenceRun\.'  # each selected test 20 times
+#   ci/project/under-load.sh [BUILD_DIR] [ctest arguments...]   # default: build, -L integration
+#   ROUNDS=20 ci/project/under-load.sh build -R '^EvidenceRun\.'  # each selected test 20 times
 #
 # The burner is `sha256sum /dev/zero` at nice 0 (BURNER overrides it); the
 # host's load average is printed before and after, since other work on the
 # machine adds to it. Exits with ctest's status.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD_DIR="${1:-build}"
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- -L integration
 ROUNDS="${ROUNDS:-1}"
 BURNER="${BURNER:-sha256sum /dev/zero}"
 
-[ -d "$BUILD_DIR" ] || { echo "under-load: no build directory $BUILD_DIR (build first: see ci/test.sh)" >&2; exit 2; }
+[ -d "$BUILD_DIR" ] || { echo "under-load: no build directory $BUILD_DIR (build first: see ci/project/test.sh)" >&2; exit 2; }
 
 # shellcheck disable=SC2086 # the burner is a command line
 $BURNER > /dev/null &

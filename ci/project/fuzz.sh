@@ -5,7 +5,7 @@
 # inputs go to a scratch copy). Fails when any target finds a crash, a hang
 # or a leak; the input that did it is kept under $FUZZ_BUILD_DIR/artifacts/.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 FUZZ_BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
