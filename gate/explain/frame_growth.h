@@ -18,7 +18,10 @@
 // must not name it. A change is named only when it is also at least
 // kMinGrowthPp: interrupts and other host activity land on the workload in
 // bursts, clustered samples whose spread the binomial interval does not
-// cover, and such a burst is worth a fraction of a point. Blocked-time
+// cover, and such a burst is worth a fraction of a point. The samples of
+// the workload's processes starting (exec) and being torn down (exit) are
+// left out of both sides' shares: each happens once per process, so they
+// come in clusters too, and an A/A pair moved them by 2.6 points. Blocked-time
 // profiles weigh nanoseconds, not samples: their changes get no interval.
 #pragma once
 

@@ -257,6 +257,27 @@ TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
   EXPECT_FALSE(row("main").interrupt);
 }
 
+// A process's start and teardown come in clusters: once per process, as
+// long as one exec or one address space's teardown takes. More of them on
+// one side must not name exec or exit, nor, through the denominator, the
+// workload's own frames on the other side as grown.
+TEST(GrownFrames, AProcessesStartAndTeardownAreNotTheWorkloadsCode) {
+  FoldedProfile base = Profile({{"main;hash", 1000},
+                                {"main;parse", 1000},
+                                {"execve_[k];bprm_execve_[k];begin_new_exec_[k];exit_mmap_[k]", 400},
+                                {"exit_[k];do_exit_[k];exit_mmap_[k];unmap_vmas_[k]", 400}});
+  FoldedProfile cand = Profile({{"main;hash", 1000}, {"main;parse", 1000}});
+  for (const FrameGrowth& r : GrownFrames(base, cand, 10)) ADD_FAILURE() << r.frame;
+  for (const FrameGrowth& r : GrownFrames(cand, base, 10)) ADD_FAILURE() << r.frame;
+  const std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
+  for (const FrameGrowth& r : rows) {
+    EXPECT_NE(r.frame, "exit_mmap_[k]");
+    if (r.frame == "main") {
+      EXPECT_DOUBLE_EQ(r.baseline_inclusive, 1.0) << "main is all the running code";
+    }
+  }
+}
+
 TEST(GrownFrames, AKernelFunctionGrowsOnlyByItsSharesOutsideInterrupts) {
   // On a busy host the candidate, running longer, takes more reschedule IPIs
   // and timer ticks on its way back to user mode; irqentry_exit_to_user_mode
