@@ -276,7 +276,8 @@ std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const Folded
   std::vector<FrameGrowth> self, inclusive_only;
   for (FrameGrowth& r : all) {
     // Neither interrupt work (the host's) nor a frame without a mapping names a function of the workload.
-    if (r.interrupt || r.frame == "[unknown]") continue;
+    // Nor a frame that could not be symbolized ("[unknown]", "libc.so.6+0x27249"): it names no function.
+    if (r.interrupt || r.kind == FrameKind::kUnknown) continue;
     if (r.self_grew) {
       self.push_back(std::move(r));
     } else if (r.inclusive_grew) {

@@ -79,7 +79,8 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline, const Fol
 // nothing grew beyond noise, or when the profiles count no samples. Work in
 // interrupt context (timer and device interrupts, the softirqs run on their
 // exit) is never named: it is the host's, charged to whichever thread was on
-// the CPU, and comes in bursts; nor is "[unknown]", which names no code.
+// the CPU, and comes in bursts; nor is a frame that could not be symbolized
+// ("[unknown]", "libc.so.6+0x27249"), which names no function.
 std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n);
 
 // When the on-CPU growth is in user code: the function whose own code grew

@@ -245,7 +245,8 @@ TEST(GrownFrames, NeverNamesInterruptWorkOrUnmappedFrames) {
   FoldedProfile cand = Profile({{"main;hash", 1000},
                                 {"main;parse", 700},
                                 {"main;hash;asm_sysvec_apic_timer_interrupt_[k];handle_softirqs_[k];rcu_core_[k]", 150},
-                                {"[unknown];[unknown]", 150}});
+                                {"[unknown];[unknown]", 150},
+                                {"libc.so.6+0x27249;main;parse", 300}});
   for (const FrameGrowth& r : GrownFrames(base, cand, 10)) ADD_FAILURE() << r.frame;
   const std::vector<FrameGrowth> rows = TopFrameGrowth(base, cand, 10);
   auto row = [&](const std::string& frame) {
