@@ -271,12 +271,14 @@ std::vector<FrameGrowth> TopFrameGrowth(const FoldedProfile& baseline_profile, c
   return out;
 }
 
-std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
-  std::vector<FrameGrowth> all = TopFrameGrowth(baseline, candidate, static_cast<size_t>(-1));
+namespace {
+
+// GrownFrames of `all`, every function ranked (TopFrameGrowth's order).
+std::vector<FrameGrowth> GrownOf(std::vector<FrameGrowth> all, size_t n) {
   std::vector<FrameGrowth> self, inclusive_only;
   for (FrameGrowth& r : all) {
-    // Neither interrupt work (the host's) nor a frame without a mapping names a function of the workload.
-    // Nor a frame that could not be symbolized ("[unknown]", "libc.so.6+0x27249"): it names no function.
+    // Neither interrupt work (the host's) nor a frame that could not be
+    // symbolized ("[unknown]", "libc.so.6+0x27249") names a function of the workload.
     if (r.interrupt || r.kind == FrameKind::kUnknown) continue;
     if (r.self_grew) {
       self.push_back(std::move(r));
@@ -293,15 +295,26 @@ std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const Folded
   return self;
 }
 
-std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, const FoldedProfile& candidate) {
-  const std::vector<FrameGrowth> grown = GrownFrames(baseline, candidate, static_cast<size_t>(-1));
+// UserCodeGrowthOf from every grown function (GrownOf, uncut).
+std::optional<UserCodeGrowth> UserCodeOf(const std::vector<FrameGrowth>& grown, bool counted) {
   if (grown.empty() || !grown.front().self_grew || grown.front().kind != FrameKind::kUser) return std::nullopt;
   for (const FrameGrowth& r : grown) {
     if (r.self_grew && r.kind == FrameKind::kKernel) return std::nullopt;
   }
   const FrameGrowth& top = grown.front();
-  return UserCodeGrowth{FrameLabel(top.frame), top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp,
-                        IsCountedProfile(baseline) && IsCountedProfile(candidate)};
+  return UserCodeGrowth{FrameLabel(top.frame), top.SelfDeltaPp(), top.candidate_samples, top.self_margin_pp, counted};
+}
+
+constexpr size_t kAll = static_cast<size_t>(-1);
+
+}  // namespace
+
+std::vector<FrameGrowth> GrownFrames(const FoldedProfile& baseline, const FoldedProfile& candidate, size_t n) {
+  return GrownOf(TopFrameGrowth(baseline, candidate, kAll), n);
+}
+
+std::optional<UserCodeGrowth> UserCodeGrowthOf(const FoldedProfile& baseline, const FoldedProfile& candidate) {
+  return UserCodeOf(GrownFrames(baseline, candidate, kAll), IsCountedProfile(baseline) && IsCountedProfile(candidate));
 }
 
 std::vector<FrameGrowth> TopFramesBySelf(const FoldedProfile& candidate, size_t n) {
@@ -336,9 +349,15 @@ ProfileGrowth ProfileGrowthOf(const FoldedProfile* baseline, const FoldedProfile
     growth.frames = TopFramesBySelf(shown, kProfileGrowthRows);
     return growth;
   }
-  growth.frames = TopFrameGrowth(*baseline, shown, kProfileGrowthRows);
-  growth.grown = GrownFrames(*baseline, shown, kProfileGrowthRows);
-  growth.user_code = UserCodeGrowthOf(*baseline, shown);
+  // Every function ranked once: the table's rows, what grew beyond noise
+  // and the user code that leads are all cut from it.
+  std::vector<FrameGrowth> ranked = TopFrameGrowth(*baseline, shown, kAll);
+  const std::vector<FrameGrowth> grown = GrownOf(ranked, kAll);
+  growth.user_code = UserCodeOf(grown, IsCountedProfile(*baseline) && IsCountedProfile(shown));
+  growth.grown.assign(grown.begin(),
+                      grown.begin() + static_cast<std::ptrdiff_t>(std::min(grown.size(), kProfileGrowthRows)));
+  if (ranked.size() > kProfileGrowthRows) ranked.resize(kProfileGrowthRows);
+  growth.frames = std::move(ranked);
   return growth;
 }
 
