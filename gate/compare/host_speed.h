@@ -35,8 +35,9 @@ int HostSpeedScaling(const std::string& metric, const std::string& unit);
 // canaries of their measured repetitions that tell it (kHostSpeedCanaries:
 // the loop, the stream and the faults), at `confidence`: slower when some
 // canary's interval lies wholly above its floor (HostSpeedFloorPct; the one
-// reaching highest decides), faster when some lies wholly below minus its
-// floor (the one reaching lowest), else steady (the cpu canary shown). nullopt
+// whose low end is highest decides), faster when some lies wholly below
+// minus its floor (the one whose high end is lowest), else steady (the cpu
+// canary shown). nullopt
 // without kMinCanaries on both sides.
 std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
                                           double confidence);
