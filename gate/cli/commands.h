@@ -22,6 +22,7 @@ namespace perfgate {
 struct RunCommandOptions {
   GateOptions gate;
   std::vector<std::string> attach_types;  // restrict the loader (testing, debugging)
+  std::string target;                     // --target ssh://USER@HOST[:PORT], parsed when the command runs
   bool update_baseline = false;
   // --accept texts and --accept-trailers files, parsed into gate.acceptances when the command runs.
   std::vector<std::string> accepts;

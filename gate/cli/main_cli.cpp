@@ -51,6 +51,13 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
   cmd->add_option("--suite-path", o.gate.suite_path_in_reports,
                   "The suite's path as reports name it (JUnit file=), e.g. relative to the repository root when the "
                   "suite is read from a checkout elsewhere");
+  cmd->add_option("--target", o.target,
+                  "Run the suite on this Linux device, ssh://USER@HOST[:PORT]: perfgate there measures under its "
+                  "probes (this binary, sent, on a device of this architecture; else its installed perfgate of this "
+                  "version), the suite's directory and baselines are sent along, and the reports and baselines are "
+                  "written here. Keys only through ssh's configuration or agent; a lost connection exits 3");
+  cmd->add_option("--ssh-config", o.gate.ssh_config, "With --target: ssh's configuration file (ssh -F FILE)")
+      ->check(CLI::ExistingFile);
 }
 
 // ... and of those that compare with stored baselines.

@@ -14,6 +14,7 @@
 #include "bisect/bisect_report.h"
 #include "cli/commands.h"
 #include "metrics/results_json.h"
+#include "pipeline/on_target.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
 #include "report/outcome.h"
@@ -69,6 +70,8 @@ std::vector<AttachType> ParseAttachTypes(const std::vector<std::string>& names) 
 GateOptions GateOptionsOf(const RunCommandOptions& o) {
   GateOptions g = o.gate;
   g.attach_types = ParseAttachTypes(o.attach_types);
+  g.target = ParseTarget(o.target);
+  if (!g.ssh_config.empty() && !g.target.remote()) throw InputError("--ssh-config: only with --target ssh://...");
   g.stop = &g_stop;
   return g;
 }
@@ -110,14 +113,18 @@ void PrintSummary(const RunResults& r, const std::string& out_dir) {
 
 int RunCommand(const RunCommandOptions& o) {
   InstallStopHandlers();
-  const GateOutcome outcome = GateAgainstStoredBaselines(GateOptionsOf(o), o.update_baseline);
+  const GateOptions gate = GateOptionsOf(o);
+  const GateOutcome outcome = gate.target.remote() ? GateOnTarget(gate, TargetFlow::kRun, nullptr, o.update_baseline)
+                                                   : GateAgainstStoredBaselines(gate, o.update_baseline);
   PrintSummary(outcome.results, o.gate.out_dir);
   return outcome.exit_code;
 }
 
 int BaselineRecordCommand(const RunCommandOptions& o) {
   InstallStopHandlers();
-  const GateOutcome outcome = RecordBaselines(GateOptionsOf(o));
+  const GateOptions gate = GateOptionsOf(o);
+  const GateOutcome outcome =
+      gate.target.remote() ? GateOnTarget(gate, TargetFlow::kRecord, nullptr, false) : RecordBaselines(gate);
   for (const auto& [file, repetitions] : outcome.stored_baselines)
     std::printf("perfgate: baseline %s (%zu repetitions)\n", file.c_str(), repetitions);
   return outcome.exit_code;
@@ -134,7 +141,9 @@ int AbCommand(const AbCommandOptions& o) {
   if (!o.baseline_label.empty()) variants.baseline_label = o.baseline_label;
   if (!o.candidate_label.empty()) variants.candidate_label = o.candidate_label;
   InstallStopHandlers();
-  const GateOutcome outcome = GateInterleaved(GateOptionsOf(o.run), variants);
+  const GateOptions gate = GateOptionsOf(o.run);
+  const GateOutcome outcome =
+      gate.target.remote() ? GateOnTarget(gate, TargetFlow::kAb, &variants, false) : GateInterleaved(gate, variants);
   PrintSummary(outcome.results, o.run.gate.out_dir);
   return outcome.exit_code;
 }

@@ -21,6 +21,7 @@
 #include "metrics/results_json.h"
 #include "pipeline/confirmation.h"
 #include "pipeline/dir_lock.h"
+#include "pipeline/gate_steps.h"
 #include "pipeline/stored_baselines.h"
 #include "pipeline/trace_step.h"
 #include "report/reporter.h"
@@ -42,12 +43,6 @@ bool Stopped(const GateOptions& o) { return o.stop != nullptr && o.stop->load();
 
 std::string ResultsText(const RunResults& results) {
   return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides = {},
-                    const std::string& suite_dir = "") {
-  return LoadSuite(file, GateVocabulary(),
-                   {.suite_dir = suite_dir, .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
 }
 
 // What people decided about the suite's checks (gate/triage/), checked
@@ -195,13 +190,6 @@ RunResults Measure(const Suite& suite, const GateOptions& o, const RunOptions& r
   return results;
 }
 
-// The why of the failing checks (gate/explain/), once the verdicts and the
-// evidence are in, then every report.
-void WriteExplainedReports(RunResults& results, const std::string& out_dir) {
-  ExplainFailures(results, GateMetricVocabulary());
-  WriteReports(results, out_dir);
-}
-
 // ... naming the suite as the reports should.
 void WriteExplainedReports(RunResults& results, const GateOptions& o) {
   if (!o.suite_path_in_reports.empty()) results.suite_file = o.suite_path_in_reports;
@@ -292,8 +280,26 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
   }
 }
 
-// The baselines of the scenarios that ran without error, stored all or none
-// while no other perfgate reads or writes the baseline directory.
+GateOutcome Outcome(RunResults results) {
+  GateOutcome outcome;
+  outcome.exit_code = results.exit_code;
+  outcome.results = std::move(results);
+  return outcome;
+}
+
+}  // namespace
+
+Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides,
+                    const std::string& suite_dir) {
+  return LoadSuite(file, GateVocabulary(),
+                   {.suite_dir = suite_dir, .perfgate_dir = PerfgateDir(), .overrides = std::move(overrides)});
+}
+
+void WriteExplainedReports(RunResults& results, const std::string& out_dir) {
+  ExplainFailures(results, GateMetricVocabulary());
+  WriteReports(results, out_dir);
+}
+
 std::vector<std::pair<std::string, size_t>> StoreBaselines(const Suite& suite, const RunResults& results,
                                                            const std::string& baseline_dir, bool say_skipped) {
   std::vector<std::pair<std::string, Baseline>> files;
@@ -315,15 +321,6 @@ std::vector<std::pair<std::string, size_t>> StoreBaselines(const Suite& suite, c
   for (const auto& [file, b] : files) stored.emplace_back(file, b.scenario.repetitions.size());
   return stored;
 }
-
-GateOutcome Outcome(RunResults results) {
-  GateOutcome outcome;
-  outcome.exit_code = results.exit_code;
-  outcome.results = std::move(results);
-  return outcome;
-}
-
-}  // namespace
 
 MetricVocabulary GateMetricVocabulary() {
   MetricVocabulary v(RepetitionMetricDeclarations());

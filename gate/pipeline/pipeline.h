@@ -18,6 +18,7 @@
 #include "metrics/results.h"
 #include "probes/probe.h"
 #include "run/overhead.h"
+#include "target/target.h"
 #include "triage/acceptance.h"
 
 namespace perfgate {
@@ -77,6 +78,10 @@ struct GateOptions {
   // The date quarantines are judged on (YYYY-MM-DD); empty: PERFGATE_TODAY or the clock.
   std::string today;
   const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: keep what was measured
+  // --target ssh://USER@HOST[:PORT]: the suite runs on that device
+  // (pipeline/on_target.h); empty: on this host.
+  Target target;
+  std::string ssh_config;  // --ssh-config FILE: ssh -F FILE
 };
 
 // What differs between the two variants of an interleaved A/B run.
