@@ -141,10 +141,12 @@ if [ -n "$fuzz_pid" ]; then
   cat "$BUILD_DIR/fuzz.log"
   phase "fuzzing"
 fi
-# The VM tests of ctest (label vm): a slower host simulated by capping a
-# guest's QEMU (tests/vm/slow-host-test.sh). Alone, after the guests and the
-# fuzz targets: it times a guest against a baseline it recorded minutes
-# before, and work beside it would change the host's speed in between.
+# The VM tests of ctest (label vm), one after the other: a slower host
+# simulated by capping a guest's QEMU (tests/vm/slow-host-test.sh), and a
+# guest as a device over ssh (tests/vm/device-ssh-test.sh). Alone, after the
+# guests and the fuzz targets: each times a guest against a baseline it
+# recorded minutes before, and work beside it would change the host's speed
+# in between.
 slow_host_status=0
 (cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error -L '^vm$' --timeout 1800) || slow_host_status=$?
 phase "VM ctest"
@@ -182,7 +184,7 @@ if [ "$vm_status" -ne 0 ]; then
   [ "$status" -ne 0 ] || status=1
 fi
 if [ "$slow_host_status" -ne 0 ]; then
-  echo "The VM tests of ctest failed (see \"vm-slow-host:\" above)."
+  echo "The VM tests of ctest failed (see \"vm-slow-host:\" and \"vm-device-ssh:\" above)."
   [ "$status" -ne 0 ] || status=1
 fi
 if [ "$fuzz_status" -ne 0 ]; then

@@ -7,10 +7,18 @@
 #   run --target, A/A          exit 0
 #   run --target, +30 %        exit 1 (a regression)
 #   ab --target, +30 %         exit 1
-#   a bad target or suite      exit 2 before anything connects
-#   the connection cut mid-run exit 3, no out dir, the baselines untouched
+#   a bad target               exit 2 before anything connects
+#   a refused connection       exit 3, no out dir
+#   no work directory left on the device
+#   the connection cut mid-run exit 3, no out dir, the baseline untouched,
+#                              perfgate on the device stopped
 #   and no key's path in anything perfgate wrote or said.
 #   tests/e2e/target_ssh_test.sh PERFGATE_BINARY
+# With PERFGATE_TARGET_TEST_PORT, the device is another machine whose sshd
+# listens there on the loopback (tests/vm/device-ssh-test.sh: a QEMU guest,
+# with the keys and ssh_config of PERFGATE_TARGET_TEST_KEYS): the cut takes
+# its link down, and ab is left out. PERFGATE_TARGET_TEST_LOOP: the loop's
+# iterations (default 150000).
 # Exit 77 (skip) without root or sshd; under CI=true that fails.
 set -euo pipefail
 perfgate=$(realpath "$1")
@@ -25,8 +33,8 @@ fail() {
   exit 1
 }
 [ "$(id -u)" -eq 0 ] || skip "the device's perfgate and a private sshd need root"
-[ -x /usr/sbin/sshd ] || skip "/usr/sbin/sshd is missing (apt-get install openssh-server)"
 command -v ssh > /dev/null || skip "ssh is missing (apt-get install openssh-client)"
+source "$(dirname "$0")/../harness/ssh_device.sh"
 
 work=$(mktemp -d)
 sshd_pid=
@@ -37,39 +45,30 @@ cleanup() {
 trap cleanup EXIT
 cd "$work"
 
-# The device: sshd on a free port of the loopback, root by key only.
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ssh-keygen -q -t ed25519 -N '' -f host_key
-ssh-keygen -q -t ed25519 -N '' -f client_key
-cp client_key.pub authorized_keys
-cat > sshd_config << CONF
-Port $port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-AuthorizedKeysFile $work/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $work/sshd.pid
-CONF
-cat > ssh_config << CONF
-Host *
-  IdentityFile $work/client_key
-  IdentitiesOnly yes
-  StrictHostKeyChecking no
-  UserKnownHostsFile /dev/null
-CONF
-mkdir -p /run/sshd
-/usr/sbin/sshd -D -f sshd_config -E "$work/sshd.log" &
-sshd_pid=$!
-for _ in $(seq 50); do
-  ssh -F ssh_config -o BatchMode=yes -p "$port" root@127.0.0.1 true 2> /dev/null && break
+if [ -n "${PERFGATE_TARGET_TEST_PORT:-}" ]; then
+  # A device of the caller's (tests/vm/device-ssh-test.sh: a QEMU guest),
+  # its sshd already up with the keys of PERFGATE_TARGET_TEST_KEYS.
+  port=$PERFGATE_TARGET_TEST_PORT
+  cp "$PERFGATE_TARGET_TEST_KEYS"/* .
+else
+  # The device: sshd on a free port of the loopback, root by key only.
+  [ -x /usr/sbin/sshd ] || skip "/usr/sbin/sshd is missing (apt-get install openssh-server)"
+  port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  ssh_device_keys "$work" "$port" 127.0.0.1
+  mkdir -p /run/sshd
+  /usr/sbin/sshd -D -f sshd_config -E "$work/sshd.log" &
+  sshd_pid=$!
+fi
+# on_device COMMAND: a command on the device, as the test's own.
+on_device() { ssh -F ssh_config -o BatchMode=yes -p "$port" root@127.0.0.1 "$@"; }
+for _ in $(seq 100); do
+  on_device true 2> /dev/null && break
   sleep 0.2
 done
-ssh -F ssh_config -o BatchMode=yes -p "$port" root@127.0.0.1 true || fail "the test's sshd did not come up"
+on_device true || fail "the device's sshd did not come up"
 target="ssh://root@127.0.0.1:$port"
+loop=${PERFGATE_TARGET_TEST_LOOP:-150000}
+slower=$((loop * 13 / 10))
 
 # The suite: a shell loop whose script lives beside the suite file.
 mkdir suite
@@ -89,7 +88,7 @@ write_suite() {
 }
 JSON
 }
-write_suite 150000
+write_suite "$loop"
 
 # gate NAME EXPECTED_EXIT COMMAND...: perfgate COMMAND... on the device.
 gate() {
@@ -107,11 +106,12 @@ gate record 0 baseline record suite/device.json --baseline-dir baselines
 grep -q "measured on $target" out-record/results.json || fail "record: the results do not say the device measured them"
 
 gate aa 0 run suite/device.json --baseline-dir baselines
-write_suite 195000
+write_suite "$slower"
 gate slower-30 1 run suite/device.json --baseline-dir baselines
 grep -q "regression: loop/workload.cpu_time" slower-30.log || fail "slower-30: the loop's CPU time is not the regression"
-write_suite 150000
-gate ab-30 1 ab suite/device.json --baseline-set LOOP_COUNT=150000 --candidate-set LOOP_COUNT=195000
+write_suite "$loop"
+# (not on a guest, whose every run is minutes of CI's VM phase: the same flow)
+[ -n "$sshd_pid" ] && gate ab-30 1 ab suite/device.json --baseline-set LOOP_COUNT="$loop" --candidate-set LOOP_COUNT="$slower"
 
 # Bad input is said before anything connects.
 rc=0
@@ -123,32 +123,42 @@ rc=0
 [ "$rc" = 3 ] && [ ! -e out-refused ] || fail "a refused connection: exit $rc, $(cat refused.log)"
 
 # Normal runs leave nothing on the device.
-leftover=$(find /tmp -maxdepth 1 -name 'perfgate-target.*' | wc -l)
+leftover=$(on_device 'ls -d /tmp/perfgate-target.* 2> /dev/null | wc -l')
 [ "$leftover" = 0 ] || fail "$leftover work directories left on the device"
 
 # The connection cut while the device measures: exit 3, nothing written here.
-write_suite 3000000
+# (from /proc: a small device's busybox may have no pgrep)
+device_perfgate() {
+  on_device 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done 2> /dev/null |
+    grep -q "^/tmp/perfgate-target[.][^ ]*/perfgate run"'
+}
+write_suite $((loop * 20))
 before=$(sha256sum baselines/device/loop.json)
 "$perfgate" run suite/device.json --target "$target" --ssh-config ssh_config --baseline-dir "$work/baselines" \
   --out "$work/out-cut" > cut.log 2>&1 &
 run_pid=$!
-for _ in $(seq 100); do
-  pgrep -f "^/tmp/perfgate-target[.][^ ]*/perfgate run" > /dev/null && grep -q "repetition 1" cut.log 2> /dev/null && break
+for _ in $(seq 300); do
+  grep -q "repetition 1:" cut.log 2> /dev/null && break
   sleep 0.2
 done
-pgrep -f "^/tmp/perfgate-target[.][^ ]*/perfgate run" > /dev/null || fail "cut: the device's perfgate never started: $(cat cut.log)"
-pkill -P "$sshd_pid" # the sessions, not the listener
+device_perfgate || fail "cut: the device's perfgate never started: $(cat cut.log)"
+if [ -n "$sshd_pid" ]; then
+  pkill -P "$sshd_pid" # the sessions, not the listener
+else
+  # The guest's link down for 25 s: neither side hears the other.
+  on_device 'sh -c "sleep 1; ip link set eth0 down; sleep 25; ip link set eth0 up" < /dev/null > /dev/null 2>&1 &'
+fi
 rc=0
 wait "$run_pid" || rc=$?
 cat cut.log
 [ "$rc" = 3 ] || fail "cut: exit $rc, not 3"
 [ ! -e out-cut ] || fail "cut: the out dir was written"
 [ "$(sha256sum baselines/device/loop.json)" = "$before" ] || fail "cut: the baseline changed"
-for _ in $(seq 50); do
-  pgrep -f "^/tmp/perfgate-target[.][^ ]*/perfgate run" > /dev/null || break
-  sleep 0.2
+for _ in $(seq 60); do
+  device_perfgate 2> /dev/null || break
+  sleep 1
 done
-! pgrep -f "^/tmp/perfgate-target[.][^ ]*/perfgate run" > /dev/null || fail "cut: the device's perfgate still runs"
+! device_perfgate || fail "cut: the device's perfgate still runs"
 echo "target-ssh: cut: exit 3, nothing written, the device's perfgate stopped"
 
 # Keys stay with ssh.

@@ -29,6 +29,11 @@
 #                    before run.sh) the guest reads from /dev/console
 #                    (tests/vm/console.sh); by default the console reads nothing
 #   --pid-file P     QEMU writes its process id to P once it started
+#   --ssh-port P     a NIC (QEMU's user-mode network, virtio-net: --module
+#                    virtio_pci --module virtio_net where they are modules)
+#                    with the host's 127.0.0.1:P forwarded to the guest's
+#                    port 22; the guest configures eth0 itself (10.0.2.15/24,
+#                    gateway 10.0.2.2). Without it the guest has no network.
 #
 # Exit status: the command's, or 125 when the VM could not be prepared, or
 # 124 when it timed out, or 126 when the guest ended without the command's
@@ -54,6 +59,7 @@ modules=()
 disk_mb=0
 console_in=/dev/null
 pid_file=()
+nic_args=(-nic none)
 while [ $# -gt 0 ]; do
   case "$1" in
     --file) files+=("$2"); shift 2 ;;
@@ -67,6 +73,7 @@ while [ $# -gt 0 ]; do
     --disk) disk_mb="$2"; shift 2 ;;
     --console-in) console_in="$2"; shift 2 ;;
     --pid-file) pid_file=(-pidfile "$2"); shift 2 ;;
+    --ssh-port) nic_args=(-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:$2-:22"); shift 2 ;;
     --) die "no kernel package before --" ;;
     -*) die "unknown option $1 (see the comment at the top of $0)" ;;
     *) break ;;
@@ -264,8 +271,9 @@ if [ ${#modules[@]} -gt 0 ]; then
   for m in "${modules[@]}"; do add_module "$m"; done
 fi
 
-# The users the workloads run as (perfgate's suites use nobody).
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' > "$root/etc/passwd"
+# The users the workloads run as (perfgate's suites use nobody);
+# sshd (--ssh-port) takes its unprivileged child's identity from sshd.
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\nsshd:x:100:65534::/run/sshd:/bin/false\n' > "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
 
@@ -326,7 +334,7 @@ fi
 log="$work/console.log"
 status=0
 timeout --foreground -k 10 "$timeout_s" "$qemu" "${qemu_machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$memory_mb" \
-  -nographic -no-reboot -nic none "${disk_args[@]}" "${pid_file[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+  -nographic -no-reboot "${nic_args[@]}" "${disk_args[@]}" "${pid_file[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
   -append "console=$console panic=-1 oops=panic softlockup_panic=1 quiet loglevel=3 mitigations=off rdinit=/init" < "$console_in" |
   tee "$log" || status=$?
 # timeout's status for the time limit; qemu's own when it failed.

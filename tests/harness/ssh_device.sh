@@ -1,0 +1,37 @@
+# Keys and configurations for a test's own ssh device (sourced by
+# tests/e2e/target_ssh_test.sh and tests/vm/device-ssh-test.sh).
+#
+# ssh_device_keys DIR PORT LISTEN: in DIR, a host key and a client key, the
+# client's public key as authorized_keys, an sshd_config for root by key
+# only on LISTEN:PORT whose files are in DIR, and an ssh_config that gives
+# the client key to ssh (perfgate's --ssh-config). The server drops a
+# session whose client stopped answering for 15 s, as the client drops a
+# server (perfgate's ssh options), so a cut link ends the run on both sides.
+ssh_device_keys() {
+  local dir="$1" port="$2" listen="$3"
+  ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
+  ssh-keygen -q -t ed25519 -N '' -f "$dir/client_key"
+  cp "$dir/client_key.pub" "$dir/authorized_keys"
+  cat > "$dir/sshd_config" << CONF
+Port $port
+ListenAddress $listen
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+ClientAliveInterval 5
+ClientAliveCountMax 3
+PidFile $dir/sshd.pid
+CONF
+  cat > "$dir/ssh_config" << CONF
+Host *
+  IdentityFile $dir/client_key
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+CONF
+}
