@@ -77,6 +77,13 @@ RunResults MergeShards(const std::vector<ShardResults>& shards, bool strict, int
     // Every shard resolved the trailers against the whole suite: each skipped one once.
     AddSkippedTrailers(merged, shard.results.skipped_trailers);
   }
+  // Paired within a host, the shards may each have had their own.
+  for (const ShardResults& shard : shards) {
+    merged.shard_hosts.emplace_back(shard.results.shard.empty() ? shard.file : shard.results.shard,
+                                    shard.results.environment.hostname);
+  }
+  const auto other_host = [&](const auto& shard_host) { return shard_host.second != merged.environment.hostname; };
+  if (std::none_of(merged.shard_hosts.begin(), merged.shard_hosts.end(), other_host)) merged.shard_hosts.clear();
   merged.verdict = OverallVerdict(merged);
   merged.strict = strict;
   merged.exit_code = ExitCodeFor(merged, strict);

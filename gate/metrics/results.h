@@ -297,6 +297,10 @@ struct RunResults {
   // "K/N": the run was shard K of N (--shard); `perfgate merge` joins them
   // and fails (exit 3) when one of the N is missing. Empty: the whole suite.
   std::string shard;
+  // A merge of shards that ran on more than one host: each shard ("K/N", or
+  // its file where it does not say) with the host it ran on, in the order
+  // merged. Empty when they all ran on one (`environment`'s).
+  std::vector<std::pair<std::string, std::string>> shard_hosts;
   // Accept trailers the run left out (the nightly's --skip-bad-trailers):
   // one line each, where it was and why it could not apply.
   std::vector<std::string> skipped_trailers;

@@ -264,6 +264,7 @@ json ToJson(const RunResults& res) {
   if (!res.baseline_source.empty()) j["baseline_source"] = res.baseline_source;
   if (res.strict) j["strict"] = true;
   if (!res.shard.empty()) j["shard"] = res.shard;
+  for (const auto& [shard, host] : res.shard_hosts) j["shard_hosts"].push_back({{"shard", shard}, {"host", host}});
   if (!res.skipped_trailers.empty()) j["skipped_trailers"] = res.skipped_trailers;
   return j;
 }
@@ -287,6 +288,11 @@ RunResults ResultsFromJson(const json& j, const std::string& file) {
   res.baseline_source = r.String("baseline_source", "");
   res.strict = r.Bool("strict", false);
   res.shard = r.String("shard", "");
+  const json& shard_hosts = r.ArrayOrEmpty("shard_hosts");
+  for (size_t i = 0; i < shard_hosts.size(); ++i) {
+    JsonObjectReader h(shard_hosts[i], file, r.At("shard_hosts", i), {"shard", "host"});
+    res.shard_hosts.emplace_back(h.String("shard"), h.String("host"));
+  }
   res.skipped_trailers = StringArray(r, "skipped_trailers");
   const json& scenarios = r.ArrayOrEmpty("scenarios");
   for (size_t i = 0; i < scenarios.size(); ++i) {

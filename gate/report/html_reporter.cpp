@@ -408,7 +408,16 @@ std::string EnvironmentSection(const RunResults& results) {
       {"Kernel", &Environment::kernel},     {"CPU", &Environment::cpu_model},
       {"Host", &Environment::hostname},     {"perfgate", &Environment::perfgate_version},
       {"Commit", &Environment::git_commit}, {"Time", &Environment::timestamp}};
-  for (const auto& [label, member] : fields) html += row(label, env.*member, base ? base->*member : "");
+  for (const auto& [label, member] : fields) {
+    std::string candidate = env.*member;
+    // Shards of one gate that each ran on a host of their own name them all.
+    if (member == &Environment::hostname && !results.shard_hosts.empty()) {
+      candidate.clear();
+      for (const auto& [shard, host] : results.shard_hosts)
+        candidate += (candidate.empty() ? "" : ", ") + host + " (shard " + shard + ")";
+    }
+    html += row(label, candidate, base ? base->*member : "");
+  }
   html += row("CPUs", std::to_string(env.cpu_count), base ? std::to_string(base->cpu_count) : "");
   html += row("Suite file", results.suite_file, results.suite_file);
   return html + "</tbody>\n</table>\n</section>\n";

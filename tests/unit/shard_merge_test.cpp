@@ -10,6 +10,8 @@
 #include "base/error.h"
 #include "config/shard.h"
 #include "metrics/merge.h"
+#include "metrics/results_json.h"
+#include "report/html_reporter.h"
 
 namespace perfgate {
 namespace {
@@ -111,6 +113,26 @@ TEST(MergeShards, ConcatenatesScenariosAndRecomputesTheVerdict) {
   EXPECT_EQ(merged.verdict, Verdict::kRegression);
   EXPECT_EQ(merged.exit_code, 1);
   EXPECT_EQ(merged.environment.hostname, "1.json");
+}
+
+// Paired within a host, shards may run on hosts of their own: the merged
+// results name each shard's, through results.json and in the report.
+TEST(MergeShards, ShardsOnHostsOfTheirOwnAreEachNamed) {
+  ShardResults one = ShardOf("1.json", "s", {ScenarioWith("a", Verdict::kPass)});
+  ShardResults two = ShardOf("2.json", "s", {ScenarioWith("b", Verdict::kPass)});
+  one.results.shard = "1/2";
+  two.results.shard = "2/2";
+  one.results.environment.hostname = "runner-a";
+  two.results.environment.hostname = "runner-<b>";
+  const RunResults merged = MergeShards({one, two}, false, 2);
+  const std::vector<std::pair<std::string, std::string>> hosts = {{"1/2", "runner-a"}, {"2/2", "runner-<b>"}};
+  EXPECT_EQ(merged.shard_hosts, hosts);
+  EXPECT_EQ(ResultsFromJson(ToJson(merged), "merged.json").shard_hosts, hosts);
+  const std::string html = HtmlReporter().Render(merged);
+  EXPECT_NE(html.find("runner-a (shard 1/2), runner-&lt;b&gt; (shard 2/2)"), std::string::npos);
+
+  two.results.environment.hostname = "runner-a";
+  EXPECT_TRUE(MergeShards({one, two}, false, 2).shard_hosts.empty());
 }
 
 TEST(MergeShards, PartialShardMakesThePartialRun) {
