@@ -60,7 +60,7 @@ def call(Map args) {
   for (def accepted in (args.accept ?: [])) {
     options += ['--accept', accepted.toString()]
   }
-  String quoted = options.collect { "'" + it.toString().replace("'", "'\\''") + "'" }.join(' ')
+  String quoted = perfgateGateResult.quote(options)
   sh "git fetch --no-tags origin '+refs/heads/${env.CHANGE_TARGET}:refs/remotes/origin/${env.CHANGE_TARGET}'"
   int code = sh(returnStatus: true, script: "sudo bash .perfgate-pr-gate.sh ${quoted}")
   sh "sudo chown -R \"\$(id -u):\$(id -g)\" '${out}' || true"
@@ -71,12 +71,5 @@ def call(Map args) {
     }
     return code
   }
-  junit allowEmptyResults: true, testResults: "${out}/junit.xml"
-  archiveArtifacts artifacts: "${out}/**", allowEmptyArchive: true
-  if (code == 1) {
-    unstable('perfgate: a check failed against the merge base')
-  } else if (code != 0) {
-    error("perfgate: exit ${code} (2 bad input, 3 build or infrastructure failure)")
-  }
-  return code
+  return perfgateGateResult(out, code, 'build or infrastructure failure')
 }

@@ -27,14 +27,7 @@ def call(Map args) {
     options += ['--perfgate', args.perfgate]
   }
   options += dirs
-  String quoted = options.collect { "'" + it.toString().replace("'", "'\\''") + "'" }.join(' ')
+  String quoted = perfgateGateResult.quote(options)
   int code = sh(returnStatus: true, script: "bash .perfgate-pr-gate.sh ${quoted}")
-  junit allowEmptyResults: true, testResults: "${out}/junit.xml"
-  archiveArtifacts artifacts: "${out}/**", allowEmptyArchive: true
-  if (code == 1) {
-    unstable('perfgate: a check failed against the merge base')
-  } else if (code != 0) {
-    error("perfgate: exit ${code} (2 bad input, 3 a shard did not run or an infrastructure failure)")
-  }
-  return code
+  return perfgateGateResult(out, code, 'a shard did not run or an infrastructure failure')
 }
