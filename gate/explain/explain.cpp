@@ -427,15 +427,13 @@ bool HasCountedProfiles(const ScenarioResult& scenario) {
                      [](const Evidence& e) { return FindProfile(e, "counted") != nullptr; });
 }
 
-// The user function whose share grew most, from the evidence's counted
-// profiles (instructions per function, exact) where both sides have them,
-// else from its on-CPU profiles.
+// The user function whose share grew most, as the evidence's growth
+// (ExplainEvidenceGrowth) found it: in the counted profiles (instructions
+// per function, exact) where both sides have them, else in the on-CPU ones.
 std::optional<UserCodeGrowth> UserCodeOf(const ScenarioResult& scenario) {
   for (const char* kind : {"counted", "on-cpu"}) {
-    const FoldedProfile* candidate = nullptr;
-    const FoldedProfile* baseline = nullptr;
-    for (const Evidence& e : scenario.evidence) (e.side == "baseline" ? baseline : candidate) = FindProfile(e, kind);
-    if (candidate != nullptr && baseline != nullptr) return UserCodeGrowthOf(*baseline, *candidate);
+    const ProfileGrowth* growth = FindProfileGrowth(scenario.profile_growth, kind);
+    if (growth != nullptr && growth->against_baseline) return growth->user_code;
   }
   return std::nullopt;
 }

@@ -35,7 +35,8 @@ inline constexpr size_t kMaxCauses = 5;
 // The attribution of `scenario`: from every metric of the baseline's and the
 // candidate's repetitions when the results carry the baseline's, else from
 // the checks on kernel-side metrics (their values, unpriced). At most
-// `limit` causes. `failing` is left empty.
+// `limit` causes. `failing` is left empty. The user code that grew is read
+// from the scenario's profile_growth: ExplainEvidenceGrowth first.
 Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit = kMaxCauses);
 
 // Sets the explanation of every scenario with a failing check (regressed or

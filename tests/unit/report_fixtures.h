@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "explain/explain.h"
+#include "explain/frame_growth.h"
 #include "harness/results.h"
 #include "metrics/results.h"
 #include "pipeline/pipeline.h"
@@ -30,8 +31,12 @@ inline RunResults Explained(RunResults results) {
   return results;
 }
 
-// The why of one scenario over every declared metric, as the pipeline ranks it.
-inline Explanation Attribute(const ScenarioResult& scenario) { return perfgate::Attribute(scenario, Vocabulary()); }
+// The why of one scenario over every declared metric, as the pipeline ranks
+// it (after the evidence's growth, as ExplainFailures does).
+inline Explanation Attribute(ScenarioResult scenario) {
+  ExplainEvidenceGrowth(scenario);
+  return perfgate::Attribute(scenario, Vocabulary());
+}
 inline std::vector<KernelShift> KernelShifts(const ScenarioResult& scenario, size_t limit = kMaxCauses) {
   return perfgate::Attribute(scenario, Vocabulary(), limit).causes;
 }
