@@ -73,6 +73,31 @@ class LocalScratch {
   std::string path_;
 };
 
+// This binary in the device's cache (XDG_CACHE_HOME, else ~/.cache, on
+// the device: perfgate/perfgate-SHA256), sent once per build: it is tens
+// of megabytes, and a device's link may be slow. The cache keeps the three
+// newest. `work` receives it first, so a send cut short leaves no binary
+// in the cache.
+std::string CachedPerfgate(const SshDevice& device, const std::string& work) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const CapturedCommand sum = RunCaptured({"sha256sum", "--", self});
+  const std::string hash = sum.out.substr(0, sum.out.find(' '));
+  if (sum.status != 0 || hash.size() != 64) throw InfraError("sha256sum " + self + " failed: " + FirstLine(sum.err));
+  const std::string where = "c=\"${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/perfgate\"; f=\"$c/perfgate-$1\"; ";
+  const CapturedCommand cached = device.RunScript(where + "echo \"$f\"; [ -x \"$f\" ]", {hash});
+  const std::string file = FirstLine(cached.out);
+  if (file.empty()) throw InfraError(device.target().url + ": no cache directory there: " + FirstLine(cached.err));
+  if (cached.status == 0) return file;
+  log::Progress("%s: sending this perfgate (once per build)\n", device.target().url.c_str());
+  device.SendFile(self, work + "/perfgate");
+  const CapturedCommand kept = device.RunScript(
+      where + "mkdir -p \"$c\" && cp \"$2/perfgate\" \"$f.part\" && mv -f \"$f.part\" \"$f\" && "
+              "ls -t \"$c\"/perfgate-* | sed 1,3d | while read -r old; do rm -f \"$old\"; done",
+      {hash, work});
+  if (kept.status != 0) return work + "/perfgate";  // no cache there: this run's copy
+  return file;
+}
+
 // The perfgate the device runs: this one, sent, when the device has this
 // host's architecture (the same rules on both sides); else the device's
 // own, which must be this version.
@@ -88,8 +113,7 @@ std::string PerfgateOnDevice(const SshDevice& device, const std::string& work) {
   const std::string installed = eol == std::string::npos ? "" : FirstLine(there.out.substr(eol + 1));
   const std::string& url = device.target().url;
   if (arch == uts.machine) {
-    const std::string sent = work + "/perfgate";
-    device.SendFile(fs::read_symlink("/proc/self/exe").string(), sent);
+    const std::string sent = CachedPerfgate(device, work);
     const CapturedCommand runs = device.Run({sent, "--version"});
     if (runs.status != 0 || FirstLine(runs.out) != version) {
       throw InfraError(url + ": this perfgate, sent there, does not run (" +

@@ -106,6 +106,8 @@ gate record 0 baseline record suite/device.json --baseline-dir baselines
 grep -q "measured on $target" out-record/results.json || fail "record: the results do not say the device measured them"
 
 gate aa 0 run suite/device.json --baseline-dir baselines
+grep -q "sending this perfgate" record.log || fail "record: this perfgate was not sent"
+! grep -q "sending this perfgate" aa.log || fail "aa: this perfgate was sent again, not taken from the device's cache"
 write_suite "$slower"
 gate slower-30 1 run suite/device.json --baseline-dir baselines
 grep -q "regression: loop/workload.cpu_time" slower-30.log || fail "slower-30: the loop's CPU time is not the regression"
@@ -130,7 +132,7 @@ leftover=$(on_device 'ls -d /tmp/perfgate-target.* 2> /dev/null | wc -l')
 # (from /proc: a small device's busybox may have no pgrep)
 device_perfgate() {
   on_device 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done 2> /dev/null |
-    grep -q "^/tmp/perfgate-target[.][^ ]*/perfgate run"'
+    grep -q "^[^ ]*/perfgate[-0-9a-f]* run /tmp/perfgate-target[.]"'
 }
 write_suite $((loop * 20))
 before=$(sha256sum baselines/device/loop.json)

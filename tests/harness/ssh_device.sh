@@ -7,6 +7,7 @@
 # the client key to ssh (perfgate's --ssh-config). The server drops a
 # session whose client stopped answering for 15 s, as the client drops a
 # server (perfgate's ssh options), so a cut link ends the run on both sides.
+# Sessions cache perfgate's binary in DIR/cache, not in root's home.
 ssh_device_keys() {
   local dir="$1" port="$2" listen="$3"
   ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
@@ -24,6 +25,7 @@ UsePAM no
 StrictModes no
 ClientAliveInterval 5
 ClientAliveCountMax 3
+SetEnv XDG_CACHE_HOME=$dir/cache
 PidFile $dir/sshd.pid
 CONF
   cat > "$dir/ssh_config" << CONF
