@@ -5,7 +5,9 @@
 # suite's directory holds the workload's script, which goes along with it.
 #   baseline record --target   exit 0; the baseline is written here
 #   run --target, A/A          exit 0
-#   run --target, +30 %        exit 1 (a regression)
+#   run --target, +30 %        exit 1: its system calls a regression, its
+#                              time a regression or inconclusive (a host
+#                              slower or busier than while recording)
 #   ab --target, +30 %         exit 1
 #   a bad target               exit 2 before anything connects
 #   a refused connection       exit 3, no out dir
@@ -70,11 +72,16 @@ target="ssh://root@127.0.0.1:$port"
 loop=${PERFGATE_TARGET_TEST_LOOP:-150000}
 slower=$((loop * 13 / 10))
 
-# The suite: a shell loop whose script lives beside the suite file.
+# The suite: a shell loop whose script lives beside the suite file, and
+# which reads that script every 50 iterations: its system calls grow with
+# the loop, counted exactly under the syscalls probe on the device.
 mkdir suite
 cat > suite/loop.sh << 'SH'
 i=0
-while [ $i -lt "$1" ]; do i=$((i + 1)); done
+while [ $i -lt "$1" ]; do
+  i=$((i + 1))
+  [ $((i % 50)) -ne 0 ] || : < "$0"
+done
 SH
 write_suite() {
   cat > suite/device.json << JSON
@@ -83,7 +90,9 @@ write_suite() {
   "scenarios": [
     {"name": "loop", "workload": {"kind": "command", "argv": ["/bin/sh", "\${suite_dir}/loop.sh", "\${LOOP_COUNT:-$1}"]},
      "warmup": 1, "repetitions": {"min": 7, "max": 20},
-     "checks": [{"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 10}]}
+     "probes": [{"name": "syscalls", "scope": "workload"}],
+     "checks": [{"metric": "workload.cpu_time", "type": "regression", "max_regression_pct": 10},
+                {"metric": "syscalls.count", "statistic": "count", "type": "regression", "max_regression_pct": 10}]}
   ]
 }
 JSON
@@ -110,7 +119,12 @@ grep -q "sending this perfgate" record.log || fail "record: this perfgate was no
 ! grep -q "sending this perfgate" aa.log || fail "aa: this perfgate was sent again, not taken from the device's cache"
 write_suite "$slower"
 gate slower-30 1 run suite/device.json --baseline-dir baselines
-grep -q "regression: loop/workload.cpu_time" slower-30.log || fail "slower-30: the loop's CPU time is not the regression"
+# The count fails whatever the host did; the loop's time fails too unless
+# the host's speed or load made it inconclusive, which the message says,
+# but it never passes.
+grep -q "^perfgate: regression: loop/syscalls.count" slower-30.log || fail "slower-30: the system calls are not a regression"
+grep -q "^perfgate: \(regression\|inconclusive\): loop/workload.cpu_time" slower-30.log ||
+  fail "slower-30: the loop's CPU time passed"
 write_suite "$loop"
 # (not on a guest, whose every run is minutes of CI's VM phase: the same flow)
 [ -n "$sshd_pid" ] && gate ab-30 1 ab suite/device.json --baseline-set LOOP_COUNT="$loop" --candidate-set LOOP_COUNT="$slower"
