@@ -55,7 +55,7 @@ if [ -n "${PERFGATE_TARGET_TEST_PORT:-}" ]; then
 else
   # The device: sshd on a free port of the loopback, root by key only.
   [ -x /usr/sbin/sshd ] || skip "/usr/sbin/sshd is missing (apt-get install openssh-server)"
-  port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(ssh_device_free_port)
   ssh_device_keys "$work" "$port" 127.0.0.1
   mkdir -p /run/sshd
   /usr/sbin/sshd -D -f sshd_config -E "$work/sshd.log" &

@@ -1,5 +1,11 @@
 # Keys and configurations for a test's own ssh device (sourced by
 # tests/e2e/target_ssh_test.sh and tests/vm/device-ssh-test.sh).
+
+# A TCP port of the loopback that nothing listens on now.
+ssh_device_free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 #
 # ssh_device_keys DIR PORT LISTEN: in DIR, a host key and a client key, the
 # client's public key as authorized_keys, an sshd_config for root by key

@@ -39,7 +39,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 mkdir "$work/keys"
 ssh_device_keys "$work/keys" 22 0.0.0.0
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(ssh_device_free_port)
 
 # The guest's one request: run the device test against it.
 answer() {
