@@ -12,6 +12,7 @@
 #include "config/suite.h"
 #include "metrics/metric.h"
 #include "metrics/results.h"
+#include "pipeline/kernel_ab.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
 
@@ -27,6 +28,7 @@ struct RunCommandOptions {
   // --accept texts and --accept-trailers files, parsed into gate.acceptances when the command runs.
   std::vector<std::string> accepts;
   std::vector<std::string> accept_files;
+  std::string evidence;  // --evidence MODE, parsed when the command runs
 };
 
 // --accept texts and --accept-trailers files as acceptances (InputError for a
@@ -42,6 +44,8 @@ struct AbCommandOptions {
   std::string baseline_cmd, candidate_cmd;               // replace argv of command workloads
   std::vector<std::string> baseline_set, candidate_set;  // NAME=VALUE for ${NAME} in the suite
   std::string baseline_label, candidate_label;           // what each side is, for the reports
+  // --baseline-kernel / --candidate-kernel: the sides are kernels, booted in turn (pipeline/kernel_ab.h).
+  KernelAbOptions kernels;
 };
 
 struct OverheadCommandOptions {

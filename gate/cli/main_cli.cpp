@@ -58,6 +58,9 @@ void AddMeasureOptions(CLI::App* cmd, RunCommandOptions& o) {
                   "written here. Keys only through ssh's configuration or agent; a lost connection exits 3");
   cmd->add_option("--ssh-config", o.gate.ssh_config, "With --target: ssh's configuration file (ssh -F FILE)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--evidence", o.evidence,
+                  "Every scenario's evidence repetitions, whatever the suite says: always, on-failure or never")
+      ->check(CLI::IsMember({"always", "on-failure", "never"}));
 }
 
 // ... and of those that compare with stored baselines.
@@ -186,6 +189,56 @@ int PerfgateMain(int argc, char** argv) {
   AddTraceOptions(ab, ab_opts.run.gate,
                   "Write OUT/trace.perfetto-trace: one extra traced repetition of each side of the scenario with the "
                   "worst check, the baseline's first, both in the one file (each process named after its side)");
+  KernelAbOptions& kernels = ab_opts.kernels;
+  auto* baseline_kernel = ab->add_option(
+      "--baseline-kernel", kernels.baseline.kernel,
+      "Compare kernels: boot this one (a Debian kernel package's name, a kernel .deb or a kernel image) in a virtual "
+      "machine for the baseline side, in turn with --candidate-kernel (ABBA by boot), and run the suite in each boot");
+  auto* candidate_kernel =
+      ab->add_option("--candidate-kernel", kernels.candidate.kernel, "The candidate side's kernel (see --baseline-kernel)");
+  baseline_kernel->needs(candidate_kernel);
+  candidate_kernel->needs(baseline_kernel);
+  ab->add_option("--baseline-module", kernels.baseline.module_files,
+                 "A kernel module the baseline kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
+      ->needs(baseline_kernel);
+  ab->add_option("--candidate-module", kernels.candidate.module_files,
+                 "A kernel module the candidate kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
+      ->needs(candidate_kernel);
+  ab->add_option("--baseline-cmdline", kernels.baseline.cmdline, "More kernel command line for the baseline kernel")
+      ->needs(baseline_kernel);
+  ab->add_option("--candidate-cmdline", kernels.candidate.cmdline, "More kernel command line for the candidate kernel")
+      ->needs(candidate_kernel);
+  ab->add_option("--baseline-modules-dir", kernels.baseline.modules_dir,
+                 "With a kernel image: its modules directory (lib/modules/VERSION)")
+      ->needs(baseline_kernel);
+  ab->add_option("--candidate-modules-dir", kernels.candidate.modules_dir,
+                 "With a kernel image: its modules directory (lib/modules/VERSION)")
+      ->needs(candidate_kernel);
+  ab->add_option("--boots", kernels.boots, "With kernels: boots of each side (the repetitions are the suite's, in each)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-cpus", kernels.vm.cpus, "With kernels: the virtual machine's CPUs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-memory", kernels.vm.memory_mb, "With kernels: the virtual machine's memory in MiB")
+      ->capture_default_str()
+      ->check(CLI::Range(256, 1048576))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-accel", kernels.vm.accel,
+                 "With kernels: tcg (QEMU's emulation: anywhere; times are the emulator's) or kvm (this host's CPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tcg", "kvm"}))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-timeout", kernels.vm.timeout_s, "With kernels: seconds a boot may take at most")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 86400))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-file", kernels.vm.files,
+                 "With kernels: a file or directory of this host the guest needs at the same path (repeatable; "
+                 "perfgate, the suite's directory and the programs its command workloads name are always there)")
+      ->needs(baseline_kernel);
   bool no_confirm = false;
   ab->add_flag(
       "--no-confirm", no_confirm,

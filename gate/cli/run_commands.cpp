@@ -12,9 +12,11 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/quantity.h"
+#include "adapters/tool_output.h"
 #include "bisect/bisect_report.h"
 #include "cli/commands.h"
 #include "metrics/results_json.h"
+#include "pipeline/kernel_ab.h"
 #include "pipeline/on_target.h"
 #include "pipeline/pipeline.h"
 #include "probes/probe.h"
@@ -73,6 +75,11 @@ GateOptions GateOptionsOf(const RunCommandOptions& o) {
   g.attach_types = ParseAttachTypes(o.attach_types);
   g.target = ParseTarget(o.target);
   if (!g.ssh_config.empty() && !g.target.remote()) throw InputError("--ssh-config: only with --target ssh://...");
+  if (!o.evidence.empty()) {
+    for (EvidenceMode mode : {EvidenceMode::kOnFailure, EvidenceMode::kAlways, EvidenceMode::kNever}) {
+      if (ToString(mode) == o.evidence) g.evidence = mode;
+    }
+  }
   g.stop = &g_stop;
   return g;
 }
@@ -135,6 +142,17 @@ int BaselineRecordCommand(const RunCommandOptions& o) {
 }
 
 int AbCommand(const AbCommandOptions& o) {
+  if (!o.kernels.baseline.kernel.empty()) {
+    if (!o.baseline_cmd.empty() || !o.candidate_cmd.empty() || !o.baseline_set.empty() || !o.candidate_set.empty())
+      throw InputError("ab: --baseline-kernel/--candidate-kernel compare kernels under one suite; vary the suite "
+                       "(--baseline-cmd, --baseline-set, ...) in a run of its own");
+    InstallStopHandlers();
+    KernelAbOptions kernels = o.kernels;
+    kernels.vm.boot_script = PerfgateDir() + "/pg-boot-vm";
+    const GateOutcome outcome = GateKernels(GateOptionsOf(o.run), kernels);
+    PrintSummary(outcome.results, o.run.gate.out_dir);
+    return outcome.exit_code;
+  }
   if (o.baseline_cmd.empty() && o.candidate_cmd.empty() && o.baseline_set.empty() && o.candidate_set.empty())
     throw InputError("ab: say what differs: --baseline-cmd/--candidate-cmd or --baseline-set/--candidate-set");
   AbVariants variants;

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/quantity.h"
+#include "base/scratch_dir.h"
 #include "baseline/store.h"
 #include "metrics/results_json.h"
 #include "pipeline/dir_lock.h"
@@ -50,26 +51,6 @@ class RemoteWorkDir {
 
  private:
   const SshDevice& device_;
-  std::string path_;
-};
-
-// A local directory of its own, removed at the end.
-class LocalScratch {
- public:
-  LocalScratch() {
-    std::string pattern = (fs::temp_directory_path() / "perfgate-target.XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw InfraError("mkdtemp: cannot make a scratch directory");
-    path_ = pattern;
-  }
-  ~LocalScratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  LocalScratch(const LocalScratch&) = delete;
-  LocalScratch& operator=(const LocalScratch&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
   std::string path_;
 };
 
@@ -253,7 +234,7 @@ GateOutcome GateOnTarget(const GateOptions& o, TargetFlow flow, const AbVariants
       device.SendFile(file, p.baselines + "/" + fs::path(file).lexically_relative(o.baseline_dir).string());
     }
   }
-  LocalScratch scratch;
+  const ScratchDir scratch("perfgate-target", "--target");
   if (!acceptances.empty()) {
     const std::string local = scratch.path() + "/accepts";
     std::ofstream(local) << TrailerFileText(acceptances);

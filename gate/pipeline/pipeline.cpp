@@ -39,22 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool Stopped(const GateOptions& o) { return o.stop != nullptr && o.stop->load(); }
-
-std::string ResultsText(const RunResults& results) {
-  return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-// What people decided about the suite's checks (gate/triage/), checked
-// against the whole suite before anything is measured: a bad acceptance or
-// date is bad input now, not after the run.
-struct TriagePolicy {
-  std::vector<Acceptance> acceptances;
-  std::vector<std::string> skipped_trailers;  // --skip-bad-trailers: each one line, for the reports
-  std::vector<QuarantineEntry> quarantine;
-  std::string today;
-};
-
 // The triage of `suite`'s checks: its quarantine and the acceptances
 // resolved against all of its scenarios.
 template <typename Options>
@@ -65,23 +49,6 @@ TriagePolicy TriagePolicyOf(const Suite& suite, const Options& o) {
                       .today = TriageToday(o.today)};
   ResolveAcceptances(policy.acceptances, suite, o.skip_bad_trailers ? &policy.skipped_trailers : nullptr);
   return policy;
-}
-
-// The suite with only this runner's shard of the scenarios (all without
-// --shard); `policy`, when given, gets the triage resolved against all of them.
-Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides = {},
-                    TriagePolicy* policy = nullptr) {
-  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides), o.suite_dir);
-  if (policy) *policy = TriagePolicyOf(suite, o);
-  if (!o.run_as.empty()) {
-    ResolveUser(o.run_as, "--run-as");
-    for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
-  }
-  if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
-  // --instrument: every scenario that can be, whatever the suite says.
-  if (o.instrument) InstrumentEveryScenarioThatCan(suite, GateVocabulary());
-  AddInstructionChecks(suite);
-  return suite;
 }
 
 // --baseline-set / --candidate-set NAME that the suite never expands as
@@ -145,15 +112,6 @@ RunOptions MeasureOptions(const GateOptions& o) {
   return ro;
 }
 
-size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
-  size_t n = 0;
-  for (const auto& s : suite.scenarios) {
-    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
-    for (const auto& c : s.checks) n += c.type == CheckSpec::Type::kRegression;
-  }
-  return n;
-}
-
 // The regression checks of the whole suite, every shard's: a shard (--shard
 // K/N) decides its own as members of that one family, the checks it did not
 // run counted with p = 1 (CompareOptions::family_size_at_least). Holm's
@@ -200,8 +158,24 @@ void WriteExplainedReports(RunResults& results, const GateOptions& o) {
   WriteExplainedReports(results, o.out_dir);
 }
 
-// The checks against `baselines` (whose provenance is `source`), the verdict
-// and the exit code.
+GateOutcome Outcome(RunResults results) {
+  GateOutcome outcome;
+  outcome.exit_code = results.exit_code;
+  outcome.results = std::move(results);
+  return outcome;
+}
+
+}  // namespace
+
+size_t RegressionChecks(const Suite& suite, const std::vector<std::string>& selected) {
+  size_t n = 0;
+  for (const auto& s : suite.scenarios) {
+    if (!selected.empty() && std::find(selected.begin(), selected.end(), s.name) == selected.end()) continue;
+    for (const auto& c : s.checks) n += c.type == CheckSpec::Type::kRegression;
+  }
+  return n;
+}
+
 void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& baselines,
               std::optional<Environment> baseline_env, const std::string& source, bool strict,
               const CompareOptions& co) {
@@ -214,15 +188,6 @@ void Evaluate(RunResults& results, const std::map<std::string, ScenarioResult>& 
   results.strict = strict;
   results.verdict = OverallVerdict(results);
   results.exit_code = ExitCodeFor(results, strict);
-}
-
-// Accepted and quarantined checks, after the verdicts (and their
-// confirmation) and before the evidence, which failing checks alone need.
-void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
-  ApplyTriage(results, policy.acceptances, policy.quarantine, policy.today);
-  AddSkippedTrailers(results, policy.skipped_trailers);
-  results.verdict = OverallVerdict(results);
-  results.exit_code = ExitCodeFor(results, results.strict);
 }
 
 // The evidence repetitions, once the verdicts are known: of every scenario
@@ -280,14 +245,33 @@ void CaptureEvidence(const Suite& suite, const GateOptions& o, const RunOptions&
   }
 }
 
-GateOutcome Outcome(RunResults results) {
-  GateOutcome outcome;
-  outcome.exit_code = results.exit_code;
-  outcome.results = std::move(results);
-  return outcome;
+std::string ResultsText(const RunResults& results) {
+  return ToJson(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace
+Suite LoadGateSuite(const GateOptions& o, std::map<std::string, std::string> overrides, TriagePolicy* policy) {
+  Suite suite = LoadSuiteFile(o.suite_file, std::move(overrides), o.suite_dir);
+  if (policy) *policy = TriagePolicyOf(suite, o);
+  if (!o.run_as.empty()) {
+    ResolveUser(o.run_as, "--run-as");
+    for (ScenarioSpec& s : suite.scenarios) s.run_as = o.run_as;
+  }
+  if (!o.shard.empty()) SelectShard(suite, o.scenarios, ParseShard(o.shard));
+  // --instrument: every scenario that can be, whatever the suite says.
+  if (o.instrument) InstrumentEveryScenarioThatCan(suite, GateVocabulary());
+  if (o.evidence) {
+    for (ScenarioSpec& s : suite.scenarios) s.evidence = *o.evidence;
+  }
+  AddInstructionChecks(suite);
+  return suite;
+}
+
+void TriageVerdicts(RunResults& results, const TriagePolicy& policy) {
+  ApplyTriage(results, policy.acceptances, policy.quarantine, policy.today);
+  AddSkippedTrailers(results, policy.skipped_trailers);
+  results.verdict = OverallVerdict(results);
+  results.exit_code = ExitCodeFor(results, results.strict);
+}
 
 Suite LoadSuiteFile(const std::string& file, std::map<std::string, std::string> overrides,
                     const std::string& suite_dir) {

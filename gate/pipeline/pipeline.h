@@ -82,6 +82,8 @@ struct GateOptions {
   // (pipeline/on_target.h); empty: on this host.
   Target target;
   std::string ssh_config;  // --ssh-config FILE: ssh -F FILE
+  // --evidence: every scenario's evidence mode, whatever the suite says.
+  std::optional<EvidenceMode> evidence;
 };
 
 // What differs between the two variants of an interleaved A/B run.

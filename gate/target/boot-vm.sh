@@ -27,8 +27,10 @@
 #   --module NAME    load the kernel module NAME of the kernel package, after
 #                    the modules it depends on, before CMD; one built into
 #                    that kernel is left out. Repeatable.
-#   --insmod FILE    load the module FILE (a .ko built for that kernel) after
-#                    the --module ones, before CMD; repeatable
+#   --insmod "FILE [PARAM=VALUE]..."
+#                    load the module FILE (a .ko built for that kernel), with
+#                    those parameters, after the --module ones, before CMD;
+#                    repeatable
 #   --modules-dir D  with a kernel image: its modules (D/kernel/...,
 #                    D/modules.builtin: lib/modules/VERSION of its build)
 #   --append TEXT    more kernel command line (after perfgate's own)
@@ -108,7 +110,7 @@ case "$disk_mb" in '' | *[!0-9]*) die "--disk takes a size in megabytes, not $di
 case "$collect_mb" in '' | *[!0-9]* | 0) die "--collect-mb takes a size in megabytes, not $collect_mb" ;; esac
 [ -z "$collect_host" ] || [ -d "$collect_host" ] || die "--collect: $collect_host is not a directory"
 case "$collect_guest" in '' | /*) ;; *) die "--collect: the guest's directory must be an absolute path, not $collect_guest" ;; esac
-for f in "${insmods[@]}"; do [ -f "$f" ] || die "--insmod $f: no such file"; done
+for f in "${insmods[@]}"; do [ -f "${f%% *}" ] || die "--insmod ${f%% *}: no such file"; done
 [ -z "$modules_dir" ] || [ -d "$modules_dir" ] || die "--modules-dir $modules_dir is not a directory"
 [ -r "$console_in" ] || die "--console-in $console_in cannot be read"
 [ $# -ge 3 ] && [ "$2" = "--" ] || die "usage: $0 [options] KERNEL -- CMD [ARG]..."
@@ -330,11 +332,15 @@ fi
 # does not run the command.
 touch "$root/insmod"
 index=0
-for f in "${insmods[@]}"; do
+for given in "${insmods[@]}"; do
   index=$((index + 1))
+  f="${given%% *}"
+  params=""
+  [ "$f" = "$given" ] || params="${given#* }"
+  case "$params" in *[!A-Za-z0-9_.,=\ -]*) die "--insmod $f: parameters are NAME=VALUE words of letters, digits and _.,-" ;; esac
   mkdir -p "$root/lib/modules/given"
   cp "$f" "$root/lib/modules/given/$index-$(basename "$f")"
-  echo "/lib/modules/given/$index-$(basename "$f")" >> "$root/insmod"
+  echo "/lib/modules/given/$index-$(basename "$f") $params" >> "$root/insmod"
 done
 # The disk the guest's --collect directory comes back on.
 collect_disk=""
@@ -379,9 +385,9 @@ ip link set lo up 2> /dev/null
 echo 1 > /proc/sys/kernel/bpf_stats_enabled 2> /dev/null
 for m in $(cat /modules); do insmod "/lib/modules/$m.ko" || echo "perfgate-vm: insmod $m failed"; done
 status=""
-for f in $(cat /insmod); do
-  insmod "$f" || { echo "perfgate-vm: insmod ${f##*/} failed"; status=125; }
-done
+while read -r f params; do
+  insmod "$f" $params || { echo "perfgate-vm: insmod ${f##*/} $params failed"; status=125; }
+done < /insmod
 if [ -z "$status" ]; then
   echo "perfgate-vm: kernel $(uname -r) $(uname -m), running the command"
   sh /command < /dev/null
