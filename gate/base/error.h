@@ -28,6 +28,9 @@ inline Error InputError(const std::string& message) { return Error(ExitCode::kBa
 // Kernel, privilege or workload failure: exit 3.
 inline Error InfraError(const std::string& message) { return Error(ExitCode::kInfra, message); }
 
+// The first line of `text`, up to its first \r or \n: a tool's message.
+inline std::string FirstLine(const std::string& text) { return text.substr(0, text.find_first_of("\r\n")); }
+
 // `message` as one line of a terminal or CI log: control characters (a key
 // or tool output holding a newline, an escape sequence) written as \n, \t,
 // \r or \xNN, so an error is always exactly one line.

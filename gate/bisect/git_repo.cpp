@@ -16,7 +16,7 @@ std::string Trimmed(std::string text) {
   return text;
 }
 
-std::string FirstLine(const std::string& text) { return Trimmed(text.substr(0, text.find('\n'))); }
+std::string TrimmedFirstLine(const std::string& text) { return Trimmed(FirstLine(text)); }
 
 }  // namespace
 
@@ -45,13 +45,13 @@ std::string GitRepo::Resolve(const std::string& rev, const std::string& option) 
 
 bool GitRepo::IsAncestor(const std::string& ancestor, const std::string& descendant) const {
   CapturedCommand r = RunCaptured(Git({"merge-base", "--is-ancestor", ancestor, descendant}));
-  if (r.status > 1) throw InfraError("git merge-base in " + dir_ + ": " + FirstLine(r.err));
+  if (r.status > 1) throw InfraError("git merge-base in " + dir_ + ": " + TrimmedFirstLine(r.err));
   return r.status == 0;
 }
 
 std::vector<std::string> GitRepo::FirstParentRange(const std::string& good, const std::string& bad) const {
   CapturedCommand r = RunCaptured(Git({"rev-list", "--first-parent", "--reverse", good + ".." + bad}));
-  if (r.status != 0) throw InfraError("git rev-list in " + dir_ + ": " + FirstLine(r.err));
+  if (r.status != 0) throw InfraError("git rev-list in " + dir_ + ": " + TrimmedFirstLine(r.err));
   std::vector<std::string> out;
   size_t start = 0;
   while (start < r.out.size()) {
@@ -65,7 +65,7 @@ std::vector<std::string> GitRepo::FirstParentRange(const std::string& good, cons
 
 CommitInfo GitRepo::Describe(const std::string& sha) const {
   CapturedCommand r = RunCaptured(Git({"show", "-s", "--format=%H%x00%s%x00%an <%ae>%x00%aI", sha}));
-  if (r.status != 0) throw InfraError("git show " + sha + " in " + dir_ + ": " + FirstLine(r.err));
+  if (r.status != 0) throw InfraError("git show " + sha + " in " + dir_ + ": " + TrimmedFirstLine(r.err));
   std::vector<std::string> fields;
   size_t start = 0;
   const std::string text = Trimmed(r.out);
@@ -81,7 +81,7 @@ CommitInfo GitRepo::Describe(const std::string& sha) const {
 
 void GitRepo::AddWorktree(const std::string& sha, const std::string& path) const {
   CapturedCommand r = RunCaptured(Git({"worktree", "add", "--force", "--detach", path, sha}));
-  if (r.status != 0) throw InfraError("could not check out " + sha + " into " + path + ": " + FirstLine(r.err));
+  if (r.status != 0) throw InfraError("could not check out " + sha + " into " + path + ": " + TrimmedFirstLine(r.err));
 }
 
 }  // namespace perfgate

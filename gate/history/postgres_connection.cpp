@@ -6,13 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace perfgate::pg {
+#include "base/error.h"
 
-std::string FirstLine(const char* text) {
-  std::string line = text ? text : "";
-  if (size_t end = line.find('\n'); end != std::string::npos) line.resize(end);
-  return line;
-}
+namespace perfgate::pg {
 
 void AppendCopyText(std::string& out, const std::string& text) {
   for (char c : text) {

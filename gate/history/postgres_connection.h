@@ -17,8 +17,6 @@ namespace perfgate::pg {
 
 using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
-// The first line of a libpq message ("" for none).
-std::string FirstLine(const char* text);
 // Calls fn(result, row) for every row of `result`.
 template <typename Fn>
 void ForEachRow(const ResultPtr& result, Fn fn) {

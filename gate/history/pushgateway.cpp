@@ -76,7 +76,6 @@ std::string ReceiveAll(int fd, const std::string& where) {
   }
 }
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find_first_of("\r\n")); }
 
 }  // namespace
 

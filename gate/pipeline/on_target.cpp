@@ -26,8 +26,6 @@ namespace perfgate {
 
 namespace {
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 // The device's work directory, made for this command and removed at its end
 // (best effort: a connection that went away leaves it to the device's side,
 // which removes it once perfgate there has stopped).
