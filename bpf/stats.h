@@ -15,13 +15,18 @@ struct pg_runqlat_stats {
 
 /* Syscall numbers counted one by one: above every native syscall of the
  * supported architectures (x86_64 has fewer than 512), and small enough that
- * the counts share the per-CPU value with the histogram (at most 32 KiB). */
+ * the three tables per number share the per-CPU value with the histogram
+ * (at most 32 KiB). */
 #define PG_SYSCALL_SLOTS 512
 
 struct pg_syscalls_stats {
 	__u64 count;                   /* syscalls entered (counted at sys_enter) */
 	__u64 hist[PG_HIST_BUCKETS];   /* ns from sys_enter to sys_exit of sampled syscalls */
 	__u64 by_nr[PG_SYSCALL_SLOTS]; /* syscalls entered, per syscall number */
+	/* Sampled syscalls that reached sys_exit, and their ns summed, per
+	 * syscall number: with by_nr, each syscall's time is estimated. */
+	__u64 sampled_by_nr[PG_SYSCALL_SLOTS];
+	__u64 sampled_ns_by_nr[PG_SYSCALL_SLOTS];
 };
 
 struct pg_kmem_stats {

@@ -15,12 +15,19 @@
  *    open (most of the time, at the default 1 in 16; a trace or exact mode,
  *    which time every call, keep no count). exit and exit_group never reach
  *    sys_exit, so they are never sampled and cannot leave the count raised.
+ *    A sampled call's latency also goes to its syscall number's sampled
+ *    count and sum, so user space can say which syscall's time grew, unless
+ *    the thread left the CPU during the call: that wait is the offcpu
+ *    probe's (a sleep, a lock wait, a read from the disk, a preemption), and
+ *    counting it here too would charge it twice. Only sampled calls pay for
+ *    this (two reads of the thread's context switch counts at each end).
  *  - In workload scope the filter is the per-CPU answer of filter.bpf.h:
  *    syscalls come in bursts from one thread, and caching the verdict in
  *    task storage instead measured slower on fio (a storage lookup chases
  *    more cold pointers than the answer's two array slots).
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "filter.bpf.h"
@@ -65,10 +72,11 @@ static __always_inline bool count_open_samples(void)
 /* Threads inside a sampled syscall at once, when the hash fallback is used. */
 #define IN_SYSCALL_MAX 16384
 
+/* The open sampled call of a thread, in task storage or the hash fallback. */
 struct pg_syscall_task {
-	__u64 start; /* ktime at a sampled sys_enter; 0 when none is open */
-	__u32 nr;    /* syscall number of the open sampled call, for the trace */
-	__u32 pad;
+	__u64 start;    /* ktime at a sampled sys_enter; 0 when none is open */
+	__u32 nr;       /* its syscall number, for the trace and the per-number time */
+	__u32 switches; /* the thread's context switches then (low 32 bits) */
 };
 
 struct {
@@ -81,8 +89,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IN_SYSCALL_MAX);
-	__type(key, __u32);   /* thread id */
-	__type(value, __u64); /* ktime at a sampled sys_enter */
+	__type(key, __u32); /* thread id */
+	__type(value, struct pg_syscall_task);
 } start_by_tid SEC(".maps");
 
 struct {
@@ -102,9 +110,18 @@ static __always_inline bool sampled(__u64 sequence)
 	return (__u64)((__u32)sequence * 0x9E3779B9u) < sample_threshold;
 }
 
+/* Voluntary and involuntary context switches of the current thread so far;
+ * unchanged across a call that never left the CPU. */
+static __always_inline __u32 switches(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return (__u32)(BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw));
+}
+
 static __always_inline void on_enter(long id)
 {
-	struct pg_syscall_task *task;
+	struct pg_syscall_task *task, sample;
 	struct pg_syscalls_stats *stats;
 	__u32 zero = 0;
 	__u64 now, sequence;
@@ -137,62 +154,68 @@ static __always_inline void on_enter(long id)
 			__sync_fetch_and_add(&open_samples, 1);
 		task->start = now;
 		task->nr = (__u32)id;
+		task->switches = switches();
 		return;
 	}
 	tid = pg_current_tid();
-	if (bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_NOEXIST) != 0)
-		bpf_map_update_elem(&start_by_tid, &tid, &now, BPF_EXIST);
+	sample = (struct pg_syscall_task){.start = now, .nr = (__u32)id, .switches = switches()};
+	if (bpf_map_update_elem(&start_by_tid, &tid, &sample, BPF_NOEXIST) != 0)
+		bpf_map_update_elem(&start_by_tid, &tid, &sample, BPF_EXIST);
 	else if (count_open_samples())
 		__sync_fetch_and_add(&open_samples, 1);
 }
 
-/* Start time of the current thread's sampled syscall, consumed; 0 when the
- * syscall was not sampled (or not tracked: only tracked threads ever get a
- * start time, so sys_exit needs no filter lookup). */
-static __always_inline __u64 take_start(__u32 *nr)
+/* The current thread's open sampled syscall, consumed into *sample; false
+ * when the syscall was not sampled (or not tracked: only tracked threads ever
+ * get a start time, so sys_exit needs no filter lookup). */
+static __always_inline bool take_sample(struct pg_syscall_task *sample)
 {
 	struct pg_syscall_task *task;
-	__u64 *start, value;
 	__u32 tid;
 
 	if (count_open_samples() && !*(volatile __u64 *)&open_samples)
-		return 0;
+		return false;
 	if (use_task_storage) {
 		task = task_get(0);
 		if (!task || !task->start)
-			return 0;
-		value = task->start;
-		*nr = task->nr;
+			return false;
+		*sample = *task;
 		task->start = 0;
 	} else {
 		tid = pg_current_tid();
-		start = bpf_map_lookup_elem(&start_by_tid, &tid);
-		if (!start)
-			return 0;
-		value = *start;
+		task = bpf_map_lookup_elem(&start_by_tid, &tid);
+		if (!task)
+			return false;
+		*sample = *task;
 		bpf_map_delete_elem(&start_by_tid, &tid);
 	}
 	if (count_open_samples())
 		__sync_fetch_and_add(&open_samples, -1);
-	return value;
+	return true;
 }
 
 static __always_inline void on_exit(void)
 {
 	struct pg_syscalls_stats *stats;
-	__u64 start, delta;
-	__u32 zero = 0, nr = PG_TRACE_NO_NR;
+	struct pg_syscall_task sample;
+	__u64 delta;
+	__u32 zero = 0;
 
-	start = take_start(&nr);
-	if (!start)
+	if (!take_sample(&sample))
 		return;
-	delta = bpf_ktime_get_ns() - start;
+	delta = bpf_ktime_get_ns() - sample.start;
 	if (pg_trace_enabled && delta >= pg_trace_slow_syscall_ns)
-		pg_trace_emit_current(PG_TRACE_SYSCALL, nr, start, delta);
+		pg_trace_emit_current(PG_TRACE_SYSCALL, sample.nr, sample.start, delta);
 	stats = bpf_map_lookup_elem(&syscalls_stats, &zero);
 	if (!stats)
 		return;
 	pg_hist_add(stats->hist, delta);
+	/* The numbers sys_enter left out of by_nr (-1, x32) stay in the
+	 * histogram only, and so do calls that left the CPU. */
+	if (sample.nr < PG_SYSCALL_SLOTS && sample.switches == switches()) {
+		stats->sampled_by_nr[sample.nr]++;
+		stats->sampled_ns_by_nr[sample.nr] += delta;
+	}
 }
 
 SEC("tp_btf/sys_enter")

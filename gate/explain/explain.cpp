@@ -25,7 +25,10 @@ namespace {
 // (metrics/metric_declaration.h); a syscall is priced at the median syscall
 // latency the syscalls probe sampled, one price for both sides
 // (SyscallPrice), so that only more calls per operation move its time, not
-// a busier host's slower calls.
+// a busier host's slower calls. Where the probe estimated a syscall's own
+// time on the CPU (syscalls.time.<name>), that time stands for its calls
+// instead (syscalls.count.<name>'s `unless`), so a syscall that got slower
+// shows.
 
 // What a repetition read from the disk, the whole of which its I/O waits
 // (sched.offcpu.io) are for; the kinds that start in a memory cgroup, the
@@ -112,6 +115,12 @@ class Collector {
 
   void Add(const Repetition& rep, int side) {
     const double ops = per_op_ ? OpsOf(rep).value_or(1) : 1;
+    // Each priced metric's time and the metric whose time includes it.
+    struct Part {
+      std::string name, within;
+      double seconds;
+    };
+    std::vector<Part> parts;
     auto seconds_of = [&](const char* outcome) -> std::optional<double> {
       auto m = rep.metrics.find(outcome);
       if (m == rep.metrics.end() || !(m->second.value > 0)) return std::nullopt;
@@ -128,10 +137,21 @@ class Collector {
       }
       const MetricDeclaration* declared = vocabulary_.Find(name);
       if (role != MetricRole::kKernel || declared == nullptr) continue;
-      PriceRule rule = declared->price;
-      if (rule.hidden || (!rule.unless.empty() && rep.metrics.count(std::string(rule.unless)))) continue;
-      if (metric.better == Better::kHigher) rule.pricing = Pricing::kUnpriced;
+      PriceRule rule = RuleOf(*declared, name);
+      if (rule.hidden) continue;
       std::optional<double> event_cost;
+      if (!rule.unless.empty() && rep.metrics.count(rule.unless)) {
+        // Not a cause beside the metric that says it better. Its time still
+        // leaves the metric it is within unless that one leaves it too:
+        // syscalls.count less the calls of the syscalls whose time is kept.
+        const MetricDeclaration* replacement = vocabulary_.Find(rule.unless);
+        if (rule.within.empty() || (replacement != nullptr && RuleOf(*replacement, rule.unless).within == rule.within))
+          continue;
+        if (auto seconds = Cost(name, metric, rule, ops, event_cost, rep))
+          parts.push_back({name, rule.within, *seconds});
+        continue;
+      }
+      if (metric.better == Better::kHigher) rule.pricing = Pricing::kUnpriced;
       std::optional<double> seconds = Cost(name, metric, rule, ops, event_cost, rep);
       if (rule.pricing != Pricing::kUnpriced && !seconds) continue;
       const std::string statistic = ShownStatistic(metric, rule);
@@ -146,6 +166,7 @@ class Collector {
       series.shown.push_back(*shown);
       if (seconds) {
         cost[name] = *seconds;
+        parts.push_back({name, rule.within, *seconds});
         series.cost.push_back(*seconds);
         if (cpu) series.cpu.push_back(*cpu);
         if (wall) series.wall.push_back(*wall);
@@ -169,11 +190,10 @@ class Collector {
     // A metric's time less the time of the more specific metrics it includes,
     // so that a lock wait is not also counted as a sleep.
     std::map<std::string, double> contained;
-    for (const auto& [name, seconds] : cost) {
-      const std::string within(metrics_[name].rule.within);
-      if (within.empty() || !cost.count(within)) continue;
-      contained[within] += seconds;
-      metrics_[within].excluding.insert(name);
+    for (const Part& part : parts) {
+      if (part.within.empty() || !cost.count(part.within)) continue;
+      contained[part.within] += part.seconds;
+      metrics_[part.within].excluding.insert(part.name);
     }
     for (const auto& [name, seconds] : contained) metrics_[name].sides[side].cost.back() -= seconds;
   }
@@ -182,6 +202,14 @@ class Collector {
   SideSamples& side(int i) { return sides_[i]; }
 
  private:
+  // The declared price of `name`, its `within` and `unless` named for it.
+  static PriceRule RuleOf(const MetricDeclaration& declared, const std::string& name) {
+    PriceRule rule = declared.price;
+    rule.within = FillPlaceholders(declared.name, name, rule.within);
+    rule.unless = FillPlaceholders(declared.name, name, rule.unless);
+    return rule;
+  }
+
   // Per operation when every repetition counted its operations (histograms
   // carry no count of their own; the repetition's counters do).
   std::string ShownStatistic(const Metric& metric, const PriceRule& rule) const {

@@ -1,6 +1,8 @@
 #include "metrics/metric_declaration.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <map>
 #include <set>
 
 #include "base/json_reader.h"
@@ -21,10 +23,14 @@ size_t LiteralLength(std::string_view declared) {
   return length;
 }
 
-bool MatchesFrom(std::string_view declared, std::string_view name) {
+// The text each placeholder of a matched declaration stands for ("<name>" -> "getppid").
+using Filling = std::map<std::string, std::string, std::less<>>;
+
+bool MatchesFrom(std::string_view declared, std::string_view name, Filling* filling = nullptr) {
   if (declared.empty()) return name.empty();
   if (declared.front() != '<') {
-    return !name.empty() && name.front() == declared.front() && MatchesFrom(declared.substr(1), name.substr(1));
+    return !name.empty() && name.front() == declared.front() &&
+           MatchesFrom(declared.substr(1), name.substr(1), filling);
   }
   const size_t close = declared.find('>');
   if (close == std::string_view::npos) return declared == name;
@@ -32,9 +38,23 @@ bool MatchesFrom(std::string_view declared, std::string_view name) {
   // A placeholder takes at least one character; the rest of the pattern has
   // few placeholders, so trying every split stays cheap.
   for (size_t taken = 1; taken <= name.size(); ++taken) {
-    if (MatchesFrom(rest, name.substr(taken))) return true;
+    if (MatchesFrom(rest, name.substr(taken), filling)) {
+      if (filling != nullptr) filling->emplace(declared.substr(0, close + 1), name.substr(0, taken));
+      return true;
+    }
   }
   return false;
+}
+
+// The placeholders of a declared name, "<name>" in "syscalls.count.<name>".
+std::set<std::string> PlaceholdersOf(std::string_view declared) {
+  std::set<std::string> out;
+  for (size_t open = declared.find('<'); open != std::string_view::npos; open = declared.find('<', open + 1)) {
+    const size_t close = declared.find('>', open);
+    if (close == std::string_view::npos) break;
+    out.emplace(declared.substr(open, close - open + 1));
+  }
+  return out;
 }
 
 bool IsPattern(std::string_view declared) { return declared.find('<') != std::string_view::npos; }
@@ -102,6 +122,19 @@ MetricDeclaration HostMetric(std::string name, std::string unit, std::string hel
 bool DeclarationMatches(std::string_view declared, std::string_view name) {
   if (!IsPattern(declared)) return declared == name;
   return MatchesFrom(declared, name);
+}
+
+std::string FillPlaceholders(std::string_view declared, std::string_view name, std::string_view related) {
+  if (!IsPattern(related)) return std::string(related);
+  Filling filling;
+  if (!MatchesFrom(declared, name, &filling)) return std::string(related);
+  std::string out(related);
+  for (const auto& [placeholder, text] : filling) {
+    for (size_t at = out.find(placeholder); at != std::string::npos; at = out.find(placeholder, at + text.size())) {
+      out.replace(at, placeholder.size(), text);
+    }
+  }
+  return out;
 }
 
 MetricVocabulary::MetricVocabulary(std::vector<MetricDeclaration> declarations)
@@ -227,6 +260,14 @@ std::vector<std::string> DeclarationProblems(const std::vector<MetricDeclaration
     }
     if (!p.within.empty() && !declared(p.within)) problems.push_back(at + "within " + p.within + ", not declared");
     if (!p.unless.empty() && !declared(p.unless)) problems.push_back(at + "unless " + p.unless + ", not declared");
+    // A placeholder of `within` or `unless` is filled from the metric's own name.
+    const std::set<std::string> own = PlaceholdersOf(d.name);
+    for (const std::string* related : {&p.within, &p.unless}) {
+      for (const std::string& placeholder : PlaceholdersOf(*related)) {
+        if (!own.count(placeholder))
+          problems.push_back(at + *related + " has " + placeholder + ", which its name has not");
+      }
+    }
     if (p.hidden && p.pricing != Pricing::kUnpriced) problems.push_back(at + "hidden, yet priced");
   }
   return problems;

@@ -40,6 +40,8 @@ enum class Pricing {
 // with the run is then no cause.
 enum class PriceScale { kNone, kCpu, kWall };
 
+// `within` and `unless` may name a pattern with the metric's own
+// placeholders ("syscalls.time.<name>"), filled in from its name.
 struct MetricPrice {
   Pricing pricing = Pricing::kUnpriced;
   double event_s = 0;       // kEvents: an order-of-magnitude cost of one event
@@ -84,6 +86,11 @@ std::string ToString(Pricing pricing);
 
 // Whether `name` is what `declared` names (placeholders match any non-empty text).
 bool DeclarationMatches(std::string_view declared, std::string_view name);
+
+// `related` (a price's `within` or `unless`) with the placeholders of
+// `declared` filled in as `name` fills them: "syscalls.time.<name>" for
+// syscalls.count.getppid, declared as syscalls.count.<name>.
+std::string FillPlaceholders(std::string_view declared, std::string_view name, std::string_view related);
 
 // Every declaration the run knows: the runner's, the adapters' and the probes'.
 class MetricVocabulary {

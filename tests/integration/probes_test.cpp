@@ -47,6 +47,25 @@ TEST_P(SyscallsProbe, CountsEveryGetppidOfTrackedChild) {
   EXPECT_LE(sampled, static_cast<uint64_t>(kGetppidCalls / 8));
 }
 
+// getppid's time: its exact calls at the mean of its sampled calls, which
+// take between a hundred nanoseconds (a bare syscall with the probe's
+// sys_enter and sys_exit) and a millisecond (preempted at worst) each.
+TEST_P(SyscallsProbe, EstimatesTheTimeOfEachTopSyscall) {
+  PERFGATE_REQUIRE_ROOT();
+  SkipUnlessKernelSupports();
+  MetricSet metrics = Measure("syscalls", ProbeScope::kWorkload, [] { CallGetppid(kGetppidCalls); });
+  ASSERT_EQ(metrics.count("syscalls.time.getppid"), 1u);
+  const Metric& time = metrics.at("syscalls.time.getppid");
+  EXPECT_EQ(time.kind, MetricKind::kCounter);
+  EXPECT_EQ(time.unit, "ns");
+  const double calls = metrics.at("syscalls.count.getppid").value;
+  EXPECT_GE(calls, kGetppidCalls);
+  const double per_call_ns = time.value / calls;
+  RecordProperty("getppid_ns", std::to_string(per_call_ns));
+  EXPECT_GT(per_call_ns, 100) << time.value << " ns for " << calls << " calls";
+  EXPECT_LT(per_call_ns, 1e6) << time.value << " ns for " << calls << " calls";
+}
+
 TEST_P(SyscallsProbe, SampleEveryOneTimesEverySyscall) {
   PERFGATE_REQUIRE_ROOT();
   SkipUnlessKernelSupports();
@@ -71,6 +90,7 @@ TEST_P(SyscallsProbe, WithoutLatencyHooksSysEnterOnlyAndCountsEveryCall) {
   EXPECT_LT(count.value, kGetppidCalls + 200);
   EXPECT_GE(metrics.at("syscalls.count.getppid").value, kGetppidCalls);
   EXPECT_EQ(metrics.count("syscalls.latency"), 0u);
+  EXPECT_EQ(metrics.count("syscalls.time.getppid"), 0u);
   ASSERT_EQ(report_.hooks.size(), 1u);
   EXPECT_EQ(report_.hooks[0].hook, "sys_enter");
 }

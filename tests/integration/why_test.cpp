@@ -41,7 +41,7 @@ struct Plant {
 const std::vector<Plant> kPlants = {
     // 256 calls added 30 % beside a CPU burner, which a confirmation round's
     // outlier could take back within the 10 % threshold.
-    {"more-syscalls", "WHY_SYSCALLS", "16", "1024", R"(^syscalls\.count(\..+)?$)"},
+    {"more-syscalls", "WHY_SYSCALLS", "16", "1024", R"(^syscalls\.(count|time)(\..+)?$)"},
     {"more-page-faults", "WHY_MAP_KIB", "128", "512", R"(^(mm\.page_faults(\..+)?|workload\.page_faults)$)"},
     {"longer-sleeps", "WHY_SLEEP_US", "100", "10000", R"(^sched\.offcpu\.sleep$)"},
     {"longer-lock-waits", "WHY_LOCK_HOLD_US", "100", "10000", R"(^lock\.futex_wait(_time)?$)"},

@@ -105,6 +105,58 @@ TEST(Attribution, MoreCallsPerOperationLeadAnImprovedLatencyAndHostLoadAreNotCau
   EXPECT_NEAR(a.host[0].change_pct, 200, 1e-6);
 }
 
+// As many getppid calls per operation; each of them 5 us slower (a kernel
+// module hooked it). The probe's estimate of getppid's own time says which
+// syscall got slower.
+TEST(Attribution, ASlowerSyscallIsNamedByItsTime) {
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    const double getppid = 16000 * j, getppid_ns = candidate ? 6000 : 1000;
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.18 : 0.1) * j, "s");
+    m["syscalls.count"] = CounterMetric("syscalls.count", "count", getppid + 4000 * j, 0.1);
+    m["syscalls.count.getppid"] = CounterMetric("syscalls.count.getppid", "count", getppid, 0.1);
+    m["syscalls.time.getppid"] = CounterMetric("syscalls.time.getppid", "ns", getppid * getppid_ns, 0.1);
+    m["syscalls.latency"] = HistogramMetric(
+        "syscalls.latency", "ns", Latencies({{static_cast<uint64_t>(getppid_ns), 1000}, {1000, 250}}), 0.1);
+  });
+  Explanation a = Attribute(s);
+  ASSERT_FALSE(a.causes.empty());
+  EXPECT_EQ(a.causes[0].metric, "syscalls.time.getppid");
+  EXPECT_EQ(a.causes[0].pricing, Pricing::kWaitTime);
+  // 16000 calls 5 us slower for 1000 operations.
+  EXPECT_NEAR(a.causes[0].accounted_s, 80e-6, 4e-6);
+  for (const KernelShift& shift : a.causes) {
+    EXPECT_NE(shift.metric, "syscalls.count.getppid");  // as many calls
+    EXPECT_NE(shift.metric, "syscalls.count");
+  }
+}
+
+// 50 % more getppid calls per operation, each as fast: its time names them,
+// and neither its calls nor the total count are counted again beside it.
+TEST(Attribution, MoreCallsOfASyscallWhoseTimeIsKeptAreCountedOnce) {
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    const double getppid = (candidate ? 24000 : 16000) * j;
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", (candidate ? 0.108 : 0.1) * j, "s");
+    m["syscalls.count"] = CounterMetric("syscalls.count", "count", getppid + 4000 * j, 0.1);
+    m["syscalls.count.getppid"] = CounterMetric("syscalls.count.getppid", "count", getppid, 0.1);
+    m["syscalls.time.getppid"] = CounterMetric("syscalls.time.getppid", "ns", getppid * 1000, 0.1);
+    m["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns", Latencies({{1000, 1000}}), 0.1);
+  });
+  Explanation a = Attribute(s);
+  ASSERT_EQ(a.causes.size(), 1u);
+  EXPECT_EQ(a.causes[0].metric, "syscalls.time.getppid");
+  EXPECT_GT(a.causes[0].accounted_low_s, 0);
+  // syscalls.count less the getppid calls did not grow.
+  ScenarioResult without_time = s;
+  for (auto* reps : {&without_time.repetitions, &without_time.baseline_repetitions}) {
+    for (Repetition& rep : *reps) rep.metrics.erase("syscalls.time.getppid");
+  }
+  Explanation b = Attribute(without_time);
+  ASSERT_EQ(b.causes.size(), 1u);
+  EXPECT_EQ(b.causes[0].metric, "syscalls.count.getppid");
+}
+
 TEST(Attribution, SlowerSyscallsOnABusierHostAreNotMoreSyscalls) {
   // As many calls per operation; the candidate's sampled calls took twice as long.
   ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {

@@ -124,6 +124,33 @@ TEST(MetricDeclarations, PlaceholdersMatchAnyNameAndTheMostSpecificWins) {
   EXPECT_EQ(vocabulary.RoleOf("myapp.requests"), MetricRole::kOutcome);  // undeclared: the workload's own
 }
 
+TEST(MetricDeclarations, AWithinOrUnlessIsNamedForTheMetricItsPlaceholdersMatched) {
+  EXPECT_EQ(FillPlaceholders("syscalls.count.<name>", "syscalls.count.getppid", "syscalls.time.<name>"),
+            "syscalls.time.getppid");
+  EXPECT_EQ(FillPlaceholders("syscalls.count.<name>", "syscalls.count.getppid", "syscalls.count"), "syscalls.count");
+  EXPECT_EQ(FillPlaceholders("fio.<job>.<direction>.clat", "fio.rand.read.clat", "fio.<job>.<direction>.iops"),
+            "fio.rand.read.iops");
+  // A placeholder the metric's own name lacks is a declaration problem.
+  const std::vector<MetricDeclaration> unfilled = {
+      {.name = "syscalls.count",
+       .kind = MetricKind::kCounter,
+       .unit = "count",
+       .role = MetricRole::kKernel,
+       .price = {.pricing = Pricing::kEvents, .event_s = 1e-6, .unless = "syscalls.time.<name>"},
+       .help = "a total"},
+      {.name = "syscalls.time.<name>",
+       .kind = MetricKind::kCounter,
+       .unit = "ns",
+       .role = MetricRole::kKernel,
+       .price = {.pricing = Pricing::kWaitTime},
+       .help = "one syscall's time"},
+  };
+  const std::string problems = Lines(DeclarationProblems(unfilled));
+  EXPECT_NE(problems.find("metric syscalls.count: syscalls.time.<name> has <name>, which its name has not"),
+            std::string::npos)
+      << problems;
+}
+
 TEST(MetricDeclarations, AdaptersDeclareEveryMetricTheyParse) {
   const testing::FixtureDir fio("fio"), gbench("gbench"), camera("camera-startup"), unixbench("unixbench");
   for (const char* file : {"randread.json", "seqwrite-fsync.json", "mixed.json"}) {
