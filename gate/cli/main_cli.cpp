@@ -227,9 +227,10 @@ int PerfgateMain(int argc, char** argv) {
       ->check(CLI::Range(256, 1048576))
       ->needs(baseline_kernel);
   ab->add_option("--vm-accel", kernels.vm.accel,
-                 "With kernels: tcg (QEMU's emulation: anywhere; times are the emulator's) or kvm (this host's CPU)")
+                 "With kernels: kvm (this host's CPU), tcg (QEMU's emulation: anywhere; times are the emulator's) or "
+                 "auto (KVM where a guest boots under it, else TCG)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"tcg", "kvm"}))
+      ->check(CLI::IsMember({"auto", "tcg", "kvm"}))
       ->needs(baseline_kernel);
   ab->add_option("--vm-timeout", kernels.vm.timeout_s, "With kernels: seconds a boot may take at most")
       ->capture_default_str()

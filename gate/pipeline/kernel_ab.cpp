@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -90,8 +91,16 @@ RunResults BootSide(BootPlan& plan, const KernelSide& side, const std::string& l
   const VmBoot boot = BootAndRun(side, plan.vm, argv, std::string(kGuestWork) + "/out", dir, dir + ".log", o.stop);
   const std::string results_file = dir + "/results.json";
   if (!fs::exists(results_file)) {
+    // perfgate's own error line in the guest says why.
+    std::ifstream log(dir + ".log");
+    std::string line, said;
+    while (std::getline(log, line)) {
+      if (line.find("perfgate: error: ") != std::string::npos) said = line.substr(line.find("perfgate: error: ") + 17);
+    }
+    if (!said.empty() && said.back() == '\r') said.pop_back();
     throw InfraError("boot " + std::to_string(plan.count) + " (" + side.kernel + "): perfgate in the guest exited " +
-                     std::to_string(boot.exit_code) + " and wrote no results; its log: " + dir + ".log");
+                     std::to_string(boot.exit_code) + " and wrote no results" + (said.empty() ? "" : ": " + said) +
+                     " (log: " + dir + ".log)");
   }
   RunResults results = ReadResultsFile(results_file);
   log::Progress("boot %d: %s, %.0f s\n", plan.count, boot.release.empty() ? "?" : boot.release.c_str(), boot.seconds);
@@ -200,6 +209,11 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
   std::error_code ec;
   fs::remove_all(plan.boots_dir, ec);
   fs::create_directories(plan.boots_dir);
+  std::string accel_why = plan.vm.accel == "kvm" ? "KVM, as --vm-accel asked" : "TCG, as --vm-accel asked";
+  if (plan.vm.accel == "auto") {
+    plan.vm.accel = ChooseAccel(k.baseline, plan.vm, plan.boots_dir + "/00-accel.log", o.stop, accel_why);
+    log::Progress("%s\n", accel_why.c_str());
+  }
   // The guest gets this perfgate, the suite's directory and what its
   // workloads name, at their paths here.
   const std::string self = fs::read_symlink("/proc/self/exe").string();
@@ -256,7 +270,8 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
   }();
   const std::string source = baseline_label + ", booted " + std::to_string(k.boots) + " time" +
                              (k.boots == 1 ? "" : "s") + " in turn with " + candidate_label +
-                             " (ABBA by boot, paired by boot) in QEMU on " + host + " " + AccelMeaning(k.vm.accel);
+                             " (ABBA by boot, paired by boot) in QEMU on " + host + " " +
+                             AccelMeaning(plan.vm.accel) + " (" + accel_why + ")";
   Evaluate(candidate, sides, baseline.environment, source, o.strict, co);
 
   // A fresh boot pair of the scenarios with a flagged regression (or, with

@@ -51,8 +51,8 @@ std::string QemuOfThisHost() {
 }
 
 // The lines of the boot log that say what went wrong: the script's own
-// ("vm: ...") and the guest's ("perfgate-vm: insmod ... failed"), else
-// the log's last line.
+// ("vm: ..."), QEMU's errors and the guest's ("perfgate-vm: insmod ...
+// failed"), else the log's last line.
 std::string WhyFromLog(const std::string& log_file) {
   std::ifstream in(log_file);
   std::string line, why, last;
@@ -60,7 +60,8 @@ std::string WhyFromLog(const std::string& log_file) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     last = line;
-    if (line.rfind("vm: ", 0) == 0 || line.find("perfgate-vm: insmod") != std::string::npos)
+    const bool qemu_error = line.rfind("qemu-system-", 0) == 0 && line.find("error") != std::string::npos;
+    if (line.rfind("vm: ", 0) == 0 || qemu_error || line.find("perfgate-vm: insmod") != std::string::npos)
       why += (why.empty() ? "" : "; ") + line;
   }
   return why.empty() ? last : why;
@@ -105,8 +106,33 @@ void CheckVmPrerequisites(const KernelSide& side, const VmSettings& settings, co
   }
   if (!side.modules_dir.empty() && !fs::is_directory(side.modules_dir))
     throw InputError(option + ": modules directory " + side.modules_dir + ": no such directory");
-  if (settings.accel != "tcg" && settings.accel != "kvm")
-    throw InputError("--vm-accel: expected tcg or kvm, got \"" + settings.accel + "\"");
+  if (settings.accel != "tcg" && settings.accel != "kvm" && settings.accel != "auto")
+    throw InputError("--vm-accel: expected auto, tcg or kvm, got \"" + settings.accel + "\"");
+}
+
+std::string ChooseAccel(const KernelSide& side, const VmSettings& settings, const std::string& log_file,
+                        const std::atomic<bool>* stop, std::string& why) {
+  const int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    why = std::string("TCG: /dev/kvm cannot be opened (") + std::strerror(errno) + ")";
+    return "tcg";
+  }
+  close(fd);
+  VmSettings probe = settings;
+  probe.accel = "kvm";
+  probe.timeout_s = 120;
+  probe.files.clear();
+  try {
+    if (BootAndRun(side, probe, {"true"}, "", "", log_file, stop).exit_code == 0) {
+      why = "KVM: /dev/kvm boots this kernel";
+      return "kvm";
+    }
+    why = "TCG: a guest under KVM did not run its command";
+  } catch (const Error& e) {
+    if (stop != nullptr && stop->load()) throw;
+    why = "TCG: a guest under KVM failed: " + WhyFromLog(log_file);
+  }
+  return "tcg";
 }
 
 VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std::vector<std::string>& argv,
@@ -121,15 +147,10 @@ VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std:
                                      "--accel",
                                      settings.accel,
                                      "--timeout",
-                                     std::to_string(settings.timeout_s),
-                                     "--collect",
-                                     guest_dir,
-                                     host_dir,
-                                     // Where these are modules, the collecting disk needs them.
-                                     "--module",
-                                     "virtio_pci",
-                                     "--module",
-                                     "virtio_blk"};
+                                     std::to_string(settings.timeout_s)};
+  // Where these are modules, the collecting disk needs them.
+  if (!guest_dir.empty())
+    script.insert(script.end(), {"--collect", guest_dir, host_dir, "--module", "virtio_pci", "--module", "virtio_blk"});
   if (!side.modules_dir.empty()) script.insert(script.end(), {"--modules-dir", side.modules_dir});
   for (const std::string& module : side.module_files) script.insert(script.end(), {"--insmod", module});
   if (!side.cmdline.empty()) script.insert(script.end(), {"--append", side.cmdline});

@@ -29,8 +29,9 @@ struct VmSettings {
   int cpus = 2;
   int memory_mb = 2048;
   // "tcg" (QEMU's emulation: works everywhere, its timings are the
-  // emulator's) or "kvm" (the host's CPU: timings near a real machine's).
-  std::string accel = "tcg";
+  // emulator's), "kvm" (the host's CPU: timings near a real machine's) or
+  // "auto" (ChooseAccel: KVM where it boots, else TCG).
+  std::string accel = "auto";
   int timeout_s = 1800;             // a boot that runs longer is stopped (InfraError)
   std::vector<std::string> files;   // host files the guest gets at the same paths
   std::vector<std::string> environment;  // NAME=VALUE set for the command
@@ -49,9 +50,15 @@ struct VmBoot {
 // InfraError for a missing tool (naming its Debian package).
 void CheckVmPrerequisites(const KernelSide& side, const VmSettings& settings, const std::string& option);
 
+// What --vm-accel auto becomes: "kvm" when /dev/kvm can be opened and a
+// guest of `side` boots under it (`log_file` keeps that boot's output),
+// else "tcg"; `why` says which and why, for the report.
+std::string ChooseAccel(const KernelSide& side, const VmSettings& settings, const std::string& log_file,
+                        const std::atomic<bool>* stop, std::string& why);
+
 // Boots `side`, runs argv in it (from `/`), and copies the guest's
 // `guest_dir` (what it holds after the command, even when it failed) into
-// the existing `host_dir`. Everything the guest and QEMU print goes to
+// the existing `host_dir` (neither when `guest_dir` is empty). Everything the guest and QEMU print goes to
 // `log_file`. InfraError when the kernel could not be booted, the guest
 // ended without the command's status (a panic) or ran past the timeout;
 // `stop` (SIGINT, SIGTERM) ends QEMU and throws InfraError too.
