@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <tuple>
 
 #include "base/did_you_mean.h"
 #include "base/error.h"
@@ -198,22 +199,19 @@ int PerfgateMain(int argc, char** argv) {
       ab->add_option("--candidate-kernel", kernels.candidate.kernel, "The candidate side's kernel (see --baseline-kernel)");
   baseline_kernel->needs(candidate_kernel);
   candidate_kernel->needs(baseline_kernel);
-  ab->add_option("--baseline-module", kernels.baseline.module_files,
-                 "A kernel module the baseline kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
-      ->needs(baseline_kernel);
-  ab->add_option("--candidate-module", kernels.candidate.module_files,
-                 "A kernel module the candidate kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
-      ->needs(candidate_kernel);
-  ab->add_option("--baseline-cmdline", kernels.baseline.cmdline, "More kernel command line for the baseline kernel")
-      ->needs(baseline_kernel);
-  ab->add_option("--candidate-cmdline", kernels.candidate.cmdline, "More kernel command line for the candidate kernel")
-      ->needs(candidate_kernel);
-  ab->add_option("--baseline-modules-dir", kernels.baseline.modules_dir,
-                 "With a kernel image: its modules directory (lib/modules/VERSION)")
-      ->needs(baseline_kernel);
-  ab->add_option("--candidate-modules-dir", kernels.candidate.modules_dir,
-                 "With a kernel image: its modules directory (lib/modules/VERSION)")
-      ->needs(candidate_kernel);
+  for (auto [side, name, needs] : {std::tuple{&kernels.baseline, "baseline", baseline_kernel},
+                                   std::tuple{&kernels.candidate, "candidate", candidate_kernel}}) {
+    const std::string which = name;
+    ab->add_option("--" + which + "-module", side->module_files,
+                   "A kernel module the " + which +
+                       " kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
+        ->needs(needs);
+    ab->add_option("--" + which + "-cmdline", side->cmdline, "More kernel command line for the " + which + " kernel")
+        ->needs(needs);
+    ab->add_option("--" + which + "-modules-dir", side->modules_dir,
+                   "With a kernel image: its modules directory (lib/modules/VERSION)")
+        ->needs(needs);
+  }
   ab->add_option("--boots", kernels.boots, "With kernels: boots of each side (the repetitions are the suite's, in each)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100))
