@@ -6,7 +6,8 @@
 # tests and the smoke suite (tests/vm/probe-tests.sh --arch arm64: 6.1
 # without fentry, kprobes forced; 6.12 with both), then on 6.1 perfgate
 # --version, doctor, probes, the smoke suite and the .deb installed
-# (tests/vm/guest-arm64-smoke.sh).
+# (tests/vm/guest-arm64-smoke.sh); and the arm64 guest as a device over ssh
+# driven by this host's perfgate (tests/vm/device-ssh-test.sh --arch arm64).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
@@ -25,4 +26,19 @@ tests/vm/run.sh --arch arm64 --timeout "${PERFGATE_VM_TIMEOUT:-1500}" \
   --file "$build/perfgate" --file "$build/pg-smoke" --file "$PWD/workloads/examples/smoke.json" \
   --file "$PWD/tests/vm/guest-arm64-smoke.sh" --file "$(realpath "$deb")" \
   "${PERFGATE_ARM64_KERNEL:-linux-image-cloud-arm64}" -- sh "$PWD/tests/vm/guest-arm64-smoke.sh" "$build" "$(realpath "$deb")"
+echo "ci-arm64: the arm64 guest's checks passed after $((SECONDS - start)) s"
+# The arm64 guest as a device over ssh (docs/devices.md): this host's
+# perfgate of the same commit drives it with --target ssh://, the guest's
+# own arm64 perfgate measures (tests/vm/device-ssh-test.sh --arch arm64).
+host_build="${HOST_BUILD_DIR:-build-host}"
+launcher=()
+if command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$host_build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF
+cmake --build "$host_build" -j"$(nproc)" --target perfgate
+BUILD_DIR="$host_build" PERFGATE_DEVICE_PERFGATE="$build/perfgate" PERFGATE_DEVICE_TEST_LOOP="${PERFGATE_DEVICE_TEST_LOOP:-10000}" \
+  bash tests/vm/device-ssh-test.sh --arch arm64 "${PERFGATE_ARM64_KERNEL:-linux-image-cloud-arm64}"
 echo "ci-arm64: passed after $((SECONDS - start)) s"
