@@ -195,16 +195,16 @@ int PerfgateMain(int argc, char** argv) {
       "--baseline-kernel", kernels.baseline.kernel,
       "Compare kernels: boot this one (a Debian kernel package's name, a kernel .deb or a kernel image) in a virtual "
       "machine for the baseline side, in turn with --candidate-kernel (ABBA by boot), and run the suite in each boot");
-  auto* candidate_kernel =
-      ab->add_option("--candidate-kernel", kernels.candidate.kernel, "The candidate side's kernel (see --baseline-kernel)");
+  auto* candidate_kernel = ab->add_option("--candidate-kernel", kernels.candidate.kernel,
+                                          "The candidate side's kernel (see --baseline-kernel)");
   baseline_kernel->needs(candidate_kernel);
   candidate_kernel->needs(baseline_kernel);
   for (auto [side, name, needs] : {std::tuple{&kernels.baseline, "baseline", baseline_kernel},
                                    std::tuple{&kernels.candidate, "candidate", candidate_kernel}}) {
     const std::string which = name;
-    ab->add_option("--" + which + "-module", side->module_files,
-                   "A kernel module the " + which +
-                       " kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
+    ab->add_option(
+          "--" + which + "-module", side->module_files,
+          "A kernel module the " + which + " kernel loads before the suite, \"FILE.ko [PARAM=VALUE]...\" (repeatable)")
         ->needs(needs);
     ab->add_option("--" + which + "-cmdline", side->cmdline, "More kernel command line for the " + which + " kernel")
         ->needs(needs);
@@ -212,7 +212,8 @@ int PerfgateMain(int argc, char** argv) {
                    "With a kernel image: its modules directory (lib/modules/VERSION)")
         ->needs(needs);
   }
-  ab->add_option("--boots", kernels.boots, "With kernels: boots of each side (the repetitions are the suite's, in each)")
+  ab->add_option("--boots", kernels.boots,
+                 "With kernels: boots of each side (the repetitions are the suite's, in each)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100))
       ->needs(baseline_kernel);

@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "adapters/tool_output.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/quantity.h"
-#include "adapters/tool_output.h"
 #include "bisect/bisect_report.h"
 #include "cli/commands.h"
 #include "metrics/results_json.h"
@@ -144,8 +144,9 @@ int BaselineRecordCommand(const RunCommandOptions& o) {
 int AbCommand(const AbCommandOptions& o) {
   if (!o.kernels.baseline.kernel.empty()) {
     if (!o.baseline_cmd.empty() || !o.candidate_cmd.empty() || !o.baseline_set.empty() || !o.candidate_set.empty())
-      throw InputError("ab: --baseline-kernel/--candidate-kernel compare kernels under one suite; vary the suite "
-                       "(--baseline-cmd, --baseline-set, ...) in a run of its own");
+      throw InputError(
+          "ab: --baseline-kernel/--candidate-kernel compare kernels under one suite; vary the suite "
+          "(--baseline-cmd, --baseline-set, ...) in a run of its own");
     InstallStopHandlers();
     KernelAbOptions kernels = o.kernels;
     kernels.vm.boot_script = PerfgateDir() + "/pg-boot-vm";

@@ -468,6 +468,33 @@ std::optional<UserCodeGrowth> UserCodeOf(const ScenarioResult& scenario) {
 
 }  // namespace
 
+std::vector<KernelShift> KernelDifferences(const ScenarioResult& scenario, const MetricVocabulary& vocabulary,
+                                           size_t limit) {
+  const bool per_op = AllHaveOps(scenario.baseline_repetitions) && AllHaveOps(scenario.repetitions);
+  Collector collector(vocabulary, per_op, SyscallPrice(scenario));
+  for (const Repetition& rep : scenario.baseline_repetitions) {
+    if (rep.measured()) collector.Add(rep, 0);
+  }
+  for (const Repetition& rep : scenario.repetitions) {
+    if (rep.measured()) collector.Add(rep, 1);
+  }
+  std::vector<KernelShift> out;
+  for (auto& [name, samples] : collector.metrics()) {
+    const Series &b = samples.sides[0], &c = samples.sides[1];
+    if (b.shown.empty() || c.shown.empty() || b.statistic != c.statistic) continue;
+    std::optional<KernelShift> shift = ShiftOf(name, c.statistic, c.unit, b.shown, c.shown);
+    if (!shift || !(std::fabs(shift->change_pct) >= kKernelDifferencePct)) continue;
+    const stats::ShiftEstimate moved = stats::HodgesLehmannShift(b.shown, c.shown, kConfidence);
+    if (!(moved.low > 0 || moved.high < 0)) continue;
+    shift->pricing = Pricing::kUnpriced;
+    shift->per_op = per_op;
+    out.push_back(std::move(*shift));
+  }
+  Rank(out);
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
 Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit) {
   Explanation out =
       scenario.baseline_repetitions.empty() ? FromChecks(scenario, vocabulary) : FromRepetitions(scenario, vocabulary);
@@ -494,7 +521,12 @@ void ExplainFailures(RunResults& results, const MetricVocabulary& vocabulary) {
     const CheckResult* check;
   };
   std::vector<Failing> failing;
+  const bool other_kernel =
+      results.baseline_environment && results.baseline_environment->kernel != results.environment.kernel;
   for (size_t i = 0; i < results.scenarios.size(); ++i) {
+    results.scenarios[i].kernel_differences.clear();
+    if (other_kernel && !results.scenarios[i].baseline_repetitions.empty())
+      results.scenarios[i].kernel_differences = KernelDifferences(results.scenarios[i], vocabulary);
     // What grew in the evidence and the host line's figures, for every
     // scenario: the reports render them.
     ExplainEvidenceGrowth(results.scenarios[i]);

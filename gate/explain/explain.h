@@ -39,11 +39,19 @@ inline constexpr size_t kMaxCauses = 5;
 // from the scenario's profile_growth: ExplainEvidenceGrowth first.
 Explanation Attribute(const ScenarioResult& scenario, const MetricVocabulary& vocabulary, size_t limit = kMaxCauses);
 
+// Kernel-side metrics whose 90 % interval of the shift between the sides
+// excludes zero and that moved kKernelDifferencePct or more, either way,
+// ranked by effect size; at most `limit`. What a kernel A/B names as the
+// differences between its kernels, failing or not.
+std::vector<KernelShift> KernelDifferences(const ScenarioResult& scenario, const MetricVocabulary& vocabulary,
+                                           size_t limit = 10);
+
 // Sets the explanation of every scenario with a failing check (regressed or
 // over budget), most severe first, at most kMaxExplainedFailures of them;
 // clears the others'. Sets every scenario's profile_growth from its
 // evidence (explain/frame_growth.h) and its host_summary
-// (explain/host_summary.h), which the reports render.
+// (explain/host_summary.h), which the reports render, and, when the two
+// sides ran on different kernels, its kernel_differences.
 void ExplainFailures(RunResults& results, const MetricVocabulary& vocabulary);
 
 }  // namespace perfgate

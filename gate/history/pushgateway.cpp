@@ -76,7 +76,6 @@ std::string ReceiveAll(int fd, const std::string& where) {
   }
 }
 
-
 }  // namespace
 
 HttpUrl ParseHttpUrl(const std::string& url) {

@@ -17,6 +17,11 @@ namespace perfgate {
 
 // How one kernel-side metric moved from the baseline's repetitions to the
 // candidate's, and how much of the workload's change it can account for.
+// A kernel-side metric that moved less than this between two kernels is not
+// named as a difference between them (ScenarioResult::kernel_differences),
+// however clearly it moved.
+inline constexpr double kKernelDifferencePct = 5;
+
 struct KernelShift {
   std::string metric;     // "syscalls.count.getppid"
   std::string statistic;  // the statistic shown: "per_op", "count", "sum_per_op", "sum", "p99", "value"

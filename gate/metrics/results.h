@@ -272,6 +272,11 @@ struct ScenarioResult {
   HostSummary host_summary;
   // Why it regressed (gate/explain/): set when a check failed.
   std::optional<Explanation> explanation;
+  // When the two sides ran on different kernels (a kernel A/B): the
+  // kernel-side metrics that clearly differ between them, either way
+  // (explain/explain.h KernelDifferences); derived like profile_growth, not
+  // stored.
+  std::vector<KernelShift> kernel_differences;
   std::string error;  // infrastructure failure of the scenario; empty when it ran
   double duration_s = 0;
   std::string timestamp;

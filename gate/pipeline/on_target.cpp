@@ -69,10 +69,11 @@ std::string CachedPerfgate(const SshDevice& device, const std::string& work) {
   if (cached.status == 0) return file;
   log::Progress("%s: sending this perfgate (once per build)\n", device.target().url.c_str());
   device.SendFile(self, work + "/perfgate");
-  const CapturedCommand kept = device.RunScript(
-      where + "mkdir -p \"$c\" && cp \"$2/perfgate\" \"$f.part\" && mv -f \"$f.part\" \"$f\" && "
-              "ls -t \"$c\"/perfgate-* | sed 1,3d | while read -r old; do rm -f \"$old\"; done",
-      {hash, work});
+  const CapturedCommand kept =
+      device.RunScript(where +
+                           "mkdir -p \"$c\" && cp \"$2/perfgate\" \"$f.part\" && mv -f \"$f.part\" \"$f\" && "
+                           "ls -t \"$c\"/perfgate-* | sed 1,3d | while read -r old; do rm -f \"$old\"; done",
+                       {hash, work});
   if (kept.status != 0) return work + "/perfgate";  // no cache there: this run's copy
   return file;
 }
@@ -103,8 +104,8 @@ std::string PerfgateOnDevice(const SshDevice& device, const std::string& work) {
   }
   if (installed == version) return "perfgate";
   throw InfraError(url + ": the device is " + arch + " and has " +
-                   (installed.empty() ? "no perfgate on its PATH" : "\"" + installed + "\"") + "; it needs " +
-                   version + " built for " + arch + " (perfgate's " + arch + " package)");
+                   (installed.empty() ? "no perfgate on its PATH" : "\"" + installed + "\"") + "; it needs " + version +
+                   " built for " + arch + " (perfgate's " + arch + " package)");
 }
 
 // The acceptances as a trailer file ("BY SCENARIO/CHECK <= +N%: reason"),
@@ -200,12 +201,13 @@ void NameLocalPaths(RunResults& results, const DevicePaths& p, const GateOptions
 
 GateOutcome GateOnTarget(const GateOptions& o, TargetFlow flow, const AbVariants* variants, bool update_baseline) {
   if (!o.history_db.empty())
-    throw InputError("--target: --baseline-from-history needs the history here; record the device's baselines "
-                     "with `perfgate baseline record --target` and run against those");
+    throw InputError(
+        "--target: --baseline-from-history needs the history here; record the device's baselines "
+        "with `perfgate baseline record --target` and run against those");
   // Bad input is said before anything connects: the suite, its variants,
   // names that cannot be baseline files, and the acceptances.
-  const Suite suite = LoadSuiteFile(o.suite_file, variants ? variants->candidate_set : std::map<std::string, std::string>{},
-                                    o.suite_dir);
+  const Suite suite = LoadSuiteFile(
+      o.suite_file, variants ? variants->candidate_set : std::map<std::string, std::string>{}, o.suite_dir);
   if (variants) LoadSuiteFile(o.suite_file, variants->baseline_set, o.suite_dir);
   for (const auto& s : suite.scenarios) BaselinePath(o.baseline_dir, suite.name, s.name);
   std::vector<Acceptance> acceptances = o.acceptances;

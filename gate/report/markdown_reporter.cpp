@@ -285,6 +285,23 @@ std::string GrownFramesItem(const std::string& scenario, const ProfileGrowth& gr
 }
 
 // "- camera / on-cpu, top self: parse_header self 16.3 %, inclusive 16.3 %; ..." (no baseline)
+// What differs between the kernels: one item per scenario.
+std::vector<std::string> KernelDifferenceItems(const RunResults& results) {
+  std::vector<std::string> items;
+  for (const ScenarioResult& scenario : results.scenarios) {
+    if (scenario.kernel_differences.empty()) continue;
+    std::string item = "- " + Cell(scenario.name) + ":";
+    for (size_t i = 0; i < scenario.kernel_differences.size(); ++i) {
+      const KernelShift& d = scenario.kernel_differences[i];
+      item += (i ? "; " : " ") + Cell(d.metric + "." + d.statistic + " " + FormatPercent(d.change_pct) + " (" +
+                                      FormatShiftValue(d.baseline_median, d.unit) + " \u2192 " +
+                                      FormatShiftValue(d.candidate_median, d.unit) + ")");
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
 std::vector<std::string> EvidenceItems(const RunResults& results) {
   std::vector<std::string> items;
   for (const ScenarioResult& scenario : results.scenarios) {
@@ -364,6 +381,14 @@ std::string MarkdownReporter::Render(const RunResults& results) const {
                 "**Where the time went** (evidence stacks; share of each side's total, in percentage points; "
                 "flame graphs in report/index.html)\n\n",
                 EvidenceItems(results), omitted);
+  if (results.baseline_environment) {
+    AppendSection(doc,
+                  "**What differs between the kernels** (" +
+                      Cell(results.baseline_environment->kernel + " \u2192 " + results.environment.kernel) +
+                      ": kernel-side metrics that moved by " + std::to_string(static_cast<int>(kKernelDifferencePct)) +
+                      " % or more, either way, with a 90 % interval that excludes no change)\n\n",
+                  KernelDifferenceItems(results), omitted);
+  }
 
   std::vector<std::string> all_rows;
   for (const ScenarioResult& scenario : results.scenarios) {

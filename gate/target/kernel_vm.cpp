@@ -101,8 +101,10 @@ void CheckVmPrerequisites(const KernelSide& side, const VmSettings& settings, co
     const std::string params = module.size() < given.size() ? given.substr(module.size() + 1) : "";
     if (params.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,= -") !=
         std::string::npos)
-      throw InputError(option + ": module " + module + ": parameters are NAME=VALUE words of letters, digits and "
-                       "_.,-, not \"" + params + "\"");
+      throw InputError(option + ": module " + module +
+                       ": parameters are NAME=VALUE words of letters, digits and "
+                       "_.,-, not \"" +
+                       params + "\"");
   }
   if (!side.modules_dir.empty() && !fs::is_directory(side.modules_dir))
     throw InputError(option + ": modules directory " + side.modules_dir + ": no such directory");
@@ -138,16 +140,11 @@ std::string ChooseAccel(const KernelSide& side, const VmSettings& settings, cons
 VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std::vector<std::string>& argv,
                   const std::string& guest_dir, const std::string& host_dir, const std::string& log_file,
                   const std::atomic<bool>* stop) {
-  std::vector<std::string> script = {"bash",
-                                     settings.boot_script,
-                                     "--cpus",
-                                     std::to_string(settings.cpus),
-                                     "--memory",
-                                     std::to_string(settings.memory_mb),
-                                     "--accel",
-                                     settings.accel,
-                                     "--timeout",
-                                     std::to_string(settings.timeout_s)};
+  std::vector<std::string> script = {"bash",      settings.boot_script,
+                                     "--cpus",    std::to_string(settings.cpus),
+                                     "--memory",  std::to_string(settings.memory_mb),
+                                     "--accel",   settings.accel,
+                                     "--timeout", std::to_string(settings.timeout_s)};
   // Where these are modules, the collecting disk needs them.
   if (!guest_dir.empty())
     script.insert(script.end(), {"--collect", guest_dir, host_dir, "--module", "virtio_pci", "--module", "virtio_blk"});

@@ -17,10 +17,10 @@ struct KernelSide {
   // meta-package such as linux-image-cloud-amd64), the path of a kernel
   // package (.deb), or the path of a kernel image (bzImage, vmlinuz).
   std::string kernel;
-  std::string modules_dir;                // with a kernel image: its lib/modules/VERSION
+  std::string modules_dir;  // with a kernel image: its lib/modules/VERSION
   // .ko files loaded before the command, each "FILE.ko [PARAM=VALUE]...".
   std::vector<std::string> module_files;
-  std::string cmdline;                    // appended to the kernel's command line
+  std::string cmdline;  // appended to the kernel's command line
 };
 
 // How the virtual machine is made.
@@ -32,8 +32,8 @@ struct VmSettings {
   // emulator's), "kvm" (the host's CPU: timings near a real machine's) or
   // "auto" (ChooseAccel: KVM where it boots, else TCG).
   std::string accel = "auto";
-  int timeout_s = 1800;             // a boot that runs longer is stopped (InfraError)
-  std::vector<std::string> files;   // host files the guest gets at the same paths
+  int timeout_s = 1800;                  // a boot that runs longer is stopped (InfraError)
+  std::vector<std::string> files;        // host files the guest gets at the same paths
   std::vector<std::string> environment;  // NAME=VALUE set for the command
 };
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -116,8 +117,8 @@ TEST(Attribution, ASlowerSyscallIsNamedByItsTime) {
     m["syscalls.count"] = CounterMetric("syscalls.count", "count", getppid + 4000 * j, 0.1);
     m["syscalls.count.getppid"] = CounterMetric("syscalls.count.getppid", "count", getppid, 0.1);
     m["syscalls.time.getppid"] = CounterMetric("syscalls.time.getppid", "ns", getppid * getppid_ns, 0.1);
-    m["syscalls.latency"] = HistogramMetric(
-        "syscalls.latency", "ns", Latencies({{static_cast<uint64_t>(getppid_ns), 1000}, {1000, 250}}), 0.1);
+    m["syscalls.latency"] = HistogramMetric("syscalls.latency", "ns",
+                                            Latencies({{static_cast<uint64_t>(getppid_ns), 1000}, {1000, 250}}), 0.1);
   });
   Explanation a = Attribute(s);
   ASSERT_FALSE(a.causes.empty());
@@ -369,6 +370,30 @@ TEST(Attribution, HostLoadAndProcessCountsAreKernelSide) {
   EXPECT_FALSE(IsOutcomeMetric("workload.page_faults"));  // the kernel's count, read by the runner
   EXPECT_TRUE(IsHostMetric("host.other_cpus"));
   EXPECT_FALSE(IsHostMetric("sched.runq_latency"));
+}
+
+// Two kernels (a kernel A/B): what differs between them is named either
+// way, failing or not; what moved less than 5 %, or within its noise, is not.
+TEST(KernelDifferences, MetricsThatClearlyMovedEitherWayAreNamed) {
+  ScenarioResult s = Sides([](MetricSet& m, bool candidate, int i) {
+    const double j = Jitter(i);
+    m["workload.wall_time"] = ScalarMetric("workload.wall_time", 0.1 * j, "s");
+    m["mm.page_alloc"] = CounterMetric("mm.page_alloc", "pages", (candidate ? 6000 : 8000) * j, 0.1);
+    m["syscalls.count"] = CounterMetric("syscalls.count", "count", (candidate ? 20600 : 20000) * j, 0.1);
+    m["sched.switches"] = CounterMetric("sched.switches", "count", (candidate ? 1300 : 1000) * j, 0.1);
+  });
+  const std::vector<KernelShift> d = KernelDifferences(s, Vocabulary());
+  std::vector<std::string> names;
+  for (const KernelShift& shift : d) names.push_back(shift.metric);
+  EXPECT_NE(std::find(names.begin(), names.end(), "mm.page_alloc"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "sched.switches"), names.end());
+  // +3 %: below the threshold however clear.
+  EXPECT_EQ(std::find(names.begin(), names.end(), "syscalls.count"), names.end());
+  for (const KernelShift& shift : d) {
+    if (shift.metric == "mm.page_alloc") {
+      EXPECT_NEAR(shift.change_pct, -25, 1);
+    }
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // sides' boots joined into runs whose repetitions pair within a boot pair,
 // and what a kernel and its modules must be before anything boots
 // (target/kernel_vm.h).
+#include "pipeline/kernel_ab.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +11,6 @@
 #include <string>
 
 #include "base/error.h"
-#include "pipeline/kernel_ab.h"
 #include "target/kernel_vm.h"
 
 namespace perfgate {
@@ -43,8 +44,10 @@ RunResults Boot(const std::string& kernel, std::vector<Repetition> reps, const s
 
 TEST(KernelAb, RepetitionsPairWithinTheirBootPair) {
   std::vector<BootPair> pairs = {
-      {Boot("6.1-a", {Rep(0, 1, true), Rep(1, 10), Rep(2, 11)}), Boot("6.1-b", {Rep(0, 1, true), Rep(1, 20), Rep(2, 21)})},
-      {Boot("6.1-a", {Rep(0, 1, true), Rep(1, 12), Rep(2, 13)}), Boot("6.1-b", {Rep(0, 1, true), Rep(1, 22), Rep(2, 23)})},
+      {Boot("6.1-a", {Rep(0, 1, true), Rep(1, 10), Rep(2, 11)}),
+       Boot("6.1-b", {Rep(0, 1, true), Rep(1, 20), Rep(2, 21)})},
+      {Boot("6.1-a", {Rep(0, 1, true), Rep(1, 12), Rep(2, 13)}),
+       Boot("6.1-b", {Rep(0, 1, true), Rep(1, 22), Rep(2, 23)})},
   };
   const auto [baseline, candidate] = JoinBootPairs(pairs);
   ASSERT_EQ(baseline.scenarios.size(), 1u);
@@ -56,8 +59,7 @@ TEST(KernelAb, RepetitionsPairWithinTheirBootPair) {
   for (size_t i = 0; i < b.size(); ++i) {
     // The same index on both sides: a pair of one boot pair.
     EXPECT_EQ(b[i].index, c[i].index) << i;
-    EXPECT_EQ(c[i].metrics.at(kWorkloadWallTime).value - b[i].metrics.at(kWorkloadWallTime).value,
-              b[i].warmup ? 0 : 10)
+    EXPECT_EQ(c[i].metrics.at(kWorkloadWallTime).value - b[i].metrics.at(kWorkloadWallTime).value, b[i].warmup ? 0 : 10)
         << i;
   }
   // Two boot pairs never share an index.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/text.h"
+#include "report/html_reporter.h"
 #include "report/markdown_reporter.h"
 #include "report_fixtures.h"
 
@@ -33,6 +34,35 @@ TEST(Markdown, VerdictLineOfARegression) {
   r.scenarios[0].checks.erase(r.scenarios[0].checks.begin() + 2, r.scenarios[0].checks.end());
   std::string md = MarkdownReporter().Render(r);
   EXPECT_EQ(md.rfind("**perfgate: FAIL** \u2014 1 regression, 0 inconclusive, 1 passed\n", 0), 0u) << md;
+}
+
+// A kernel A/B: what differs between the kernels, named in both reports
+// (escaped: the names come from probes and workloads).
+TEST(Markdown, TwoKernelsGetWhatDiffersBetweenThem) {
+  RunResults r = HostileResults();
+  r.environment.kernel = "6.12.118+deb12-amd64";
+  r.baseline_environment = r.environment;
+  r.baseline_environment->kernel = "6.1.0-57-cloud-amd64";
+  r.scenarios[0].kernel_differences.push_back(KernelShift{.metric = "syscalls.time.<mmap>",
+                                                          .statistic = "per_op",
+                                                          .unit = "ns/op",
+                                                          .baseline_median = 2000,
+                                                          .candidate_median = 1400,
+                                                          .change_pct = -30});
+  const std::string md = MarkdownReporter().Render(r);
+  EXPECT_NE(md.find("**What differs between the kernels** (6.1.0-57-cloud-amd64 \u2192 6.12.118+deb12-amd64"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("syscalls.time.&lt;mmap&gt;.per\\_op -30.0% (2.00 \u00b5s/op \u2192 1.40 \u00b5s/op)"),
+            std::string::npos)
+      << md;
+  const std::string html = HtmlReporter().Render(r);
+  EXPECT_NE(html.find("<h2>What differs between the kernels</h2>"), std::string::npos);
+  EXPECT_NE(html.find("syscalls.time.&lt;mmap&gt;.per_op"), std::string::npos);
+  // One kernel: no such section.
+  r.baseline_environment->kernel = r.environment.kernel;
+  r.scenarios[0].kernel_differences.clear();
+  EXPECT_EQ(MarkdownReporter().Render(r).find("What differs between the kernels"), std::string::npos);
 }
 
 TEST_F(ReportTest, MarkdownTablesKeepTheirShapeAndFoldDetailsAway) {
