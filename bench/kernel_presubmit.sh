@@ -27,11 +27,13 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 jobs=$(nproc)
 
+# step NAME COMMAND...: runs the command, prints its time, returns its status.
 step() {
-  local name="$1" start=$SECONDS
+  local name="$1" start=$SECONDS rc=0
   shift
-  "$@"
+  "$@" || rc=$?
   echo "kernel-presubmit: $name: $((SECONDS - start)) s"
+  return "$rc"
 }
 
 install_deps() {
@@ -46,8 +48,11 @@ unpack() {
   tar -xf /usr/src/linux-source-6.1.tar.xz -C "$work/base" --strip-components=1
 }
 
+# The base tree's configuration, once: configuring again would touch every
+# option's timestamp and rebuild the whole tree.
 configure() {
   local tree="$1"
+  [ -f "$tree/.config" ] && return 0
   (
     cd "$tree"
     make -s defconfig
@@ -57,9 +62,15 @@ configure() {
       -e KPROBES -e KPROBE_EVENTS -e UPROBES -e UPROBE_EVENTS -e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE \
       -e FTRACE_SYSCALLS -e PERF_EVENTS -e CGROUPS -e CGROUP_BPF -e MEMCG -e DEBUG_FS -e KALLSYMS_ALL \
       -e IKHEADERS -d DEBUG_INFO_REDUCED -d DEBUG_INFO_SPLIT -d RANDOMIZE_BASE \
-      --set-str LOCALVERSION "-$2" -d LOCALVERSION_AUTO
+      --set-str LOCALVERSION "-base" -d LOCALVERSION_AUTO
     make -s olddefconfig
   )
+}
+
+# The candidate's: the base's, but its release says what it is (only what
+# includes the release string is built again).
+configure_candidate() {
+  (cd "$1" && scripts/config --set-str LOCALVERSION "-patched" && make -s olddefconfig)
 }
 
 # The tree's kernel package, built; its path in $deb.
@@ -95,6 +106,7 @@ base_deb=$deb
 # The candidate: the same tree, patched and built again (make rebuilds what
 # the patch touched).
 rm -rf "$work/patched"
+# A copy, not hard links: the compiler writes an object file in place.
 step "copy the tree for the candidate" cp -a "$work/base" "$work/patched"
 if [ -n "$patch_file" ]; then
   (cd "$work/patched" && patch -p1 < "$patch_file")
@@ -102,11 +114,11 @@ else
   grep -q 'linux/delay.h' "$work/patched/kernel/sys.c" || sed -i '0,/^#include/s//#include <linux\/delay.h>\n#include/' "$work/patched/kernel/sys.c"
   (cd "$work/patched" && planted_patch | patch -p1 --fuzz=3)
 fi
-step "configure the candidate" configure "$work/patched" patched
+step "configure the candidate" configure_candidate "$work/patched"
 step "build the patched kernel package" package "$work/patched" patched
 patched_deb=$deb
-ls -la "$base_deb" "$patched_deb"
 
+ls -la "$base_deb" "$patched_deb"
 rc=0
 step "perfgate ab (the gate)" "$build/perfgate" ab "$repo/workloads/examples/smoke.json" --quiet --out "$work/gate" \
   --baseline-kernel "$base_deb" --candidate-kernel "$patched_deb" || rc=$?
