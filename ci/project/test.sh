@@ -142,8 +142,9 @@ if [ -n "$fuzz_pid" ]; then
   phase "fuzzing"
 fi
 # The VM tests of ctest (label vm), one after the other: a slower host
-# simulated by capping a guest's QEMU (tests/vm/slow-host-test.sh), and a
-# guest as a device over ssh (tests/vm/device-ssh-test.sh). Alone, after the
+# simulated by capping a guest's QEMU (tests/vm/slow-host-test.sh), a
+# guest as a device over ssh (tests/vm/device-ssh-test.sh), and the kernel
+# A/B of two kernels booted in turn (tests/vm/kernel-ab-test.sh). Alone, after the
 # guests and the fuzz targets: each times a guest against a baseline it
 # recorded minutes before, and work beside it would change the host's speed
 # in between.
@@ -184,7 +185,7 @@ if [ "$vm_status" -ne 0 ]; then
   [ "$status" -ne 0 ] || status=1
 fi
 if [ "$slow_host_status" -ne 0 ]; then
-  echo "The VM tests of ctest failed (see \"vm-slow-host:\" and \"vm-device-ssh:\" above)."
+  echo "The VM tests of ctest failed (see \"vm-slow-host:\", \"vm-device-ssh:\" and \"vm-kernel-ab:\" above)."
   [ "$status" -ne 0 ] || status=1
 fi
 if [ "$fuzz_status" -ne 0 ]; then
