@@ -258,10 +258,8 @@ void EvaluateChecks(RunResults& candidate, const std::map<std::string, ScenarioR
     // Interleaved sides shared the host's speed of the moment; a baseline
     // from another machine is not compared at all.
     scenario.host_speed.reset();
-    if (baseline_scenario && (!options.interleaved || options.sides_apart) &&
-        !options.foreign_baselines.contains(scenario.name))
-      scenario.host_speed =
-          CompareHostSpeed(scenario, *baseline_scenario, options.interval_confidence, options.host_speed_canaries);
+    if (baseline_scenario && !options.interleaved && !options.foreign_baselines.contains(scenario.name))
+      scenario.host_speed = CompareHostSpeed(scenario, *baseline_scenario, options.interval_confidence);
     for (CheckResult& check : scenario.checks) {
       ResetOutcome(check);
       if (!scenario.error.empty()) {

@@ -61,7 +61,6 @@
 
 #include <map>
 #include <string>
-#include <vector>
 
 #include "metrics/results.h"
 
@@ -85,13 +84,6 @@ struct CompareOptions {
   // quiet, fell on both sides alike, so neither the busier-host nor the
   // saturated-host rule applies; the pairs' noise is the rank test's to weigh.
   bool interleaved = false;
-  // ... but minutes apart, each side in a boot of its own (the kernel A/B,
-  // pipeline/kernel_ab.h): the host's speed may have changed between the
-  // sides of a pair, so the canaries of host_speed_canaries (all, when
-  // empty) compare it as against stored numbers, and a timing change it
-  // explains is not the kernel's.
-  bool sides_apart = false;
-  std::vector<std::string> host_speed_canaries = {};
   // Scenarios whose baseline was recorded on another machine (another
   // kernel, CPU model or CPU count), with what differs. Their numbers are not
   // this host's, so a regression check against them is inconclusive and says

@@ -62,13 +62,12 @@ int HostSpeedScaling(const std::string& metric, const std::string& unit) {
 }
 
 std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
-                                          double confidence, const std::vector<std::string>& only) {
+                                          double confidence) {
   std::optional<HostSpeed> steady, slower, faster;
   // The direct reads are recorded but decide nothing: one 4 KiB read waits
   // behind whatever else the device serves, and on the CI hosts their
   // spread over a run was about 100 % (bench/canary.sh).
   for (const char* name : kHostSpeedCanaries) {
-    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     const std::vector<double> then = CanaryValues(baseline, name), now = CanaryValues(candidate, name);
     if (then.size() < static_cast<size_t>(kMinCanaries) || now.size() < static_cast<size_t>(kMinCanaries)) continue;
     const stats::RelativeChange shift = stats::RelativeShiftOfLogs(then, now, confidence);

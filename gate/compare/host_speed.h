@@ -9,7 +9,6 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "metrics/results.h"
 
@@ -39,10 +38,9 @@ int HostSpeedScaling(const std::string& metric, const std::string& unit);
 // whose low end is highest decides), faster when some lies wholly below
 // minus its floor (the one whose high end is lowest), else steady (the cpu
 // canary shown). nullopt
-// without kMinCanaries on both sides. `only`, when not empty: those
-// canaries alone tell it.
+// without kMinCanaries on both sides.
 std::optional<HostSpeed> CompareHostSpeed(const ScenarioResult& candidate, const ScenarioResult& baseline,
-                                          double confidence, const std::vector<std::string>& only = {});
+                                          double confidence);
 
 // The largest change in a check's bad direction (a regression's) or good
 // direction (an improvement's), in percent as compare measures it, that the

@@ -257,11 +257,11 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
   CompareOptions co;
   co.fdr = o.fdr;
   co.interleaved = true;
-  // The host's speed is not held against the boots (sides_apart): the
-  // canaries run in the guest, on the kernel under test, and move with it.
-  // With the planted kprobe module on getppid the loop canary read 20 to
-  // 90 % slower under TCG, which made a +73 % regression inconclusive, and
-  // once an improvement.
+  // The boots' canaries are not held against each other, as a run's are
+  // against stored numbers (compare/host_speed.h): they run in the guest, on
+  // the kernel under test, and move with it. With the planted kprobe module
+  // on getppid the loop canary read 20 to 90 % slower under TCG, which made
+  // a +73 % regression inconclusive, and once an improvement.
   if (o.confirm) co.screen_alpha = kScreenAlpha;
   co.family_size_at_least = RegressionChecks(suite, o.scenarios);
   std::map<std::string, ScenarioResult> sides;
