@@ -101,22 +101,12 @@ std::vector<std::string> InstrumentedArgv(const std::vector<std::string>& argv, 
 }
 
 InstrumentedLaunch::InstrumentedLaunch(const std::vector<std::string>& argv, const std::vector<std::string>& paused_in,
-                                       const Credentials* as) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "perfgate-instr.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw InfraError("instrumented run: cannot create a directory for the counts: " + std::string(strerror(errno)));
-  dir_ = pattern;
-  if (as != nullptr && chown(dir_.c_str(), as->uid, as->gid) != 0) {
-    const std::string why = strerror(errno);
-    std::filesystem::remove_all(dir_);
-    throw InfraError("instrumented run: cannot give " + dir_ + " to user " + as->user + ": " + why);
-  }
-  argv_ = InstrumentedArgv(argv, dir_, paused_in);
-}
-
-InstrumentedLaunch::~InstrumentedLaunch() {
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+                                       const Credentials* as)
+    : dir_("perfgate-instr", "instrumented run") {
+  // A throw below still removes the directory: dir_ is fully made.
+  if (as != nullptr && chown(dir().c_str(), as->uid, as->gid) != 0)
+    throw InfraError("instrumented run: cannot give " + dir() + " to user " + as->user + ": " + strerror(errno));
+  argv_ = InstrumentedArgv(argv, dir(), paused_in);
 }
 
 InstructionCounts ReadInstructionCounts(const std::string& out_dir) {

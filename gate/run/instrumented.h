@@ -16,11 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "base/scratch_dir.h"
 #include "config/credentials.h"
 #include "config/suite.h"
-#include "metrics/metric_declaration.h"
 #include "metrics/evidence.h"
 #include "metrics/metric.h"
+#include "metrics/metric_declaration.h"
 #include "metrics/results.h"
 
 namespace perfgate {
@@ -61,14 +62,11 @@ class InstrumentedLaunch {
  public:
   InstrumentedLaunch(const std::vector<std::string>& argv, const std::vector<std::string>& paused_in,
                      const Credentials* as);
-  ~InstrumentedLaunch();
-  InstrumentedLaunch(const InstrumentedLaunch&) = delete;
-  InstrumentedLaunch& operator=(const InstrumentedLaunch&) = delete;
   const std::vector<std::string>& argv() const { return argv_; }
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return dir_.path(); }
 
  private:
-  std::string dir_;
+  ::perfgate::ScratchDir dir_;  // qualified: the tests have a ScratchDir of their own
   std::vector<std::string> argv_;
 };
 
