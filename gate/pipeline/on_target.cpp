@@ -234,7 +234,8 @@ GateOutcome GateOnTarget(const GateOptions& o, TargetFlow flow, const AbVariants
       device.SendFile(file, p.baselines + "/" + fs::path(file).lexically_relative(o.baseline_dir).string());
     }
   }
-  const ScratchDir scratch("perfgate-target", "--target");
+  // Named apart from the device's work directory: on a loopback device both are in one /tmp.
+  const ScratchDir scratch("perfgate-target-host", "--target");
   if (!acceptances.empty()) {
     const std::string local = scratch.path() + "/accepts";
     std::ofstream(local) << TrailerFileText(acceptances);

@@ -16,11 +16,8 @@ set -euo pipefail
 perfgate=$1
 source_dir=$(cd "$2" && pwd)
 mode=$3
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skipped: the A/B loads BPF programs as root"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-fi
+source "$(dirname "$0")/../harness/skip.sh" bisect
+[ "$(id -u)" -eq 0 ] || skip "the A/B loads BPF programs as root"
 
 scratch=$(mktemp -d)
 trap '[ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$scratch"' EXIT

@@ -6,6 +6,8 @@
 # as root, so a gate that gave it root fails.
 #   source tests/e2e/downstream_project.sh; make_downstream_project DIR
 
+source "$(dirname "${BASH_SOURCE[0]}")/../harness/skip.sh" downstream-gate
+
 # A failed gate test: the reason, then the end of every log in $scratch.
 fail() {
   echo "FAIL: $1"
@@ -17,11 +19,7 @@ fail() {
 # which fails under CI=true), in a scratch directory removed on exit, in the
 # project made at $repo ($scratch/project). Sets scratch and repo.
 start_downstream_gate_test() {
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: the gate loads BPF programs as root"
-    [ "${CI:-}" = true ] && exit 1
-    exit 77
-  fi
+  [ "$(id -u)" -eq 0 ] || skip "the gate loads BPF programs as root"
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
   chmod 0755 "$scratch"

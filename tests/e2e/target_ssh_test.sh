@@ -26,11 +26,7 @@
 set -euo pipefail
 perfgate=$(realpath "$1")
 
-skip() {
-  echo "target-ssh: skipped: $*"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-}
+source "$(dirname "$0")/../harness/skip.sh" target-ssh
 fail() {
   echo "target-ssh: FAILED: $*" >&2
   exit 1

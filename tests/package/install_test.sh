@@ -11,11 +11,7 @@
 set -euo pipefail
 build_dir=$(cd "$1" && pwd)
 
-skip() {
-  echo "skipped: $1"
-  if [ "${CI:-}" = true ]; then exit 1; fi
-  exit 77
-}
+source "$(dirname "$0")/../harness/skip.sh" package-install
 [ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
 command -v dpkg >/dev/null || skip "no dpkg on this machine"
 if dpkg-query -W -f='${Status}' perfgate 2>/dev/null | grep -q "install ok installed"; then

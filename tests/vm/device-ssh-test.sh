@@ -33,11 +33,7 @@ case "$arch" in
   *) echo "vm-device-ssh: unknown architecture $arch (x86_64 or arm64)" >&2; exit 2 ;;
 esac
 
-skip() {
-  echo "vm-device-ssh: skipped: $*"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-}
+. tests/harness/skip.sh vm-device-ssh
 [ -x "$build/perfgate" ] || { echo "vm-device-ssh: $build/perfgate is missing (build it first)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "the guest's perfgate loads probes as root"
 command -v "$qemu" > /dev/null || skip "$qemu is missing (apt-get install qemu-system-x86 or qemu-system-arm)"

@@ -28,11 +28,7 @@ cases="${PERFGATE_KERNEL_AB_CASES:-aa planted versions bad}"
 # about 32 us a call at 20): well beyond the smoke suite's 10 % thresholds.
 delay_us=20
 
-skip() {
-  echo "vm-kernel-ab: skipped: $*"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-}
+. tests/harness/skip.sh vm-kernel-ab
 [ -x "$build/perfgate" ] || { echo "vm-kernel-ab: $build/perfgate is missing (build it first)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || skip "the guests' perfgate loads probes as root, and the module's headers install as root"
 command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"

@@ -38,11 +38,7 @@ kernel="${1:-linux-image-cloud-amd64}"
 periods="${PERFGATE_SLOW_HOST_PERIODS_US:-10000}"
 export PERFGATE_SLOW_HOST_PERIODS_US="$periods"
 
-skip() {
-  echo "vm-slow-host: skipped: $*"
-  [ "${CI:-}" = true ] && exit 1
-  exit 77
-}
+. tests/harness/skip.sh vm-slow-host
 say() { echo "vm-slow-host: $*" >&2; }
 
 for period in $periods; do
