@@ -145,10 +145,11 @@ leftover=$(on_device 'ls -d /tmp/perfgate-target.* 2> /dev/null | wc -l')
 [ "$leftover" = 0 ] || fail "$leftover work directories left on the device"
 
 # The connection cut while the device measures: exit 3, nothing written here.
-# (from /proc: a small device's busybox may have no pgrep)
+# (from /proc: a small device's busybox may have no pgrep; a device's own
+# perfgate runs by its name, one sent by its path)
 device_perfgate() {
   on_device 'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done 2> /dev/null |
-    grep -q "^[^ ]*/perfgate[-0-9a-f]* run /tmp/perfgate-target[.]"'
+    grep -Eq "^([^ ]*/)?perfgate[-0-9a-f]* run /tmp/perfgate-target[.]"'
 }
 write_suite $((loop * 20))
 before=$(sha256sum baselines/device/loop.json)
