@@ -23,7 +23,7 @@ PACKAGES=(
   fio procps util-linux libbpf-tools
   iproute2 # the tcp probe's test: network namespaces, veth pairs, tc qdiscs
   # tests/vm: Debian kernels booted in QEMU with an initramfs of the build's files.
-  qemu-system-x86 busybox-static cpio xz-utils # xz: the kernel packages' modules
+  qemu-system-x86 busybox-static cpio xz-utils e2fsprogs # xz: the kernel packages' modules; mkfs.ext4: --vm-disk
   valgrind # the instrumented mode (--instrument): Cachegrind counts instructions
   # --target ssh://: the client perfgate drives, and the server its test starts on a private port.
   openssh-client openssh-server

@@ -235,6 +235,11 @@ int PerfgateMain(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(10, 86400))
       ->needs(baseline_kernel);
+  ab->add_option("--vm-disk", kernels.vm.disk_mb,
+                 "With kernels: give each boot an empty ext4 disk of this many MiB at /var/tmp (a block device's I/O "
+                 "for the suite: fio's scratch directory, the biolat probe)")
+      ->check(CLI::Range(16, 1048576))
+      ->needs(baseline_kernel);
   ab->add_option("--vm-file", kernels.vm.files,
                  "With kernels: a file or directory of this host the guest needs at the same path (repeatable; "
                  "perfgate, the suite's directory and the programs its command workloads name are always there)")

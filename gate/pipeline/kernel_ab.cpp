@@ -1,7 +1,5 @@
 #include "pipeline/kernel_ab.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "adapters/adapter.h"
 #include "adapters/tool_output.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -36,30 +35,26 @@ constexpr const char* kGuestWork = "/tmp/perfgate-boot";
 // more than a scenario's repetitions in one boot.
 constexpr int kIndicesPerBootPair = 100000;
 
-// Files a command workload names by absolute path that exist here (its
-// program, a job file), and its program found on PATH: the guest has only
-// what the initramfs holds.
+// The files a workload's launch names that exist here: its adapter's argv
+// (the program, a job file, the tool a kind runs such as fio) and the
+// kind's keys, each an absolute path or a program found on PATH; the guest
+// has only what the initramfs holds. A workload this host cannot launch
+// is left to the guest's perfgate to report.
 void AddWorkloadFiles(const Suite& suite, std::set<std::string>& files) {
+  const auto add_if_here = [&](const std::string& word) {
+    if (!word.empty() && word[0] == '/' && fs::is_regular_file(word)) files.insert(word);
+  };
   for (const ScenarioSpec& s : suite.scenarios) {
-    for (size_t i = 0; i < s.workload.argv.size(); ++i) {
-      const std::string& word = s.workload.argv[i];
-      if (!word.empty() && word[0] == '/' && fs::is_regular_file(word)) {
-        files.insert(word);
-        continue;
-      }
-      if (i != 0 || word.empty() || word.find('/') != std::string::npos) continue;
-      const char* path = std::getenv("PATH");
-      std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
-      for (size_t start = 0; start <= dirs.size();) {
-        const size_t end = std::min(dirs.find(':', start), dirs.size());
-        const fs::path candidate = fs::path(dirs.substr(start, end - start)) / word;
-        if (end > start && access(candidate.c_str(), X_OK) == 0) {
-          files.insert(candidate.string());
-          break;
-        }
-        start = end + 1;
+    std::vector<std::string> argv = s.workload.argv;
+    if (const WorkloadAdapter* adapter = FindAdapter(s.workload.kind)) {
+      try {
+        argv = adapter->LaunchArgv(s.workload);
+      } catch (const Error&) {
       }
     }
+    if (!argv.empty() && argv[0].find('/') == std::string::npos) add_if_here(FindExecutable(argv[0]));
+    for (const std::string& word : argv) add_if_here(word);
+    for (const auto& [key, value] : s.workload.options) add_if_here(value);
   }
 }
 

@@ -41,6 +41,10 @@
 #   --collect-mb MB  that disk's size (default 512)
 #   --disk MB        an empty virtio disk of MB megabytes (/dev/vda; on
 #                    kernels where virtio_pci is a module, --module it)
+#   --disk-mount D   that disk made an ext4 file system here (mkfs.ext4,
+#                    e2fsprogs) and mounted at the guest's D before CMD
+#                    (virtio_pci, virtio_blk and ext4 loaded where they are
+#                    modules); a guest that cannot mount it does not run CMD
 #   --console-in P   what the host writes to P (a FIFO, opened for writing
 #                    before run.sh) the guest reads from /dev/console
 #                    (tests/vm/console.sh); by default the console reads nothing
@@ -73,6 +77,7 @@ files=()
 env_names=(CI)
 modules=()
 disk_mb=0
+disk_mount=""
 insmods=()
 modules_dir=""
 append=""
@@ -93,6 +98,7 @@ while [ $# -gt 0 ]; do
     --env) env_names+=("$2"); shift 2 ;;
     --module) modules+=("$2"); shift 2 ;;
     --disk) disk_mb="$2"; shift 2 ;;
+    --disk-mount) disk_mount="$2"; shift 2 ;;
     --insmod) insmods+=("$2"); shift 2 ;;
     --modules-dir) modules_dir="$2"; shift 2 ;;
     --append) append="$2"; shift 2 ;;
@@ -107,6 +113,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$disk_mb" in '' | *[!0-9]*) die "--disk takes a size in megabytes, not $disk_mb" ;; esac
+case "$disk_mount" in '' | /*) ;; *) die "--disk-mount: the guest's directory must be an absolute path, not $disk_mount" ;; esac
+[ -z "$disk_mount" ] || [ "$disk_mb" -gt 0 ] || die "--disk-mount needs --disk MB"
+[ -z "$disk_mount" ] || command -v mkfs.ext4 > /dev/null || die "--disk-mount needs mkfs.ext4 (apt-get install e2fsprogs)"
+[ -z "$disk_mount" ] || modules+=(virtio_pci virtio_blk ext4)
 case "$collect_mb" in '' | *[!0-9]* | 0) die "--collect-mb takes a size in megabytes, not $collect_mb" ;; esac
 [ -z "$collect_host" ] || [ -d "$collect_host" ] || die "--collect: $collect_host is not a directory"
 case "$collect_guest" in '' | /*) ;; *) die "--collect: the guest's directory must be an absolute path, not $collect_guest" ;; esac
@@ -342,6 +352,8 @@ for given in "${insmods[@]}"; do
   cp "$f" "$root/lib/modules/given/$index-$(basename "$f")"
   echo "/lib/modules/given/$index-$(basename "$f") $params" >> "$root/insmod"
 done
+# The disk the guest mounts.
+[ -z "$disk_mount" ] || printf '%s\n' "$disk_mount" > "$root/disk-mount"
 # The disk the guest's --collect directory comes back on.
 collect_disk=""
 if [ -n "$collect_guest" ]; then
@@ -388,6 +400,12 @@ status=""
 while read -r f params; do
   insmod "$f" $params || { echo "perfgate-vm: insmod ${f##*/} $params failed"; status=125; }
 done < /insmod
+if [ -z "$status" ] && [ -f /disk-mount ]; then
+  read -r dir < /disk-mount
+  # Anyone may write there, as in /var/tmp (the workloads run as nobody).
+  mkdir -p "$dir" && mount -t ext4 /dev/vda "$dir" && chmod 1777 "$dir" ||
+    { echo "perfgate-vm: cannot mount /dev/vda at $dir"; status=125; }
+fi
 if [ -z "$status" ]; then
   echo "perfgate-vm: kernel $(uname -r) $(uname -m), running the command"
   sh /command < /dev/null
@@ -418,6 +436,7 @@ fi
 disk_args=()
 if [ "$disk_mb" -gt 0 ]; then
   truncate -s "${disk_mb}M" "$work/disk.img"
+  [ -z "$disk_mount" ] || mkfs.ext4 -q -F "$work/disk.img" > /dev/null || die "mkfs.ext4 could not make the --disk file system"
   disk_args=(-drive "file=$work/disk.img,if=virtio,format=raw,cache=unsafe")
 fi
 if [ -n "$collect_disk" ]; then

@@ -124,6 +124,7 @@ std::string ChooseAccel(const KernelSide& side, const VmSettings& settings, cons
   probe.accel = "kvm";
   probe.timeout_s = 120;
   probe.files.clear();
+  probe.disk_mb = 0;
   try {
     if (BootAndRun(side, probe, {"true"}, "", "", log_file, stop).exit_code == 0) {
       why = "KVM: /dev/kvm boots this kernel";
@@ -148,6 +149,8 @@ VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std:
   // Where these are modules, the collecting disk needs them.
   if (!guest_dir.empty())
     script.insert(script.end(), {"--collect", guest_dir, host_dir, "--module", "virtio_pci", "--module", "virtio_blk"});
+  if (settings.disk_mb > 0)
+    script.insert(script.end(), {"--disk", std::to_string(settings.disk_mb), "--disk-mount", kVmDiskMount});
   if (!side.modules_dir.empty()) script.insert(script.end(), {"--modules-dir", side.modules_dir});
   for (const std::string& module : side.module_files) script.insert(script.end(), {"--insmod", module});
   if (!side.cmdline.empty()) script.insert(script.end(), {"--append", side.cmdline});

@@ -23,6 +23,10 @@ struct KernelSide {
   std::string cmdline;  // appended to the kernel's command line
 };
 
+// Where a boot's disk (VmSettings::disk_mb) is mounted: the fio adapter's
+// default scratch directory, and where a command workload finds a block device's file system.
+inline constexpr const char* kVmDiskMount = "/var/tmp";
+
 // How the virtual machine is made.
 struct VmSettings {
   std::string boot_script;  // pg-boot-vm
@@ -32,7 +36,10 @@ struct VmSettings {
   // emulator's), "kvm" (the host's CPU: timings near a real machine's) or
   // "auto" (ChooseAccel: KVM where it boots, else TCG).
   std::string accel = "auto";
-  int timeout_s = 1800;                  // a boot that runs longer is stopped (InfraError)
+  int timeout_s = 1800;  // a boot that runs longer is stopped (InfraError)
+  // With more than 0: a fresh, empty ext4 disk of this many MiB in each
+  // boot, mounted at kVmDiskMount.
+  int disk_mb = 0;
   std::vector<std::string> files;        // host files the guest gets at the same paths
   std::vector<std::string> environment;  // NAME=VALUE set for the command
 };

@@ -9,12 +9,14 @@
 #   3. 6.1 against 6.12 (Debian 12's backports kernel) gives a report that
 #      names both kernels and what moved (pass or fail: the test asks for a
 #      report, not a verdict);
-#   4. a module that is not there is bad input (exit 2) before any boot.
+#   4. a module that is not there is bad input (exit 2) before any boot;
+#   5. with --vm-disk, fio's fsync job (workloads/fio) A/A on the guest's
+#      own ext4 disk passes, its block I/O measured by the biolat probe.
 #
 #   tests/vm/kernel-ab-test.sh
 #
 # BUILD_DIR (default build) must hold perfgate. PERFGATE_KERNEL_AB_CASES
-# (default "aa planted versions bad") picks cases. Exit 0 when every case
+# (default "aa planted versions bad disk") picks cases. Exit 0 when every case
 # passed, 1 otherwise; 77 (skip) without root, QEMU or the headers to build
 # the module, which fails under CI=true.
 set -euo pipefail
@@ -23,7 +25,7 @@ build=$(realpath "${BUILD_DIR:-build}")
 base_kernel=linux-image-cloud-amd64
 new_kernel=linux-image-6.12-amd64
 suite=workloads/examples/smoke.json
-cases="${PERFGATE_KERNEL_AB_CASES:-aa planted versions bad}"
+cases="${PERFGATE_KERNEL_AB_CASES:-aa planted versions bad disk}"
 # Under TCG the module adds more than it spins (tests/vm/planted/check.sh:
 # about 32 us a call at 20): well beyond the smoke suite's 10 % thresholds.
 delay_us=20
@@ -44,12 +46,12 @@ check() {
     failures=$((failures + 1))
   fi
 }
-# ab NAME [OPTION]...: one kernel A/B of the smoke suite; its exit status in $rc.
+# ab NAME [OPTION]...: one kernel A/B of the smoke suite (or of $ab_suite); its exit status in $rc.
 ab() {
   local name="$1" start=$SECONDS
   shift
   rc=0
-  "$build/perfgate" ab "$suite" --quiet --out "$work/$name" "$@" > "$work/$name.log" 2>&1 || rc=$?
+  "$build/perfgate" ab "${ab_suite:-$suite}" --quiet --out "$work/$name" "$@" > "$work/$name.log" 2>&1 || rc=$?
   sed "s/^/  $name: /" "$work/$name.log" | grep -v ': perfgate: boot [0-9]*: the ' || true
   echo "vm-kernel-ab: $name took $((SECONDS - start)) s, exit $rc"
 }
@@ -96,6 +98,14 @@ for s in r["scenarios"]:
       ab bad --baseline-kernel "$base_kernel" --candidate-kernel "$base_kernel" --candidate-module "$work/none.ko"
       [ "$rc" -eq 2 ] && [ ! -d "$work/bad/boots" ] && has 'none.ko: no such file' "$work/bad.log" && r=ok || r=bad
       check "$r" "a module that is not there is bad input before any boot (exit $rc)"
+      ;;
+    disk)
+      command -v fio > /dev/null || skip "fio is missing (apt-get install fio)"
+      FIO_SIZE=16m ab_suite=workloads/fio/fio.json ab disk --scenario seqwrite-fsync \
+        --baseline-kernel "$base_kernel" --candidate-kernel "$base_kernel" --boots 1 --vm-disk 256
+      [ "$rc" -eq 0 ] && has '"block.vda.io_latency"' "$work/disk/boots/02-candidate/results.json" &&
+        has 'fio.seqwrite-fsync.sync.lat' "$work/disk/summary.md" && r=ok || r=bad
+      check "$r" "fio's fsync job on each boot's own disk passes A/A, its block I/O on vda measured (exit $rc)"
       ;;
     *) echo "vm-kernel-ab: unknown case $c" >&2; exit 2 ;;
   esac
