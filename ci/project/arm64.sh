@@ -6,8 +6,9 @@
 # tests and the smoke suite (tests/vm/probe-tests.sh --arch arm64: 6.1
 # without fentry, kprobes forced; 6.12 with both), then on 6.1 perfgate
 # --version, doctor, probes, the smoke suite and the .deb installed
-# (tests/vm/guest-arm64-smoke.sh); and the arm64 guest as a device over ssh
-# driven by this host's perfgate (tests/vm/device-ssh-test.sh --arch arm64).
+# (tests/vm/guest-arm64-smoke.sh); the arm64 guest as a device over ssh
+# driven by this host's perfgate (tests/vm/device-ssh-test.sh --arch arm64);
+# and the kernel A/B in arm64 guests (tests/vm/kernel-ab-test.sh --arch arm64).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
@@ -41,4 +42,9 @@ cmake -S . -B "$host_build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWith
 cmake --build "$host_build" -j"$(nproc)" --target perfgate
 BUILD_DIR="$host_build" PERFGATE_DEVICE_PERFGATE="$build/perfgate" PERFGATE_DEVICE_TEST_LOOP="${PERFGATE_DEVICE_TEST_LOOP:-10000}" \
   bash tests/vm/device-ssh-test.sh --arch arm64 "${PERFGATE_ARM64_KERNEL:-linux-image-cloud-arm64}"
+echo "ci-arm64: the arm64 device over ssh passed after $((SECONDS - start)) s"
+# The kernel A/B in arm64 guests (docs/kernel-ab.md): A/A of the 6.1 cloud
+# kernel, 6.1 against 6.12, bad input; this host's perfgate boots them, the
+# guests run the arm64 one.
+BUILD_DIR="$host_build" PERFGATE_GUEST_PERFGATE="$build/perfgate" bash tests/vm/kernel-ab-test.sh --arch arm64
 echo "ci-arm64: passed after $((SECONDS - start)) s"

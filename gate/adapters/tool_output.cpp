@@ -165,6 +165,12 @@ std::string PerfgateDir() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return ".";
+  return PerfgateDirOf(self.string());
+}
+
+std::string PerfgateDirOf(const std::string& perfgate) {
+  const std::filesystem::path self = perfgate;
+  std::error_code ec;
   const std::filesystem::path installed = (self.parent_path() / PERFGATE_LIBEXEC_FROM_BIN).lexically_normal();
   if (std::filesystem::is_directory(installed, ec)) return installed.string();
   return self.parent_path().string();

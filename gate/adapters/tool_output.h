@@ -39,5 +39,8 @@ void RequireDiskDirectory(const std::string& dir, const std::string& what);
 // next to the running binary in a build dir; installed, the libexec
 // directory at PERFGATE_LIBEXEC_FROM_BIN from the binary's directory.
 std::string PerfgateDir();
+// The same for the perfgate executable at `perfgate` (another build's: a
+// kernel A/B's guest of another architecture).
+std::string PerfgateDirOf(const std::string& perfgate);
 
 }  // namespace perfgate

@@ -235,6 +235,15 @@ int PerfgateMain(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(10, 86400))
       ->needs(baseline_kernel);
+  ab->add_option("--vm-arch", kernels.vm.arch,
+                 "With kernels: the guest's architecture, x86_64 or arm64 (default: this host's; another runs under "
+                 "TCG and needs --vm-perfgate)")
+      ->check(CLI::IsMember({"x86_64", "arm64"}))
+      ->needs(baseline_kernel);
+  ab->add_option("--vm-perfgate", kernels.guest_perfgate,
+                 "With kernels: the perfgate the guest runs, built for --vm-arch, its workload programs beside it "
+                 "(default: this one)")
+      ->needs(baseline_kernel);
   ab->add_option("--vm-disk", kernels.vm.disk_mb,
                  "With kernels: give each boot an empty ext4 disk of this many MiB at /var/tmp (a block device's I/O "
                  "for the suite: fio's scratch directory, the biolat probe)")

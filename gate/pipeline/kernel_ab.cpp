@@ -1,5 +1,7 @@
 #include "pipeline/kernel_ab.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -196,6 +198,19 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
   if (o.trace) throw InputError("--trace: not with --baseline-kernel yet: the boots record no trace");
   TriagePolicy policy;
   const Suite suite = LoadGateSuite(o, {}, &policy);
+  const std::string guest_arch = k.vm.arch.empty() ? HostVmArch() : k.vm.arch;
+  if (!k.guest_perfgate.empty()) {
+    if (access(k.guest_perfgate.c_str(), X_OK) != 0 || !fs::is_regular_file(k.guest_perfgate))
+      throw InputError("--vm-perfgate " + k.guest_perfgate + ": no such executable");
+    const std::string arch = ElfVmArch(k.guest_perfgate);
+    if (arch != guest_arch)
+      throw InputError("--vm-perfgate " + k.guest_perfgate + ": built for " +
+                       (arch.empty() ? "another architecture" : arch) + ", not the guest's " + guest_arch +
+                       " (--vm-arch)");
+  } else if (guest_arch != HostVmArch()) {
+    throw InputError("--vm-arch " + guest_arch + ": the guest needs a perfgate built for " + guest_arch +
+                     " (--vm-perfgate; packaging/arm64/build.sh makes one)");
+  }
   CheckVmPrerequisites(k.baseline, k.vm, "--baseline-kernel");
   CheckVmPrerequisites(k.candidate, k.vm, "--candidate-kernel");
   DirectoryLock out_lock(o.out_dir, DirectoryLock::Mode::kReportsOut, "--out");
@@ -211,14 +226,24 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
     plan.vm.accel = ChooseAccel(k.baseline, plan.vm, plan.boots_dir + "/00-accel.log", o.stop, accel_why);
     log::Progress("%s\n", accel_why.c_str());
   }
-  // The guest gets this perfgate, the suite's directory and what its
-  // workloads name, at their paths here.
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  // The guest gets its perfgate (this one, or --vm-perfgate for another
+  // architecture), the suite's directory and what its workloads name, at
+  // their paths here; the workloads as the guest's perfgate expands them.
+  const std::string self =
+      k.guest_perfgate.empty() ? fs::read_symlink("/proc/self/exe").string() : fs::absolute(k.guest_perfgate).string();
   const fs::path suite_file = fs::absolute(o.suite_file);
   const fs::path suite_dir = o.suite_dir.empty() ? suite_file.parent_path() : fs::absolute(o.suite_dir);
   std::set<std::string> files = {self, suite_dir.string()};
   files.insert(k.vm.files.begin(), k.vm.files.end());
-  AddWorkloadFiles(suite, files);
+  AddWorkloadFiles(k.guest_perfgate.empty()
+                       ? suite
+                       : LoadSuiteFile(o.suite_file, {{"perfgate_dir", PerfgateDirOf(self)}}, o.suite_dir),
+                   files);
+  // This host's programs, found for a guest of another architecture, cannot run there.
+  std::erase_if(files, [&](const std::string& f) {
+    const std::string arch = fs::is_regular_file(f) ? ElfVmArch(f) : "";
+    return !arch.empty() && arch != guest_arch;
+  });
   plan.vm.files.assign(files.begin(), files.end());
   plan.vm.environment.push_back("PERFGATE_ON_DEVICE=1");
   plan.record = {self,

@@ -22,6 +22,10 @@ struct KernelAbOptions {
   KernelSide baseline, candidate;
   VmSettings vm;
   int boots = 2;  // boots of each side
+  // The perfgate the guest runs (--vm-perfgate): one built for vm.arch,
+  // with its workload programs beside it (its ${perfgate_dir}); empty: this
+  // perfgate, for a guest of this host's architecture.
+  std::string guest_perfgate;
 };
 
 // The order the boots of `pairs` boot pairs take: false for the baseline's,

@@ -44,11 +44,13 @@ bool OnPath(const std::string& name) {
   return false;
 }
 
-std::string QemuOfThisHost() {
-  utsname u{};
-  uname(&u);
-  return std::string(u.machine) == "aarch64" ? "qemu-system-aarch64" : "qemu-system-x86_64";
+// QEMU's program for a guest of `arch` (VmSettings::arch), and its Debian package.
+std::pair<std::string, std::string> QemuFor(const std::string& arch) {
+  if (arch == "arm64") return {"qemu-system-aarch64", "qemu-system-arm"};
+  return {"qemu-system-x86_64", "qemu-system-x86"};
 }
+
+std::string ArchOf(const VmSettings& settings) { return settings.arch.empty() ? HostVmArch() : settings.arch; }
 
 // The lines of the boot log that say what went wrong: the script's own
 // ("vm: ..."), QEMU's errors and the guest's ("perfgate-vm: insmod ...
@@ -82,11 +84,29 @@ std::string ReleaseFromLog(const std::string& log_file) {
 
 }  // namespace
 
+std::string HostVmArch() {
+  utsname u{};
+  uname(&u);
+  return std::string(u.machine) == "aarch64" ? "arm64" : "x86_64";
+}
+
+std::string ElfVmArch(const std::string& path) {
+  // e_ident (16 bytes), e_type (2), e_machine (2, little-endian on both).
+  std::ifstream in(path, std::ios::binary);
+  unsigned char header[20] = {};
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header)) return "";
+  if (header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' || header[3] != 'F' || header[5] != 1) return "";
+  const int machine = header[18] | (header[19] << 8);
+  if (machine == 62) return "x86_64";  // EM_X86_64
+  if (machine == 183) return "arm64";  // EM_AARCH64
+  return "";
+}
+
 void CheckVmPrerequisites(const KernelSide& side, const VmSettings& settings, const std::string& option) {
-  const std::string qemu = QemuOfThisHost();
-  if (!OnPath(qemu))
-    throw InfraError(option + ": " + qemu + " is missing (apt-get install " +
-                     (qemu == "qemu-system-x86_64" ? "qemu-system-x86" : "qemu-system-arm") + ")");
+  if (!settings.arch.empty() && settings.arch != "x86_64" && settings.arch != "arm64")
+    throw InputError("--vm-arch: expected x86_64 or arm64, got \"" + settings.arch + "\"");
+  const auto [qemu, package] = QemuFor(ArchOf(settings));
+  if (!OnPath(qemu)) throw InfraError(option + ": " + qemu + " is missing (apt-get install " + package + ")");
   if (access(settings.boot_script.c_str(), R_OK) != 0)
     throw InfraError(option + ": the boot script " + settings.boot_script + " is missing (a broken install?)");
   if (side.kernel.empty()) throw InputError(option + ": no kernel given");
@@ -114,6 +134,10 @@ void CheckVmPrerequisites(const KernelSide& side, const VmSettings& settings, co
 
 std::string ChooseAccel(const KernelSide& side, const VmSettings& settings, const std::string& log_file,
                         const std::atomic<bool>* stop, std::string& why) {
+  if (ArchOf(settings) != HostVmArch()) {
+    why = "TCG: an " + ArchOf(settings) + " guest on this " + HostVmArch() + " host";
+    return "tcg";
+  }
   const int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     why = std::string("TCG: /dev/kvm cannot be opened (") + std::strerror(errno) + ")";
@@ -145,7 +169,8 @@ VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std:
                                      "--cpus",    std::to_string(settings.cpus),
                                      "--memory",  std::to_string(settings.memory_mb),
                                      "--accel",   settings.accel,
-                                     "--timeout", std::to_string(settings.timeout_s)};
+                                     "--timeout", std::to_string(settings.timeout_s),
+                                     "--arch",    ArchOf(settings)};
   // Where these are modules, the collecting disk needs them.
   if (!guest_dir.empty())
     script.insert(script.end(), {"--collect", guest_dir, host_dir, "--module", "virtio_pci", "--module", "virtio_blk"});

@@ -30,6 +30,9 @@ inline constexpr const char* kVmDiskMount = "/var/tmp";
 // How the virtual machine is made.
 struct VmSettings {
   std::string boot_script;  // pg-boot-vm
+  // The guest's architecture, "x86_64" or "arm64" (QEMU's aarch64); empty:
+  // this host's. Another than this host's runs under TCG.
+  std::string arch;
   int cpus = 2;
   int memory_mb = 2048;
   // "tcg" (QEMU's emulation: works everywhere, its timings are the
@@ -51,7 +54,14 @@ struct VmBoot {
   std::string release;  // `uname -r` in the guest, from its first line
 };
 
-// Checks what a boot needs before anything runs: QEMU for this host's
+// This host's architecture as VmSettings::arch names it ("x86_64", "arm64").
+std::string HostVmArch();
+
+// The architecture of the ELF executable `path` as VmSettings::arch names
+// it; empty for a file that is not one, or of another architecture.
+std::string ElfVmArch(const std::string& path);
+
+// Checks what a boot needs before anything runs: QEMU for the guest's
 // architecture, the boot script, every module file and a
 // kernel given as a path. InputError naming `option` for a missing file;
 // InfraError for a missing tool (naming its Debian package).

@@ -109,5 +109,24 @@ TEST(KernelVm, AMissingModuleOrKernelFileIsBadInputNamingTheOption) {
   EXPECT_NE(message(side).find("no such kernel image or package"), std::string::npos);
 }
 
+TEST(KernelVm, AnExecutablesArchitectureIsReadFromItsElfHeader) {
+  EXPECT_EQ(ElfVmArch("/proc/self/exe"), HostVmArch());
+  const std::string dir = testing::TempDir();
+  // The ELF header of an aarch64 executable, as far as e_machine (183).
+  std::string arm64(20, '\0');
+  arm64.replace(0, 4,
+                "\x7f"
+                "ELF");
+  arm64[4] = 2;   // 64-bit
+  arm64[5] = 1;   // little-endian
+  arm64[16] = 3;  // ET_DYN
+  arm64[18] = static_cast<char>(183);
+  std::ofstream(dir + "/arm64-perfgate", std::ios::binary) << arm64;
+  EXPECT_EQ(ElfVmArch(dir + "/arm64-perfgate"), "arm64");
+  std::ofstream(dir + "/script") << "#!/bin/sh\necho not an ELF file\n";
+  EXPECT_EQ(ElfVmArch(dir + "/script"), "");
+  EXPECT_EQ(ElfVmArch(dir + "/absent"), "");
+}
+
 }  // namespace
 }  // namespace perfgate
