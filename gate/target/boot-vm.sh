@@ -42,9 +42,11 @@
 #   --disk MB        an empty virtio disk of MB megabytes (/dev/vda; on
 #                    kernels where virtio_pci is a module, --module it)
 #   --disk-mount D   that disk made an ext4 file system here (mkfs.ext4,
-#                    e2fsprogs) and mounted at the guest's D before CMD
-#                    (virtio_pci, virtio_blk and ext4 loaded where they are
-#                    modules); a guest that cannot mount it does not run CMD
+#                    e2fsprogs) and mounted at the guest's D before CMD, with
+#                    what the initramfs held under D (--file paths) moved
+#                    onto it (virtio_pci, virtio_blk and ext4 loaded where
+#                    they are modules); a guest that cannot mount it does
+#                    not run CMD
 #   --console-in P   what the host writes to P (a FIFO, opened for writing
 #                    before run.sh) the guest reads from /dev/console
 #                    (tests/vm/console.sh); by default the console reads nothing
@@ -402,9 +404,12 @@ while read -r f params; do
 done < /insmod
 if [ -z "$status" ] && [ -f /disk-mount ]; then
   read -r dir < /disk-mount
-  # Anyone may write there, as in /var/tmp (the workloads run as nobody).
-  mkdir -p "$dir" && mount -t ext4 /dev/vda "$dir" && chmod 1777 "$dir" ||
-    { echo "perfgate-vm: cannot mount /dev/vda at $dir"; status=125; }
+  # What the initramfs holds there (files copied at their paths) moves onto
+  # the disk first, not hidden under it; then anyone may write there, as
+  # in /var/tmp (the workloads run as nobody).
+  mkdir -p "$dir" /mnt/disk && mount -t ext4 /dev/vda /mnt/disk && cp -a "$dir"/. /mnt/disk/ && umount /mnt/disk &&
+    mount -t ext4 /dev/vda "$dir" && chmod 1777 "$dir" ||
+    { echo "perfgate-vm: cannot mount /dev/vda at $dir with what the initramfs held there"; status=125; }
 fi
 if [ -z "$status" ]; then
   echo "perfgate-vm: kernel $(uname -r) $(uname -m), running the command"

@@ -54,7 +54,7 @@ std::string ArchOf(const VmSettings& settings) { return settings.arch.empty() ? 
 
 // The lines of the boot log that say what went wrong: the script's own
 // ("vm: ..."), QEMU's errors and the guest's ("perfgate-vm: insmod ...
-// failed"), else the log's last line.
+// failed", "perfgate-vm: cannot ..."), else the log's last line.
 std::string WhyFromLog(const std::string& log_file) {
   std::ifstream in(log_file);
   std::string line, why, last;
@@ -63,7 +63,8 @@ std::string WhyFromLog(const std::string& log_file) {
     if (line.empty()) continue;
     last = line;
     const bool qemu_error = line.rfind("qemu-system-", 0) == 0 && line.find("error") != std::string::npos;
-    if (line.rfind("vm: ", 0) == 0 || qemu_error || line.find("perfgate-vm: insmod") != std::string::npos)
+    if (line.rfind("vm: ", 0) == 0 || qemu_error || line.find("perfgate-vm: insmod") != std::string::npos ||
+        line.find("perfgate-vm: cannot") != std::string::npos)
       why += (why.empty() ? "" : "; ") + line;
   }
   return why.empty() ? last : why;
@@ -235,7 +236,8 @@ VmBoot BootAndRun(const KernelSide& side, const VmSettings& settings, const std:
       throw InfraError(side.kernel + ": the guest ended without the command's exit status (a panic?): " +
                        WhyFromLog(log_file) + " (log: " + log_file + ")");
     case 127:
-      throw InfraError("cannot run the boot script: " + WhyFromLog(log_file));
+      throw InfraError("the boot script, or the command in the guest, could not be run (exit 127): " +
+                       WhyFromLog(log_file) + " (log: " + log_file + ")");
     default:
       return boot;
   }
