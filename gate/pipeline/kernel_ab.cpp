@@ -54,7 +54,7 @@ void AddWorkloadFiles(const Suite& suite, std::set<std::string>& files) {
       } catch (const Error&) {
       }
     }
-    if (!argv.empty() && argv[0].find('/') == std::string::npos) add_if_here(FindExecutable(argv[0]));
+    if (!argv.empty()) add_if_here(FindExecutable(argv[0]));  // a path as it is, a name found on PATH
     for (const std::string& word : argv) add_if_here(word);
     for (const auto& [key, value] : s.workload.options) add_if_here(value);
   }
@@ -241,7 +241,7 @@ GateOutcome GateKernels(const GateOptions& o, const KernelAbOptions& k) {
                    files);
   // This host's programs, found for a guest of another architecture, cannot run there.
   std::erase_if(files, [&](const std::string& f) {
-    const std::string arch = fs::is_regular_file(f) ? ElfVmArch(f) : "";
+    const std::string arch = ElfVmArch(f);  // "" for a directory or a file that is not ELF
     return !arch.empty() && arch != guest_arch;
   });
   plan.vm.files.assign(files.begin(), files.end());
